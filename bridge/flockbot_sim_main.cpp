@@ -1,0 +1,33 @@
+// flockbot-sim: a simulated Uno on a pseudo-terminal, controlled by lines on
+// standard input and reporting events on standard output.
+#include <uv.h>
+
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include "flockbridge/bridge/cli.hpp"
+#include "flockbridge/bridge/sim_console.hpp"
+
+int main(int argc, char** argv) {
+  using namespace flockbridge::bridge;
+  auto parsed = parse_simulator_command_line(argc, argv);
+  if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int status = 0;
+  {
+    SimConsole console(&loop, std::get<SimulatorOptions>(parsed));
+    if (auto started = console.start(); !started) {
+      std::fprintf(stderr, "flockbot-sim: %s\n", started.error().message.c_str());
+      status = 1;
+    } else {
+      uv_run(&loop, UV_RUN_DEFAULT);
+    }
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  uv_loop_close(&loop);
+  return status;
+}

@@ -1,0 +1,33 @@
+// flockbridge: parse the command line, run the bridge on one loop, exit
+// non-zero on a fatal error.
+#include <uv.h>
+
+#include <cstdio>
+
+#include "flockbridge/bridge/bridge.hpp"
+#include "flockbridge/bridge/cli.hpp"
+#include "flockbridge/bridge/log.hpp"
+
+int main(int argc, char** argv) {
+  using namespace flockbridge::bridge;
+  auto parsed = parse_bridge_command_line(argc, argv);
+  if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
+  const Config& config = std::get<Config>(parsed);
+  set_log_level(config.log_level);
+
+  uv_loop_t loop;
+  uv_loop_init(&loop);
+  int status = 0;
+  {
+    Bridge bridge(&loop, config);
+    if (auto started = bridge.start(); !started) {
+      log_error(started.error().message);
+      status = 1;
+    } else {
+      uv_run(&loop, UV_RUN_DEFAULT);
+    }
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);  // let the handles finish closing
+  if (uv_loop_close(&loop) != 0) log_warning("the loop still had handles at exit");
+  return status;
+}

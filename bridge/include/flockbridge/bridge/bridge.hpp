@@ -1,0 +1,117 @@
+// The daemon: one libuv loop that holds the serial link to the Uno, serves
+// binary clients on port 2005 and JSON-lines clients on port 2006, forwards
+// their commands through the link controller and fans the Uno's packets out
+// to them. All work happens in loop callbacks; there are no threads.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/pty_uno.hpp"
+#include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/session.hpp"
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/link.hpp"
+
+namespace flockbridge::bridge {
+
+class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, public Session::Host {
+ public:
+  Bridge(uv_loop_t* loop, Config config);
+  Bridge(const Bridge&) = delete;
+  Bridge& operator=(const Bridge&) = delete;
+  ~Bridge() override;
+
+  /// Binds the listeners (failure is fatal: the message says why), starts the
+  /// simulated Uno if asked, and starts opening the serial device (failure
+  /// there is not fatal: the bridge keeps trying).
+  [[nodiscard]] protocol::Result<protocol::Done> start();
+  /// Stops the robot if it can, closes every client and handle; the loop
+  /// then runs out. Safe to call twice.
+  void stop();
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return listeners_[0].bound_port; }
+  [[nodiscard]] std::uint16_t json_port() const noexcept { return listeners_[1].bound_port; }
+  [[nodiscard]] const protocol::LinkController& link() const noexcept { return link_; }
+  [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
+  [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
+  [[nodiscard]] PtyUno* simulator() noexcept { return simulator_.get(); }
+
+ private:
+  struct Listener {
+    Bridge* bridge = nullptr;
+    ClientKind kind = ClientKind::Binary;
+    std::uint16_t port = 0;
+    std::uint16_t bound_port = 0;
+    UvHandle<uv_tcp_t> tcp;
+  };
+  struct PendingCommand {
+    std::uint64_t session;
+    nlohmann::json id;
+  };
+
+  // protocol::LinkEvents
+  void transmit(protocol::ByteView frame) override;
+  void link_changed(protocol::LinkState state, std::string_view reason) override;
+  void packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) override;
+  void command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) override;
+
+  // SerialPort::Listener
+  void serial_opened() override;
+  void serial_received(protocol::ByteView bytes) override;
+  void serial_closed(std::string_view reason) override;
+
+  // Session::Host
+  void session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) override;
+  void session_closed(Session& session) override;
+
+  [[nodiscard]] protocol::Result<protocol::Done> listen(Listener& listener);
+  void on_connection(Listener& listener, int status);
+  void submit_command(Session& session, const protocol::Bytes& payload, const nlohmann::json& id);
+  void arm_link_timer();
+  void on_link_timer();
+  void on_housekeeping();
+  void sweep_closed();
+  [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
+
+  /// Sends one message to every client, encoded once per kind of client.
+  template <typename Encode>
+  void broadcast(Encode&& encode);
+
+  uv_loop_t* loop_;
+  Config config_;
+  std::string session_id_;
+  protocol::LinkController link_;
+  std::unique_ptr<PtyUno> simulator_;
+  SerialPort serial_;
+  std::array<Listener, 2> listeners_;
+  std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
+  std::vector<std::uint64_t> closed_sessions_;
+  std::map<protocol::CommandToken, PendingCommand> pending_;
+  std::uint64_t next_session_ = 1;
+  protocol::CommandToken next_token_ = 1;
+  std::uint64_t sensor_seq_ = 0;
+  DeadlineTimer link_timer_;
+  UvHandle<uv_timer_t> housekeeping_;
+  UvHandle<uv_check_t> sweeper_;
+  std::array<UvHandle<uv_signal_t>, 2> signals_;
+  bool stopped_ = false;
+};
+
+/// The third and fourth octets of this machine's first non-loopback IPv4
+/// address, for CFG; nothing when there is none.
+[[nodiscard]] std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets();
+
+/// 16 random hex digits, new at each start, so clients can tell restarts apart.
+[[nodiscard]] std::string new_session_id();
+
+}  // namespace flockbridge::bridge

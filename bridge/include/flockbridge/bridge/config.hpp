@@ -1,0 +1,49 @@
+// Everything the daemon can be told, with the defaults it runs with.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/sim/uno_model.hpp"
+
+namespace flockbridge::bridge {
+
+enum class LogLevel { Debug, Info, Warning, Error };
+
+struct Config {
+  // The serial link.
+  std::string device = "/dev/ttyACM0";
+  int baud = 115200;
+  std::chrono::milliseconds reopen_min{250};   ///< first wait before reopening a vanished device
+  std::chrono::milliseconds reopen_max{5000};  ///< the wait doubles up to this
+  protocol::LinkSettings link;
+  protocol::RobotConfig robot;
+  /// Fill CFG's ip3/ip4 from the Pi's first non-loopback IPv4 address
+  /// unless they were given.
+  bool robot_ip_auto = true;
+
+  // The listeners.
+  std::string bind = "0.0.0.0";
+  std::uint16_t port = 2005;
+  std::uint16_t json_port = 2006;
+  std::size_t max_clients = 32;  ///< per listener
+
+  // Each client.
+  std::chrono::milliseconds message_timeout{2000};  ///< a partial message is discarded after this
+  std::size_t max_line = 4096;                      ///< longest JSON line
+  std::size_t queue_limit = 256;                    ///< messages waiting for a client (sensor messages never pile up)
+  std::chrono::milliseconds stall_timeout{10000};   ///< a client whose writes stay stuck this long is closed
+  int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
+
+  // The built-in simulated Uno (--simulate).
+  bool simulate = false;
+  sim::UnoModelSettings sim;
+
+  LogLevel log_level = LogLevel::Info;
+};
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,57 @@
+// What waits to be written to one client. Messages are shared buffers: a
+// sensor packet is encoded once per format and every subscriber's queue holds
+// a reference to the same bytes.
+//
+// Sensor messages never pile up: a new one replaces the one still waiting
+// (latest wins) and the replaced one is counted as dropped, so a slow reader
+// costs the bridge one message, not a backlog. Every other message (replies,
+// errors, link changes, the Uno's packets) is kept, up to a limit; a client
+// that lets them exceed it is too far behind to serve.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flockbridge::bridge {
+
+using SharedBuffer = std::shared_ptr<const std::string>;
+
+[[nodiscard]] inline SharedBuffer make_buffer(std::string bytes) {
+  return std::make_shared<const std::string>(std::move(bytes));
+}
+
+class OutputQueue {
+ public:
+  explicit OutputQueue(std::size_t limit) : limit_(limit) {}
+
+  /// Queues a sensor message, replacing one still waiting.
+  void push_sensor(SharedBuffer message);
+  /// Queues any other message. Returns false (and queues nothing) when the
+  /// limit is reached.
+  [[nodiscard]] bool push(SharedBuffer message);
+
+  /// Takes up to `most` messages, oldest first.
+  [[nodiscard]] std::vector<SharedBuffer> take(std::size_t most);
+  /// Sensor messages dropped since the last call (to tell the client).
+  [[nodiscard]] std::uint64_t take_dropped() noexcept;
+
+  [[nodiscard]] std::size_t size() const noexcept { return queue_.size(); }
+  [[nodiscard]] bool empty() const noexcept { return queue_.empty(); }
+  [[nodiscard]] std::uint64_t dropped_total() const noexcept { return dropped_total_; }
+
+ private:
+  struct Entry {
+    SharedBuffer message;
+    bool sensor;
+  };
+  std::size_t limit_;
+  std::deque<Entry> queue_;
+  std::uint64_t dropped_unreported_ = 0;
+  std::uint64_t dropped_total_ = 0;
+};
+
+}  // namespace flockbridge::bridge

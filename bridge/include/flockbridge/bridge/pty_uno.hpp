@@ -1,0 +1,71 @@
+// The simulated Uno on a pseudo-terminal: the device end of a serial cable
+// for flockbot-sim, `flockbridge --simulate` and the tests.
+//
+// Conditions of the problem: a real Uno resets whenever the port is opened
+// (DTR), so the simulated one must notice the bridge opening the pty's slave
+// end. Linux reports POLLHUP on the master while no process has the slave
+// open, but only after the slave has been opened once, so the master opens
+// and closes its own slave once at creation and then watches for the hang-up
+// to clear. While hung up, poll() on the master is always ready, so it is
+// checked by a short timer instead of a uv_poll_t.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/sim/uno_model.hpp"
+
+namespace flockbridge::bridge {
+
+class PtyUno {
+ public:
+  using Log = std::function<void(std::string_view)>;
+
+  PtyUno(uv_loop_t* loop, sim::UnoModelSettings settings, Log log);
+  PtyUno(const PtyUno&) = delete;
+  PtyUno& operator=(const PtyUno&) = delete;
+  ~PtyUno();
+
+  /// Creates a new pseudo-terminal. With a non-empty `link_path`, that path
+  /// becomes a symlink to the slave end (replacing an old link atomically).
+  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path);
+  /// Closes the pseudo-terminal and removes the link: the device vanishes.
+  void unplug();
+  /// Plugs in again at the same link path.
+  [[nodiscard]] protocol::Result<protocol::Done> replug() { return plug_in(link_path_); }
+  /// Resets the Uno as a brown-out would, while the port stays open.
+  void reboot();
+  /// Stops everything; the loop can then finish.
+  void close();
+
+  [[nodiscard]] sim::UnoModel& model() noexcept { return model_; }
+  /// The link path if there is one, else the slave's /dev/pts path.
+  [[nodiscard]] const std::string& device_path() const noexcept;
+  [[nodiscard]] bool connected() const noexcept { return connected_; }
+
+ private:
+  void check_open();
+  void on_readable();
+  void disconnect();
+  void on_tick();
+  void schedule_tick();
+  void transmit(protocol::ByteView frame);
+
+  uv_loop_t* loop_;
+  Log log_;
+  sim::UnoModel model_;
+  int master_ = -1;
+  std::string slave_path_;
+  std::string link_path_;
+  bool connected_ = false;
+  UvHandle<uv_poll_t> poll_;
+  DeadlineTimer watch_;
+  DeadlineTimer tick_;
+};
+
+}  // namespace flockbridge::bridge

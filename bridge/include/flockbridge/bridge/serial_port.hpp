@@ -1,0 +1,109 @@
+// The serial device on the loop: opened, configured, watched with one
+// uv_poll_t, and reopened with backoff when it vanishes, for as long as the
+// daemon runs. It knows nothing of the protocol: it reports bytes, opening
+// and closing to its Listener.
+//
+// Real devices are opened with libserialport. libserialport 0.1 refuses
+// pseudo-terminals (it looks for a sysfs entry and asks for modem lines), so
+// a pty slave (the simulated Uno) is opened as a plain terminal and set to
+// raw mode by hand. Either way the result is a configured, non-blocking fd.
+#pragma once
+
+#include <uv.h>
+
+#include <string>
+#include <string_view>
+
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+
+struct sp_port;
+
+namespace flockbridge::bridge {
+
+/// An open, configured, non-blocking serial device.
+class SerialDevice {
+ public:
+  [[nodiscard]] static protocol::Result<SerialDevice> open(const std::string& path, int baud);
+
+  SerialDevice() = default;
+  SerialDevice(const SerialDevice&) = delete;
+  SerialDevice& operator=(const SerialDevice&) = delete;
+  SerialDevice(SerialDevice&& other) noexcept;
+  SerialDevice& operator=(SerialDevice&& other) noexcept;
+  ~SerialDevice() { close(); }
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
+  [[nodiscard]] bool is_pseudo_terminal() const noexcept { return port_ == nullptr && fd_ >= 0; }
+  void close() noexcept;
+
+ private:
+  sp_port* port_ = nullptr;  ///< set for devices opened through libserialport
+  int fd_ = -1;
+};
+
+class SerialPort {
+ public:
+  class Listener {
+   public:
+    Listener() = default;
+    Listener(const Listener&) = delete;
+    Listener& operator=(const Listener&) = delete;
+    virtual ~Listener() = default;
+    virtual void serial_opened() = 0;
+    virtual void serial_received(protocol::ByteView bytes) = 0;
+    virtual void serial_closed(std::string_view reason) = 0;
+  };
+
+  struct Settings {
+    std::string path;
+    int baud = 115200;
+    std::chrono::milliseconds reopen_min{250};
+    std::chrono::milliseconds reopen_max{5000};
+    std::size_t max_pending_output = 64 * 1024;
+  };
+
+  SerialPort(uv_loop_t* loop, Settings settings, Listener& listener);
+  SerialPort(const SerialPort&) = delete;
+  SerialPort& operator=(const SerialPort&) = delete;
+  ~SerialPort() { close(); }
+
+  /// Tries to open the device now, and keeps trying until close().
+  void start();
+  /// Queues bytes for the device; dropped while it is not open.
+  void write(protocol::ByteView bytes);
+  /// Writes what it can without waiting (for a last Stop at shutdown).
+  void write_now(protocol::ByteView bytes);
+  /// Closes the device and stops trying.
+  void close();
+
+  [[nodiscard]] bool is_open() const noexcept { return device_.is_open(); }
+  [[nodiscard]] const std::string& path() const noexcept { return settings_.path; }
+  void set_path(std::string path) { settings_.path = std::move(path); }
+
+ private:
+  void try_open();
+  void on_poll(int status, int events);
+  void read_available();
+  void flush_output();
+  void update_poll();
+  void lose_device(const std::string& reason);
+  void fail_soon(std::string reason);
+  void on_failure();
+
+  uv_loop_t* loop_;
+  Settings settings_;
+  Listener& listener_;
+  SerialDevice device_;
+  UvHandle<uv_poll_t> poll_;
+  DeadlineTimer reopen_;
+  DeadlineTimer failure_timer_;
+  std::string failure_;  ///< a write failure waiting to be reported
+  std::chrono::milliseconds backoff_{0};
+  std::string last_failure_;
+  protocol::Bytes pending_output_;
+  bool running_ = false;
+};
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,43 @@
+// The flockbot-sim program: a PtyUno whose events go to standard output and
+// whose faults are injected by commands read from standard input.
+#pragma once
+
+#include <uv.h>
+
+#include <array>
+#include <string>
+
+#include "flockbridge/bridge/cli.hpp"
+#include "flockbridge/bridge/pty_uno.hpp"
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
+
+namespace flockbridge::bridge {
+
+class SimConsole {
+ public:
+  SimConsole(uv_loop_t* loop, SimulatorOptions options);
+  SimConsole(const SimConsole&) = delete;
+  SimConsole& operator=(const SimConsole&) = delete;
+  ~SimConsole() { stop(); }
+
+  [[nodiscard]] protocol::Result<protocol::Done> start();
+  void stop();
+
+ private:
+  void start_input();
+  void on_input(ssize_t nread, const uv_buf_t* buf);
+  void run_command(const std::string& line);
+
+  uv_loop_t* loop_;
+  SimulatorOptions options_;
+  PtyUno uno_;
+  UvHandle<uv_tty_t> tty_;
+  UvHandle<uv_pipe_t> pipe_;
+  uv_stream_t* input_ = nullptr;
+  protocol::MessageDecoder lines_;
+  std::array<UvHandle<uv_signal_t>, 2> signals_;
+  std::array<char, 1024> buffer_{};
+};
+
+}  // namespace flockbridge::bridge

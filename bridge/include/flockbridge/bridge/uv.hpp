@@ -1,0 +1,99 @@
+// Small owners for libuv handles. A handle's memory may only be released in
+// its close callback, so an owner's destruction starts uv_close() and the
+// callback frees the memory; the handle's `data` is cleared first, so a
+// callback that fires during the close finds no owner and does nothing.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <string>
+#include <utility>
+
+#include "flockbridge/protocol/message_decoder.hpp"
+
+namespace flockbridge::bridge {
+
+using protocol::SteadyTime;
+
+[[nodiscard]] inline SteadyTime steady_now() noexcept { return std::chrono::steady_clock::now(); }
+
+/// "connection refused (ECONNREFUSED)".
+[[nodiscard]] std::string uv_error_text(int code);
+
+template <typename T>
+class UvHandle {
+ public:
+  UvHandle() = default;
+  UvHandle(const UvHandle&) = delete;
+  UvHandle& operator=(const UvHandle&) = delete;
+  UvHandle(UvHandle&& other) noexcept : handle_(std::exchange(other.handle_, nullptr)) {}
+  UvHandle& operator=(UvHandle&& other) noexcept {
+    if (this != &other) {
+      reset();
+      handle_ = std::exchange(other.handle_, nullptr);
+    }
+    return *this;
+  }
+  ~UvHandle() { reset(); }
+
+  /// Allocates the handle and runs `init` on it (uv_timer_init and the
+  /// like). Returns init's libuv code; on failure nothing is kept.
+  template <typename Init>
+  [[nodiscard]] int init(void* owner, Init&& init_handle) {
+    reset();
+    auto* handle = new T{};
+    const int rc = std::forward<Init>(init_handle)(handle);
+    if (rc < 0) {
+      delete handle;
+      return rc;
+    }
+    handle->data = owner;
+    handle_ = handle;
+    return 0;
+  }
+
+  /// Starts closing the handle; its memory goes in the close callback.
+  void reset() noexcept {
+    if (handle_ == nullptr) return;
+    auto* base = reinterpret_cast<uv_handle_t*>(handle_);
+    base->data = nullptr;
+    uv_close(base, [](uv_handle_t* closed) { delete reinterpret_cast<T*>(closed); });
+    handle_ = nullptr;
+  }
+
+  [[nodiscard]] T* get() const noexcept { return handle_; }
+  [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ private:
+  T* handle_ = nullptr;
+};
+
+/// The owner stored in a handle's `data`, or nullptr once the owner let go.
+template <typename Owner, typename Handle>
+[[nodiscard]] Owner* owner_of(Handle* handle) noexcept {
+  return static_cast<Owner*>(reinterpret_cast<uv_handle_t*>(handle)->data);
+}
+
+/// A timer that fires once at a steady-clock deadline (rounded up to the
+/// next millisecond, so it never fires early).
+class DeadlineTimer {
+ public:
+  template <typename Owner, void (Owner::*Callback)()>
+  [[nodiscard]] int init(uv_loop_t* loop, Owner* owner) {
+    callback_ = [](uv_timer_t* timer) {
+      if (auto* o = owner_of<Owner>(timer)) (o->*Callback)();
+    };
+    return timer_.init(owner, [loop](uv_timer_t* t) { return uv_timer_init(loop, t); });
+  }
+  void start_at(SteadyTime deadline);
+  void start_after(std::chrono::milliseconds delay);
+  void stop() noexcept;
+  void reset() noexcept { timer_.reset(); }
+
+ private:
+  UvHandle<uv_timer_t> timer_;
+  uv_timer_cb callback_ = nullptr;
+};
+
+}  // namespace flockbridge::bridge

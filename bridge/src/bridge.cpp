@@ -1,0 +1,344 @@
+#include "flockbridge/bridge/bridge.hpp"
+
+#include <csignal>
+#include <random>
+#include <variant>
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/commands.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+using protocol::Done;
+using protocol::Error;
+using protocol::Result;
+
+constexpr std::chrono::milliseconds kHousekeepingInterval{100};
+constexpr int kListenBacklog = 128;
+
+template <typename... F>
+struct Overloaded : F... {
+  using F::operator()...;
+};
+
+double unix_seconds_now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::size_t kind_index(ClientKind kind) { return kind == ClientKind::Binary ? 0 : 1; }
+
+}  // namespace
+
+std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets() {
+  uv_interface_address_t* addresses = nullptr;
+  int count = 0;
+  if (uv_interface_addresses(&addresses, &count) != 0) return std::nullopt;
+  std::optional<std::pair<std::uint8_t, std::uint8_t>> octets;
+  for (int i = 0; i < count && !octets; ++i) {
+    const auto& entry = addresses[i];
+    if (entry.is_internal != 0 || entry.address.address4.sin_family != AF_INET) continue;
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(&entry.address.address4.sin_addr.s_addr);
+    octets = std::pair{bytes[2], bytes[3]};
+  }
+  uv_free_interface_addresses(addresses, count);
+  return octets;
+}
+
+std::string new_session_id() {
+  std::random_device random;
+  const std::uint64_t value = (std::uint64_t{random()} << 32) ^ random();
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string id(16, '0');
+  for (std::size_t i = 0; i < id.size(); ++i) id[i] = kDigits[(value >> (60 - 4 * i)) & 0xF];
+  return id;
+}
+
+Bridge::Bridge(uv_loop_t* loop, Config config)
+    : loop_(loop),
+      config_(std::move(config)),
+      session_id_(new_session_id()),
+      link_(config_.link, config_.robot, *this),
+      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
+  listeners_[0].bridge = listeners_[1].bridge = this;
+  listeners_[0].kind = ClientKind::Binary;
+  listeners_[0].port = config_.port;
+  listeners_[1].kind = ClientKind::Json;
+  listeners_[1].port = config_.json_port;
+}
+
+Bridge::~Bridge() { stop(); }
+
+Result<Done> Bridge::start() {
+  // A client that vanishes while we write must cost an EPIPE, not the process.
+  std::signal(SIGPIPE, SIG_IGN);
+
+  for (Listener& listener : listeners_) {
+    auto listening = listen(listener);
+    if (!listening) return listening.error();
+  }
+  if (link_timer_.init<Bridge, &Bridge::on_link_timer>(loop_, this) < 0 ||
+      housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
+      sweeper_.init(this, [this](uv_check_t* c) { return uv_check_init(loop_, c); }) < 0) {
+    return Error{"cannot create the loop's timers"};
+  }
+  const auto period = static_cast<std::uint64_t>(kHousekeepingInterval.count());
+  uv_timer_start(
+      housekeeping_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = owner_of<Bridge>(timer)) self->on_housekeeping();
+      },
+      period, period);
+  const std::array<int, 2> stop_signals{SIGINT, SIGTERM};
+  for (std::size_t i = 0; i < signals_.size(); ++i) {
+    if (signals_[i].init(this, [this](uv_signal_t* s) { return uv_signal_init(loop_, s); }) < 0) {
+      return Error{"cannot watch signals"};
+    }
+    uv_signal_start(
+        signals_[i].get(),
+        [](uv_signal_t* handle, int signal_number) {
+          auto* self = owner_of<Bridge>(handle);
+          if (self == nullptr) return;
+          log_info(std::string("received ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM"));
+          self->stop();
+        },
+        stop_signals[i]);
+  }
+
+  if (config_.robot_ip_auto) {
+    if (const auto octets = local_ipv4_octets()) {
+      protocol::RobotConfig robot = config_.robot;
+      robot.ip3 = octets->first;
+      robot.ip4 = octets->second;
+      link_.set_robot_config(robot);
+    }
+  }
+
+  if (config_.simulate) {
+    simulator_ = std::make_unique<PtyUno>(loop_, config_.sim, [](std::string_view line) {
+      log_debug("simulated Uno: " + std::string(line));
+    });
+    auto plugged = simulator_->plug_in({});
+    if (!plugged) return plugged.error();
+    serial_.set_path(simulator_->device_path());
+    log_info("simulated Uno on " + simulator_->device_path());
+  }
+  serial_.start();
+  log_info("listening: binary clients on " + config_.bind + ":" + std::to_string(port()) + ", JSON clients on " +
+           config_.bind + ":" + std::to_string(json_port()) + "; session " + session_id_);
+  return Done{};
+}
+
+Result<Done> Bridge::listen(Listener& listener) {
+  const std::string where = config_.bind + ":" + std::to_string(listener.port);
+  sockaddr_storage address{};
+  if (uv_ip4_addr(config_.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
+      uv_ip6_addr(config_.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    return Error{"bind address '" + config_.bind + "' is not an IPv4 or IPv6 address"};
+  }
+  int rc = listener.tcp.init(&listener, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
+  if (rc == 0) rc = uv_tcp_bind(listener.tcp.get(), reinterpret_cast<const sockaddr*>(&address), 0);
+  if (rc == 0) {
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(listener.tcp.get()), kListenBacklog, [](uv_stream_t* server, int status) {
+      if (auto* l = owner_of<Listener>(server)) l->bridge->on_connection(*l, status);
+    });
+  }
+  if (rc < 0) return Error{"cannot listen on " + where + ": " + uv_error_text(rc)};
+  sockaddr_storage bound{};
+  int length = sizeof(bound);
+  uv_tcp_getsockname(listener.tcp.get(), reinterpret_cast<sockaddr*>(&bound), &length);
+  listener.bound_port = ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+  return Done{};
+}
+
+std::size_t Bridge::active_clients(ClientKind kind) const {
+  std::size_t count = 0;
+  for (const auto& [id, session] : sessions_) {
+    if (session->kind() == kind && !session->closing() && !session->refusing()) ++count;
+  }
+  return count;
+}
+
+void Bridge::on_connection(Listener& listener, int status) {
+  if (status < 0) {
+    log_warning("accepting a client failed: " + uv_error_text(status));
+    return;
+  }
+  const std::uint64_t id = next_session_++;
+  auto session = std::make_unique<Session>(loop_, *this, id, listener.kind, config_);
+  if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
+    log_warning("accepting a client failed: " + uv_error_text(rc));
+    return;
+  }
+  Session& added = *sessions_.emplace(id, std::move(session)).first->second;
+  const std::size_t active = active_clients(listener.kind) - 1;
+  if (active >= config_.max_clients) {
+    const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
+                             std::to_string(listener.bound_port) + " (the limit is " +
+                             std::to_string(config_.max_clients) + "); try again later";
+    log_warning("refused client " + added.peer() + " on port " + std::to_string(listener.bound_port) + ": " + text);
+    added.refuse(wire::error(listener.kind, nullptr, text));
+    return;
+  }
+  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(listener.kind)) + ", " +
+           added.peer() + ") connected");
+  added.start(wire::hello(listener.kind, session_id_, link_.state(), link_.reason()));
+}
+
+void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
+  std::visit(Overloaded{
+                 [&](const protocol::SendCommand& command) { submit_command(session, command.payload, id); },
+                 [&](const protocol::Subscribe& subscribe) {
+                   session.subscribe(subscribe.interval_ms);
+                   session.reply_ok(id);
+                 },
+                 [&](const protocol::Unsubscribe&) {
+                   session.unsubscribe();
+                   session.reply_ok(id);
+                 },
+             },
+             request);
+}
+
+void Bridge::submit_command(Session& session, const protocol::Bytes& payload, const nlohmann::json& id) {
+  const protocol::CommandToken token = next_token_++;
+  pending_.emplace(token, PendingCommand{session.id(), id});
+  auto submitted = link_.submit(token, payload, steady_now());
+  if (!submitted) {
+    pending_.erase(token);
+    session.reply_error(id, submitted.error().message);
+  }
+  arm_link_timer();
+}
+
+void Bridge::session_closed(Session& session) {
+  closed_sessions_.push_back(session.id());
+  if (sweeper_) {
+    uv_check_start(sweeper_.get(), [](uv_check_t* check) {
+      if (auto* self = owner_of<Bridge>(check)) self->sweep_closed();
+    });
+  }
+}
+
+void Bridge::sweep_closed() {
+  for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
+  closed_sessions_.clear();
+  uv_check_stop(sweeper_.get());
+}
+
+template <typename Encode>
+void Bridge::broadcast(Encode&& encode) {
+  std::array<SharedBuffer, 2> encoded;
+  std::array<bool, 2> done{};
+  for (auto& [id, session] : sessions_) {
+    if (session->closing() || session->refusing()) continue;
+    const std::size_t k = kind_index(session->kind());
+    if (!done[k]) {
+      encoded[k] = encode(session->kind());
+      done[k] = true;
+    }
+    session->send(encoded[k]);
+  }
+}
+
+void Bridge::transmit(protocol::ByteView frame) { serial_.write(frame); }
+
+void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
+  const std::string text = "robot link " + std::string(protocol::link_state_name(state)) +
+                           (reason.empty() ? "" : ": " + std::string(reason));
+  if (state == protocol::LinkState::Up || state == protocol::LinkState::Handshaking) {
+    log_info(text);
+  } else {
+    log_warning(text);
+  }
+  broadcast([&](ClientKind kind) { return wire::link(kind, state, reason); });
+}
+
+void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) {
+  if (packet.kind != protocol::UnoPacketKind::Sensor) {
+    if (packet.kind == protocol::UnoPacketKind::Emergency) log_warning("the robot sent an emergency stop (EMG)");
+    broadcast([&](ClientKind kind) { return wire::packet(kind, packet, payload); });
+    return;
+  }
+  ++sensor_seq_;
+  const SteadyTime now = steady_now();
+  const double received = unix_seconds_now();
+  std::array<SharedBuffer, 2> encoded;
+  for (auto& [id, session] : sessions_) {
+    if (!session->wants_sensor(now)) continue;
+    SharedBuffer& message = encoded[kind_index(session->kind())];
+    if (!message) message = wire::sensor(session->kind(), payload, packet.sensor, sensor_seq_, received);
+    session->send_sensor(message, now);
+  }
+}
+
+void Bridge::command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) {
+  const auto pending = pending_.find(token);
+  if (pending == pending_.end()) return;
+  const PendingCommand command = std::move(pending->second);
+  pending_.erase(pending);
+  const auto session = sessions_.find(command.session);
+  if (session == sessions_.end() || session->second->closing()) return;
+  if (error != nullptr) {
+    session->second->reply_error(command.id, error->message);
+  } else {
+    session->second->reply_ok(command.id, acknowledged);
+  }
+}
+
+void Bridge::serial_opened() {
+  link_.port_opened(steady_now());
+  arm_link_timer();
+}
+
+void Bridge::serial_received(protocol::ByteView bytes) {
+  link_.bytes_received(bytes, steady_now());
+  arm_link_timer();
+}
+
+void Bridge::serial_closed(std::string_view reason) {
+  link_.port_closed(reason);
+  arm_link_timer();
+}
+
+void Bridge::arm_link_timer() {
+  if (const auto deadline = link_.next_deadline()) {
+    link_timer_.start_at(*deadline);
+  } else {
+    link_timer_.stop();
+  }
+}
+
+void Bridge::on_link_timer() {
+  link_.tick(steady_now());
+  arm_link_timer();
+}
+
+void Bridge::on_housekeeping() {
+  const SteadyTime now = steady_now();
+  for (auto& [id, session] : sessions_) session->housekeeping(now);
+}
+
+void Bridge::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  log_info("stopping");
+  if (link_.state() == protocol::LinkState::Up) {
+    // Do not leave the robot driving on its own.
+    serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
+  }
+  for (Listener& listener : listeners_) listener.tcp.reset();
+  for (auto& [id, session] : sessions_) session->close("the bridge is stopping");
+  sessions_.clear();
+  closed_sessions_.clear();
+  pending_.clear();
+  serial_.close();
+  if (simulator_) simulator_->close();
+  link_timer_.reset();
+  housekeeping_.reset();
+  sweeper_.reset();
+  for (auto& signal : signals_) signal.reset();
+}
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,276 @@
+#include "flockbridge/bridge/serial_port.hpp"
+
+#include <fcntl.h>
+#include <libserialport.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <utility>
+
+#include "flockbridge/bridge/log.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+using protocol::Error;
+
+std::string errno_text(int error) { return std::strerror(error); }
+
+// Unix98 pseudo-terminal slaves have major numbers 136 to 143.
+bool is_pty_slave(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0 || !S_ISCHR(info.st_mode)) return false;
+  const unsigned major_number = major(info.st_rdev);
+  return major_number >= 136 && major_number <= 143;
+}
+
+std::optional<speed_t> termios_speed(int baud) {
+  static constexpr std::array<std::pair<int, speed_t>, 12> kSpeeds{{
+      {9600, B9600}, {19200, B19200}, {38400, B38400}, {57600, B57600}, {115200, B115200},
+      {230400, B230400}, {460800, B460800}, {500000, B500000}, {576000, B576000}, {921600, B921600},
+      {1000000, B1000000}, {2000000, B2000000},
+  }};
+  for (const auto& [rate, speed] : kSpeeds) {
+    if (rate == baud) return speed;
+  }
+  return std::nullopt;
+}
+
+protocol::Result<int> open_terminal(const std::string& path, int baud) {
+  const auto speed = termios_speed(baud);
+  if (!speed) return Error{"unsupported baud rate " + std::to_string(baud)};
+  const int fd = ::open(path.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return Error{"cannot open " + path + ": " + errno_text(errno)};
+  termios settings{};
+  if (::tcgetattr(fd, &settings) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return Error{"cannot read the settings of " + path + ": " + errno_text(error)};
+  }
+  ::cfmakeraw(&settings);
+  settings.c_cflag |= CLOCAL | CREAD;
+  ::cfsetispeed(&settings, *speed);
+  ::cfsetospeed(&settings, *speed);
+  if (::tcsetattr(fd, TCSANOW, &settings) != 0) {
+    const int error = errno;
+    ::close(fd);
+    return Error{"cannot configure " + path + ": " + errno_text(error)};
+  }
+  ::tcflush(fd, TCIFLUSH);
+  return fd;
+}
+
+std::string sp_error_text(const char* what, const std::string& path) {
+  char* message = sp_last_error_message();
+  std::string text = std::string(what) + " " + path + ": " + (message != nullptr ? message : "unknown error");
+  sp_free_error_message(message);
+  return text;
+}
+
+}  // namespace
+
+protocol::Result<SerialDevice> SerialDevice::open(const std::string& path, int baud) {
+  SerialDevice device;
+  if (is_pty_slave(path)) {
+    auto fd = open_terminal(path, baud);
+    if (!fd) return fd.error();
+    device.fd_ = fd.value();
+    return device;
+  }
+  if (::access(path.c_str(), F_OK) != 0) return Error{"cannot open " + path + ": " + errno_text(errno)};
+  if (sp_get_port_by_name(path.c_str(), &device.port_) != SP_OK) return Error{sp_error_text("cannot find", path)};
+  if (sp_open(device.port_, SP_MODE_READ_WRITE) != SP_OK) {
+    auto error = Error{sp_error_text("cannot open", path)};
+    device.close();
+    return error;
+  }
+  if (sp_set_baudrate(device.port_, baud) != SP_OK || sp_set_bits(device.port_, 8) != SP_OK ||
+      sp_set_parity(device.port_, SP_PARITY_NONE) != SP_OK || sp_set_stopbits(device.port_, 1) != SP_OK ||
+      sp_set_flowcontrol(device.port_, SP_FLOWCONTROL_NONE) != SP_OK ||
+      sp_get_port_handle(device.port_, &device.fd_) != SP_OK) {
+    auto error = Error{sp_error_text("cannot configure", path)};
+    device.close();
+    return error;
+  }
+  // The loop reads without blocking; libserialport leaves the mode to us.
+  ::fcntl(device.fd_, F_SETFL, ::fcntl(device.fd_, F_GETFL) | O_NONBLOCK);
+  ::ioctl(device.fd_, TIOCEXCL);
+  sp_flush(device.port_, SP_BUF_INPUT);
+  return device;
+}
+
+SerialDevice::SerialDevice(SerialDevice&& other) noexcept
+    : port_(std::exchange(other.port_, nullptr)), fd_(std::exchange(other.fd_, -1)) {}
+
+SerialDevice& SerialDevice::operator=(SerialDevice&& other) noexcept {
+  if (this != &other) {
+    close();
+    port_ = std::exchange(other.port_, nullptr);
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+void SerialDevice::close() noexcept {
+  if (port_ != nullptr) {
+    if (fd_ >= 0) sp_close(port_);
+    sp_free_port(port_);
+    port_ = nullptr;
+  } else if (fd_ >= 0) {
+    ::close(fd_);
+  }
+  fd_ = -1;
+}
+
+SerialPort::SerialPort(uv_loop_t* loop, Settings settings, Listener& listener)
+    : loop_(loop), settings_(std::move(settings)), listener_(listener) {
+  (void)reopen_.init<SerialPort, &SerialPort::try_open>(loop_, this);
+  (void)failure_timer_.init<SerialPort, &SerialPort::on_failure>(loop_, this);
+}
+
+void SerialPort::start() {
+  running_ = true;
+  backoff_ = std::chrono::milliseconds{0};
+  try_open();
+}
+
+void SerialPort::try_open() {
+  if (!running_ || device_.is_open()) return;
+  auto device = SerialDevice::open(settings_.path, settings_.baud);
+  if (!device) {
+    // Say it once per kind of failure, not at every retry.
+    if (device.error().message != last_failure_) {
+      last_failure_ = device.error().message;
+      log_warning(last_failure_ + "; retrying");
+    }
+    backoff_ = std::clamp(backoff_ * 2, settings_.reopen_min, settings_.reopen_max);
+    reopen_.start_after(backoff_);
+    return;
+  }
+  device_ = std::move(device).value();
+  const int rc = poll_.init(this, [this](uv_poll_t* p) { return uv_poll_init(loop_, p, device_.fd()); });
+  if (rc < 0) {
+    device_.close();
+    log_error("cannot watch " + settings_.path + ": " + uv_error_text(rc));
+    reopen_.start_after(settings_.reopen_max);
+    return;
+  }
+  last_failure_.clear();
+  failure_.clear();
+  backoff_ = std::chrono::milliseconds{0};
+  pending_output_.clear();
+  update_poll();
+  log_info("opened " + settings_.path + (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " +
+           std::to_string(settings_.baud) + " baud");
+  listener_.serial_opened();
+}
+
+void SerialPort::update_poll() {
+  if (!poll_) return;
+  const int events = UV_READABLE | UV_DISCONNECT | (pending_output_.empty() ? 0 : UV_WRITABLE);
+  uv_poll_start(poll_.get(), events, [](uv_poll_t* handle, int status, int ready) {
+    if (auto* self = owner_of<SerialPort>(handle)) self->on_poll(status, ready);
+  });
+}
+
+void SerialPort::on_poll(int status, int events) {
+  if (status < 0) {
+    lose_device("error on " + settings_.path + ": " + uv_error_text(status));
+    return;
+  }
+  if ((events & UV_WRITABLE) != 0) flush_output();
+  if (device_.is_open() && (events & (UV_READABLE | UV_DISCONNECT)) != 0) read_available();
+}
+
+void SerialPort::read_available() {
+  std::array<protocol::Byte, 4096> buffer{};
+  // Bounded, so that a flood on the line cannot starve the clients.
+  for (int round = 0; round < 16 && device_.is_open(); ++round) {
+    const ssize_t n = ::read(device_.fd(), buffer.data(), buffer.size());
+    if (n > 0) {
+      listener_.serial_received(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    lose_device(n == 0 ? settings_.path + " was closed at the other end"
+                       : settings_.path + " failed: " + errno_text(errno));
+    return;
+  }
+}
+
+void SerialPort::write(protocol::ByteView bytes) {
+  if (!device_.is_open()) return;
+  if (!failure_.empty()) return;
+  if (pending_output_.size() + bytes.size() > settings_.max_pending_output) {
+    fail_soon(settings_.path + " does not take output (" + std::to_string(pending_output_.size()) +
+              " bytes waiting)");
+    return;
+  }
+  const bool was_idle = pending_output_.empty();
+  pending_output_.insert(pending_output_.end(), bytes.begin(), bytes.end());
+  if (was_idle) flush_output();
+}
+
+void SerialPort::write_now(protocol::ByteView bytes) {
+  if (device_.is_open()) (void)!::write(device_.fd(), bytes.data(), bytes.size());
+}
+
+void SerialPort::flush_output() {
+  while (!pending_output_.empty() && device_.is_open()) {
+    const ssize_t n = ::write(device_.fd(), pending_output_.data(), pending_output_.size());
+    if (n > 0) {
+      pending_output_.erase(pending_output_.begin(), pending_output_.begin() + n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    fail_soon(settings_.path + " failed: " + errno_text(errno));
+    return;
+  }
+  update_poll();
+}
+
+void SerialPort::fail_soon(std::string reason) {
+  // Writes come from inside the link controller's calls, which must not be
+  // re-entered: the loss is reported from a callback of its own.
+  failure_ = std::move(reason);
+  failure_timer_.start_after(std::chrono::milliseconds{0});
+}
+
+void SerialPort::on_failure() {
+  const std::string reason = std::exchange(failure_, {});
+  if (!reason.empty() && device_.is_open()) lose_device(reason);
+}
+
+void SerialPort::lose_device(const std::string& reason) {
+  failure_timer_.stop();
+  poll_.reset();  // stop watching before the descriptor closes
+  device_.close();
+  pending_output_.clear();
+  log_warning(reason + "; reopening");
+  listener_.serial_closed(reason);
+  if (running_) {
+    backoff_ = settings_.reopen_min;
+    reopen_.start_after(backoff_);
+  }
+}
+
+void SerialPort::close() {
+  running_ = false;
+  reopen_.reset();
+  failure_timer_.reset();
+  poll_.reset();
+  device_.close();
+  pending_output_.clear();
+}
+
+}  // namespace flockbridge::bridge

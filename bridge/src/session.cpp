@@ -1,0 +1,239 @@
+#include "flockbridge/bridge/session.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+/// The most messages handed to one uv_write.
+constexpr std::size_t kWriteBatch = 64;
+
+/// A write request owns the buffers it writes until its callback runs.
+struct WriteRequest {
+  uv_write_t request{};
+  std::vector<SharedBuffer> messages;
+  std::vector<uv_buf_t> buffers;
+};
+
+std::string peer_name(const uv_tcp_t* tcp) {
+  sockaddr_storage address{};
+  int length = sizeof(address);
+  if (uv_tcp_getpeername(tcp, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "unknown peer";
+  std::array<char, 64> host{};
+  if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    uv_ip6_name(v6, host.data(), host.size());
+    return "[" + std::string(host.data()) + "]:" + std::to_string(ntohs(v6->sin6_port));
+  }
+  const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+  uv_ip4_name(v4, host.data(), host.size());
+  return std::string(host.data()) + ":" + std::to_string(ntohs(v4->sin_port));
+}
+
+bool is_blank(protocol::ByteView line) {
+  return std::all_of(line.begin(), line.end(), [](protocol::Byte b) { return b == ' ' || b == '\t'; });
+}
+
+}  // namespace
+
+std::string_view client_kind_name(ClientKind kind) noexcept { return kind == ClientKind::Binary ? "binary" : "json"; }
+
+Session::Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config)
+    : loop_(loop),
+      host_(host),
+      id_(id),
+      kind_(kind),
+      config_(config),
+      decoder_(kind == ClientKind::Binary ? protocol::MessageDecoder::Framing::LengthPrefixed
+                                          : protocol::MessageDecoder::Framing::Lines,
+               kind == ClientKind::Binary ? 255 : config.max_line),
+      queue_(config.queue_limit) {}
+
+Session::~Session() { tcp_.reset(); }
+
+int Session::accept(uv_stream_t* server) {
+  int rc = tcp_.init(this, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
+  if (rc < 0) return rc;
+  rc = uv_accept(server, reinterpret_cast<uv_stream_t*>(tcp_.get()));
+  if (rc < 0) return rc;
+  peer_ = peer_name(tcp_.get());
+  uv_tcp_nodelay(tcp_.get(), 1);
+  if (config_.client_send_buffer > 0) {
+    // A small send buffer keeps a slow client's data fresh: what the kernel
+    // holds cannot be replaced by newer sensor values, what we hold can.
+    int size = config_.client_send_buffer;
+    uv_send_buffer_size(reinterpret_cast<uv_handle_t*>(tcp_.get()), &size);
+  }
+  return 0;
+}
+
+void Session::start(SharedBuffer greeting) {
+  if (kind_ == ClientKind::Json) subscribe(0);
+  if (greeting) send(std::move(greeting));
+  const int rc = uv_read_start(
+      reinterpret_cast<uv_stream_t*>(tcp_.get()),
+      [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
+        auto* self = owner_of<Session>(handle);
+        *buf = self != nullptr ? uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size())) : uv_buf_init(nullptr, 0);
+      },
+      [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+        if (auto* self = owner_of<Session>(stream)) self->on_read(nread, buf);
+      });
+  if (rc < 0) close("cannot read: " + uv_error_text(rc));
+}
+
+void Session::refuse(SharedBuffer refusal) {
+  refusing_ = true;
+  send(std::move(refusal));
+}
+
+void Session::close(std::string_view reason) {
+  if (closing_) return;
+  closing_ = true;
+  tcp_.reset();
+  log_info("client " + std::to_string(id_) + " (" + std::string(client_kind_name(kind_)) + ", " + peer_ +
+           ") closed: " + std::string(reason));
+  host_.session_closed(*this);
+}
+
+void Session::on_read(ssize_t nread, const uv_buf_t* buf) {
+  if (nread == UV_EOF) {
+    close("disconnected");
+    return;
+  }
+  if (nread < 0) {
+    close("read failed: " + uv_error_text(static_cast<int>(nread)));
+    return;
+  }
+  decoder_.feed(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread)),
+                steady_now());
+  while (!closing_) {
+    const auto event = decoder_.next();
+    if (!event) break;
+    if (event->kind == protocol::MessageDecoder::EventKind::TooLong) {
+      reply_error(nullptr, "line longer than " + std::to_string(config_.max_line) + " bytes; discarded");
+      continue;
+    }
+    handle_message(event->body);
+  }
+}
+
+void Session::handle_message(protocol::ByteView body) {
+  if (kind_ == ClientKind::Binary) {
+    auto request = protocol::parse_binary_request(body);
+    if (!request) {
+      reply_error(nullptr, request.error().message);
+      return;
+    }
+    host_.session_request(*this, std::move(request).value(), nullptr);
+    return;
+  }
+  if (is_blank(body)) return;
+  auto parsed = protocol::json::parse_request(
+      std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
+  if (!parsed.request) {
+    reply_error(parsed.id, parsed.request.error().message);
+    return;
+  }
+  host_.session_request(*this, std::move(parsed.request).value(), parsed.id);
+}
+
+void Session::send(SharedBuffer message) {
+  if (closing_ || !message) return;
+  if (!queue_.push(std::move(message))) {
+    close("too far behind: " + std::to_string(queue_.size()) + " messages waiting");
+    return;
+  }
+  flush();
+}
+
+void Session::send_sensor(SharedBuffer message, SteadyTime now) {
+  if (closing_) return;
+  last_sensor_ = now;
+  queue_.push_sensor(std::move(message));
+  flush();
+}
+
+bool Session::wants_sensor(SteadyTime now) const noexcept {
+  return subscribed_ && !closing_ && !refusing_ && (interval_.count() == 0 || now - last_sensor_ >= interval_);
+}
+
+void Session::subscribe(std::uint32_t interval_ms) {
+  subscribed_ = true;
+  interval_ = std::chrono::milliseconds{interval_ms};
+  last_sensor_ = {};
+}
+
+void Session::reply_ok(const nlohmann::json& id, bool acknowledged) { send(wire::ok(kind_, id, acknowledged)); }
+
+void Session::reply_error(const nlohmann::json& id, std::string_view reason) {
+  log_debug("client " + std::to_string(id_) + ": " + std::string(reason));
+  send(wire::error(kind_, id, reason));
+}
+
+SharedBuffer Session::encode_dropped(std::uint64_t count) const { return wire::dropped(kind_, count); }
+
+void Session::flush() {
+  if (writing_ || closing_ || queue_.empty()) return;
+  auto* write = new WriteRequest;
+  write->request.data = write;
+  if (const std::uint64_t dropped = queue_.take_dropped(); dropped > 0) {
+    write->messages.push_back(encode_dropped(dropped));
+  }
+  for (SharedBuffer& message : queue_.take(kWriteBatch)) write->messages.push_back(std::move(message));
+  write->buffers.reserve(write->messages.size());
+  for (const SharedBuffer& message : write->messages) {
+    write->buffers.push_back(uv_buf_init(const_cast<char*>(message->data()), static_cast<unsigned>(message->size())));
+  }
+  const int rc = uv_write(&write->request, reinterpret_cast<uv_stream_t*>(tcp_.get()), write->buffers.data(),
+                          static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
+                            auto* done = static_cast<WriteRequest*>(request->data);
+                            auto* self = owner_of<Session>(request->handle);
+                            delete done;
+                            if (self != nullptr) self->on_write_done(status);
+                          });
+  if (rc < 0) {
+    delete write;
+    close("write failed: " + uv_error_text(rc));
+    return;
+  }
+  writing_ = true;
+  write_started_ = steady_now();
+}
+
+void Session::on_write_done(int status) {
+  writing_ = false;
+  if (status < 0) {
+    close("write failed: " + uv_error_text(status));
+    return;
+  }
+  if (refusing_ && queue_.empty()) {
+    close("refused: too many clients");
+    return;
+  }
+  flush();
+}
+
+void Session::housekeeping(SteadyTime now) {
+  if (closing_) return;
+  if (writing_ && now - write_started_ >= config_.stall_timeout) {
+    close("not reading: a write has waited " +
+          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - write_started_).count()) + " ms");
+    return;
+  }
+  const std::size_t waiting = decoder_.buffered();
+  if (decoder_.expire(now, config_.message_timeout)) {
+    reply_error(nullptr, "incomplete message discarded: " + std::to_string(waiting) + " bytes did not make a whole message within " +
+                             std::to_string(config_.message_timeout.count()) + " ms");
+  }
+}
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,63 @@
+#include "flockbridge/bridge/wire.hpp"
+
+#include <algorithm>
+
+#include "flockbridge/protocol/client_codec.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
+
+namespace flockbridge::bridge::wire {
+namespace {
+
+namespace json = protocol::json;
+
+SharedBuffer line(std::string text) {
+  text.push_back('\n');
+  return make_buffer(std::move(text));
+}
+
+SharedBuffer binary(const protocol::Bytes& bytes) { return make_buffer(std::string(bytes.begin(), bytes.end())); }
+
+}  // namespace
+
+SharedBuffer hello(ClientKind kind, std::string_view session, protocol::LinkState state, std::string_view reason) {
+  if (kind == ClientKind::Binary) return nullptr;
+  return line(json::hello(session, state, reason));
+}
+
+SharedBuffer link(ClientKind kind, protocol::LinkState state, std::string_view reason) {
+  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_link(protocol::link_state_name(state)));
+  return line(json::link(state, reason));
+}
+
+SharedBuffer sensor(ClientKind kind, protocol::ByteView payload, const protocol::SensorReading& reading,
+                    std::uint64_t seq, double unix_seconds) {
+  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_sensor(payload));
+  return line(json::sensor(reading, seq, unix_seconds));
+}
+
+SharedBuffer packet(ClientKind kind, const protocol::UnoPacket& packet, protocol::ByteView payload) {
+  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_packet(payload));
+  if (packet.kind == protocol::UnoPacketKind::Emergency) return line(json::emergency());
+  return line(json::packet(payload));
+}
+
+SharedBuffer dropped(ClientKind kind, std::uint64_t count) {
+  if (kind == ClientKind::Binary) {
+    return binary(protocol::encode_binary_dropped(static_cast<std::uint32_t>(std::min<std::uint64_t>(count, UINT32_MAX))));
+  }
+  return line(json::dropped(count));
+}
+
+SharedBuffer ok(ClientKind kind, const nlohmann::json& id, bool acknowledged) {
+  if (kind == ClientKind::Binary) {
+    return acknowledged ? binary(protocol::encode_binary_packet(protocol::as_bytes("ACK"))) : nullptr;
+  }
+  return line(json::ok(id));
+}
+
+SharedBuffer error(ClientKind kind, const nlohmann::json& id, std::string_view reason) {
+  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_error(reason));
+  return line(json::error(id, reason));
+}
+
+}  // namespace flockbridge::bridge::wire

@@ -1,0 +1,78 @@
+// Byte vocabulary shared by every codec: owned and borrowed byte strings,
+// little-endian access, a printable rendering for error messages, and the
+// Result type that every fallible function returns.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace flockbridge::protocol {
+
+using Byte = std::uint8_t;
+using Bytes = std::vector<Byte>;
+using ByteView = std::span<const Byte>;
+
+/// A refusal with a sentence a student can act on.
+struct Error {
+  std::string message;
+};
+
+/// Either a value or an Error. Callers cannot ignore it.
+template <typename T>
+class [[nodiscard]] Result {
+ public:
+  Result(T value) : state_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
+  Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+
+  [[nodiscard]] bool ok() const noexcept { return std::holds_alternative<T>(state_); }
+  explicit operator bool() const noexcept { return ok(); }
+  [[nodiscard]] T& value() & { return std::get<T>(state_); }
+  [[nodiscard]] const T& value() const& { return std::get<T>(state_); }
+  [[nodiscard]] T&& value() && { return std::get<T>(std::move(state_)); }
+  [[nodiscard]] const Error& error() const { return std::get<Error>(state_); }
+
+ private:
+  std::variant<T, Error> state_;
+};
+
+/// The value of a Result that carries nothing but success.
+struct Done {};
+
+/// Views a string's characters as bytes (for literals in tests and tables).
+[[nodiscard]] inline ByteView as_bytes(std::string_view text) noexcept {
+  return {reinterpret_cast<const Byte*>(text.data()), text.size()};
+}
+
+[[nodiscard]] inline std::uint16_t read_u16le(ByteView bytes, std::size_t at) noexcept {
+  return static_cast<std::uint16_t>(bytes[at] | (bytes[at + 1] << 8));
+}
+[[nodiscard]] inline std::int16_t read_i16le(ByteView bytes, std::size_t at) noexcept {
+  return static_cast<std::int16_t>(read_u16le(bytes, at));
+}
+inline void append_u16le(Bytes& out, std::uint16_t value) {
+  out.push_back(static_cast<Byte>(value & 0xFF));
+  out.push_back(static_cast<Byte>(value >> 8));
+}
+inline void append_u32le(Bytes& out, std::uint32_t value) {
+  for (int shift = 0; shift < 32; shift += 8) out.push_back(static_cast<Byte>(value >> shift));
+}
+
+/// "44 4D 53 0A": bytes as upper-case hex pairs separated by spaces.
+[[nodiscard]] std::string to_hex(ByteView bytes);
+
+/// A packet tag for messages: "DMS" when the bytes are printable ASCII,
+/// otherwise their hex form.
+[[nodiscard]] std::string describe_tag(ByteView bytes);
+
+[[nodiscard]] constexpr bool is_ascii_letter(Byte b) noexcept {
+  return (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
+}
+[[nodiscard]] constexpr bool is_printable_ascii(Byte b) noexcept { return b >= 0x20 && b <= 0x7E; }
+
+}  // namespace flockbridge::protocol

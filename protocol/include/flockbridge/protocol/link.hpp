@@ -1,0 +1,186 @@
+// The serial link to the Uno as a state machine: start-up handshake, reboot
+// and stale-link detection, NAK in both directions, the per-command NAK
+// window with bounded retries, and the emergency stop ahead of everything.
+//
+// Conditions of the problem (protocol decisions, section 2): the Uno resets
+// whenever the port is opened and may reset at any time; the link starts when
+// the Uno's ACK has been answered with CFG and the Uno has acknowledged it.
+// Packets carry no sequence number, so a NAK can only mean "the last packet
+// you sent": each command is therefore held alone on the line for a short
+// window before the next one goes out, and a NAK inside the window resends it.
+// Firmware may or may not acknowledge commands; an ACK inside a window ends it
+// early, an ACK outside any window while the link is up means a reboot.
+//
+// The controller does no I/O and reads no clock: the caller feeds it bytes,
+// events and the current time, arms one timer for next_deadline(), and acts
+// on the calls it receives through LinkEvents.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/frame.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/uno_packets.hpp"
+
+namespace flockbridge::protocol {
+
+enum class LinkState : std::uint8_t {
+  Down,         ///< no serial port, or the Uno does not answer at all
+  Handshaking,  ///< port open, CFG exchange under way
+  Up,           ///< configured; commands flow
+  Stale,        ///< was up, but the Uno has gone quiet; CFG sent again
+};
+
+/// "down", "handshaking", "up", "stale": the names clients see.
+[[nodiscard]] std::string_view link_state_name(LinkState state) noexcept;
+
+/// The robot's settings that CFG carries.
+struct RobotConfig {
+  std::uint8_t gripper = 0;
+  std::uint16_t left_wheel_stop = 1500;
+  std::uint16_t right_wheel_stop = 1500;
+  std::uint8_t servo_model = 0;
+  std::uint8_t id = 1;
+  std::uint8_t ip3 = 0;  ///< third octet of the Pi's IPv4 address
+  std::uint8_t ip4 = 0;  ///< fourth octet
+};
+
+/// `C F G gripper lstop_lo lstop_hi rstop_lo rstop_hi servo_model id ip3 ip4` (12 bytes).
+[[nodiscard]] Bytes encode_config_payload(const RobotConfig& config);
+
+struct LinkSettings {
+  std::size_t max_payload = kDefaultMaxPayload;
+  /// After opening the port, how long to wait for the Uno's boot ACK before
+  /// sending CFG unasked (an Uno that did not reset on open sends none).
+  std::chrono::milliseconds boot_wait{2500};
+  std::chrono::milliseconds handshake_timeout{500};  ///< CFG -> ACK
+  unsigned handshake_retries = 5;                    ///< quick CFG tries before the link is reported down
+  std::chrono::milliseconds handshake_slow_interval{5000};
+  std::chrono::milliseconds nak_window{10};
+  unsigned nak_retries = 3;
+  std::chrono::milliseconds stale_timeout{1000};
+  std::size_t max_queued_commands = 64;
+};
+
+struct LinkStats {
+  FrameDecoderStats decoder;
+  std::uint64_t frames_sent = 0;
+  std::uint64_t implausible = 0;        ///< passed the checksum, broke the packet table
+  std::uint64_t naks_sent = 0;
+  std::uint64_t naks_received = 0;
+  std::uint64_t unexpected_naks = 0;    ///< NAKs with nothing to resend
+  std::uint64_t retransmits = 0;
+  std::uint64_t commands_sent = 0;
+  std::uint64_t commands_acknowledged = 0;  ///< ended early by an ACK
+  std::uint64_t commands_delivered = 0;
+  std::uint64_t commands_failed = 0;
+  std::uint64_t commands_cancelled = 0;
+  std::uint64_t cfg_sent = 0;
+  std::uint64_t reboots = 0;
+  std::uint64_t stale = 0;
+};
+
+using CommandToken = std::uint64_t;
+
+/// What the controller asks of its owner. Implementations must not call back
+/// into the controller from these functions.
+class LinkEvents {
+ public:
+  LinkEvents() = default;
+  LinkEvents(const LinkEvents&) = delete;
+  LinkEvents& operator=(const LinkEvents&) = delete;
+  virtual ~LinkEvents() = default;
+
+  /// Write these bytes (one whole frame) to the serial port.
+  virtual void transmit(ByteView frame) = 0;
+  /// The link changed state (or the reason for it changed).
+  virtual void link_changed(LinkState state, std::string_view reason) = 0;
+  /// A plausible packet from the Uno other than ACK and NAK.
+  virtual void packet_received(const UnoPacket& packet, ByteView payload) = 0;
+  /// A submitted command is done: error is nullptr when it went out and was
+  /// not NAKed within its window; `acknowledged` when the Uno's ACK ended the
+  /// window early.
+  virtual void command_finished(CommandToken token, const Error* error, bool acknowledged) = 0;
+};
+
+class LinkController {
+ public:
+  LinkController(LinkSettings settings, RobotConfig robot, LinkEvents& events);
+
+  void port_opened(SteadyTime now);
+  void port_closed(std::string_view reason);
+  void bytes_received(ByteView bytes, SteadyTime now);
+
+  /// Queues a payload that passed check_command(). Refused at once while the
+  /// link is not up (an emergency stop goes out whenever the port is open) or
+  /// when the queue is full; otherwise command_finished() follows.
+  [[nodiscard]] Result<Done> submit(CommandToken token, ByteView payload, SteadyTime now);
+
+  /// Runs what is due at `now`. Call it when next_deadline() has passed.
+  void tick(SteadyTime now);
+  [[nodiscard]] std::optional<SteadyTime> next_deadline() const;
+
+  /// Takes effect at the next CFG.
+  void set_robot_config(const RobotConfig& robot);
+
+  [[nodiscard]] LinkState state() const noexcept { return state_; }
+  [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
+  [[nodiscard]] bool port_open() const noexcept { return port_open_; }
+  [[nodiscard]] LinkStats stats() const;
+  [[nodiscard]] const LinkSettings& settings() const noexcept { return settings_; }
+
+ private:
+  enum class Phase { Idle, AwaitBootAck, AwaitCfgAck };
+  enum class LastSent { Nothing, Cfg, Nak, Command };
+
+  struct Queued {
+    CommandToken token;
+    Bytes frame;
+    bool emergency;
+  };
+  struct InFlight {
+    CommandToken token;
+    Bytes frame;
+    unsigned resends = 0;
+    SteadyTime deadline;
+  };
+
+  void on_frame(ByteView payload, SteadyTime now);
+  void on_ack(SteadyTime now);
+  void on_nak(SteadyTime now);
+  void on_bad_frame();
+  void send(ByteView frame, LastSent kind);
+  void send_cfg(SteadyTime now);
+  void handshake_timed_out(SteadyTime now);
+  void go_stale(SteadyTime now);
+  void start_next(SteadyTime now);
+  void finish_in_flight(const Error* error, bool acknowledged = false);
+  void fail_all(const std::string& reason);
+  void set_state(LinkState state, std::string reason);
+
+  LinkSettings settings_;
+  Bytes cfg_frame_;
+  LinkEvents& events_;
+  FrameDecoder decoder_;
+  LinkStats stats_;
+
+  LinkState state_ = LinkState::Down;
+  std::string reason_ = "serial port not open";
+  bool port_open_ = false;
+  Phase phase_ = Phase::Idle;
+  unsigned cfg_attempts_ = 0;
+  SteadyTime handshake_deadline_{};
+  SteadyTime last_received_{};
+  LastSent last_sent_ = LastSent::Nothing;
+  unsigned nak_resends_ = 0;
+  std::deque<Queued> queue_;
+  std::optional<InFlight> in_flight_;
+};
+
+}  // namespace flockbridge::protocol

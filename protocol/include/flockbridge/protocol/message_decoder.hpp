@@ -1,0 +1,65 @@
+// Splits a client's TCP byte stream into messages: length-prefixed (port
+// 2005: one length byte, then that many bytes) or lines (port 2006: one JSON
+// object per line).
+//
+// Conditions of the problem: TCP delivers a message in any number of pieces,
+// and a client may stop in the middle of one (a crash, a bug, or the 2014
+// client's "hello" test, which reads as a length of 104). A partial message
+// must neither hang the session nor be glued to later bytes forever, so a
+// message not completed within a time limit is discarded. Time is passed in;
+// the decoder never reads a clock.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+
+#include "flockbridge/protocol/bytes.hpp"
+
+namespace flockbridge::protocol {
+
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+class MessageDecoder {
+ public:
+  enum class Framing { LengthPrefixed, Lines };
+  enum class EventKind {
+    Message,  ///< a complete message (a line without its "\n" or "\r\n")
+    TooLong,  ///< a line longer than the limit; its bytes up to the next "\n" are dropped
+  };
+  struct Event {
+    EventKind kind;
+    ByteView body;  ///< valid until the next call to feed()
+  };
+
+  /// `max_message` bounds a message body (for LengthPrefixed it is at most 255 anyway).
+  MessageDecoder(Framing framing, std::size_t max_message);
+
+  /// Buffers `bytes`, received at `now`.
+  void feed(ByteView bytes, SteadyTime now);
+
+  /// The next event, or nothing until more bytes arrive.
+  [[nodiscard]] std::optional<Event> next();
+
+  /// Discards a partial message that began `timeout` or more before `now`.
+  /// Returns true when something was discarded.
+  [[nodiscard]] bool expire(SteadyTime now, std::chrono::milliseconds timeout);
+
+  /// When the pending partial message began, if there is one.
+  [[nodiscard]] std::optional<SteadyTime> partial_since() const noexcept;
+
+  [[nodiscard]] std::size_t buffered() const noexcept { return buffer_.size() - pos_; }
+
+ private:
+  void complete(std::size_t consumed) noexcept;
+
+  Framing framing_;
+  std::size_t max_message_;
+  Bytes buffer_;
+  std::size_t pos_ = 0;
+  bool skipping_line_ = false;  ///< dropping the rest of an over-long line
+  SteadyTime message_started_{};
+  SteadyTime last_feed_{};
+};
+
+}  // namespace flockbridge::protocol

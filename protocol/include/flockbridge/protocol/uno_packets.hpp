@@ -1,0 +1,58 @@
+// Packets from the Uno: the sensor packet and the short link packets, with
+// the plausibility rules that catch what the 8-bit XOR checksum lets through.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "flockbridge/protocol/bytes.hpp"
+
+namespace flockbridge::protocol {
+
+inline constexpr std::size_t kSensorPayloadLength = 29;
+
+/// The sensor packet, raw values as the Uno sent them (protocol decisions, section 3).
+struct SensorReading {
+  std::uint16_t battery = 0;
+  std::array<std::uint16_t, 5> ir{};
+  std::uint8_t l_bump = 0;
+  std::uint8_t h_bump = 0;
+  std::int16_t odometer_left = 0;
+  std::int16_t odometer_right = 0;
+  std::int16_t odometer_avg = 0;
+  std::int16_t wheel_watcher_left = 0;
+  std::int16_t wheel_watcher_right = 0;
+
+  friend bool operator==(const SensorReading&, const SensorReading&) = default;
+};
+
+enum class UnoPacketKind : std::uint8_t {
+  Sensor,        ///< SEN
+  Ack,           ///< ACK
+  Nak,           ///< NAK
+  Emergency,     ///< EMG
+  MoveComplete,  ///< DMC
+  Other,         ///< a type this bridge does not know, passed on as it came
+};
+
+struct UnoPacket {
+  UnoPacketKind kind = UnoPacketKind::Other;
+  SensorReading sensor;  ///< meaningful for Sensor only
+};
+
+/// Classifies a payload that passed its checksum. Refuses, as corrupt, a SEN
+/// whose length is not 29 or whose reserved bytes are not zero, an ACK, NAK,
+/// EMG or DMC whose length is not 3, and a packet of any other type whose
+/// first three bytes are not ASCII letters.
+[[nodiscard]] Result<UnoPacket> parse_uno_packet(ByteView payload);
+
+/// The 29-byte SEN payload of a reading (used by the simulated Uno).
+[[nodiscard]] Bytes encode_sensor_payload(const SensorReading& reading);
+
+/// The three-letter payload of a link packet: "ACK", "NAK", "EMG", "DMC".
+[[nodiscard]] inline ByteView link_payload(std::string_view three_letters) noexcept {
+  return as_bytes(three_letters);
+}
+
+}  // namespace flockbridge::protocol

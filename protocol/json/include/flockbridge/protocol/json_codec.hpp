@@ -1,0 +1,49 @@
+// The JSON form of the bridge's messages (port 2006, one object per line).
+// Every encoder returns one compact JSON object without a line end; the
+// parser turns one line from a client into the same ClientRequest that the
+// port-2005 codec produces, checked against the same command table.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "flockbridge/protocol/client_codec.hpp"
+#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/uno_packets.hpp"
+
+namespace flockbridge::protocol::json {
+
+inline constexpr int kVersion = 1;
+/// The longest interval a client may ask for in subscribe{interval_ms}.
+inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
+
+/// {"type":"hello","version":1,"session":"...","link":"up"} (+"reason" when the link is not up).
+[[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason);
+/// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
+///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}
+[[nodiscard]] std::string sensor(const SensorReading& reading, std::uint64_t seq, double unix_seconds);
+/// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
+[[nodiscard]] std::string link(LinkState state, std::string_view reason);
+/// {"type":"packet","tag":"DMC","payload":[68,77,67]}: the Uno's payload as it came.
+[[nodiscard]] std::string packet(ByteView payload);
+/// {"type":"emergency"}
+[[nodiscard]] std::string emergency();
+/// {"type":"dropped","count":N}
+[[nodiscard]] std::string dropped(std::uint64_t count);
+/// {"type":"ok","id":..}; "id" only when the command had one (not null).
+[[nodiscard]] std::string ok(const nlohmann::json& id);
+/// {"type":"error","id":..,"error":"..."}; "id" only when not null.
+[[nodiscard]] std::string error(const nlohmann::json& id, std::string_view reason);
+
+struct ParsedRequest {
+  nlohmann::json id;  ///< the command's "id", null when it had none (or was unreadable)
+  Result<ClientRequest> request;
+};
+
+/// Parses one line from a client. Never throws.
+[[nodiscard]] ParsedRequest parse_request(std::string_view line);
+
+}  // namespace flockbridge::protocol::json

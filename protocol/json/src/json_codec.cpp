@@ -1,0 +1,157 @@
+#include "flockbridge/protocol/json_codec.hpp"
+
+#include <array>
+
+#include "flockbridge/protocol/commands.hpp"
+
+namespace flockbridge::protocol::json {
+namespace {
+
+using nlohmann::json;
+// Messages keep their keys in the order written, "type" first, for people
+// reading the feed.
+using ordered = nlohmann::ordered_json;
+
+std::string dump(const ordered& value) {
+  // Replace, never throw: text from the Uno or a client may not be UTF-8.
+  return value.dump(-1, ' ', false, ordered::error_handler_t::replace);
+}
+
+Error argument_error(std::string_view command, std::string_view argument, std::string_view problem) {
+  return Error{std::string(command) + ": " + std::string(argument) + " " + std::string(problem)};
+}
+
+Result<ClientRequest> parse_subscribe(const json& object) {
+  std::int64_t interval = 0;
+  if (const auto it = object.find("interval_ms"); it != object.end()) {
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > kMaxIntervalMs) {
+      return argument_error("subscribe", "interval_ms",
+                            "must be a whole number of milliseconds from 0 to " + std::to_string(kMaxIntervalMs));
+    }
+    interval = it->get<std::int64_t>();
+  }
+  return ClientRequest{Subscribe{static_cast<std::uint32_t>(interval)}};
+}
+
+Result<ClientRequest> checked_command(Bytes payload) {
+  auto checked = check_command(payload);
+  if (!checked) return checked.error();
+  return ClientRequest{SendCommand{std::move(payload)}};
+}
+
+Result<ClientRequest> parse_raw(const json& object) {
+  const auto it = object.find("payload");
+  if (it == object.end() || !it->is_array()) {
+    return argument_error("raw", "payload", "must be an array of byte values, e.g. [68,77,83,10]");
+  }
+  Bytes payload;
+  for (const json& element : *it) {
+    if (!element.is_number_integer() || element.get<std::int64_t>() < 0 || element.get<std::int64_t>() > 255) {
+      return argument_error("raw", "payload", "must hold whole numbers from 0 to 255");
+    }
+    payload.push_back(static_cast<Byte>(element.get<std::int64_t>()));
+  }
+  return checked_command(std::move(payload));
+}
+
+Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& object) {
+  for (const auto& [key, value] : object.items()) {
+    if (key == "cmd" || key == "id") continue;
+    const auto fields = spec.fields();
+    if (std::none_of(fields.begin(), fields.end(), [&](const FieldSpec& f) { return f.name == key; })) {
+      std::string expected;
+      for (const FieldSpec& field : fields) expected += (expected.empty() ? "" : ", ") + std::string(field.name);
+      return argument_error(spec.name, "has no argument '" + key + "';",
+                            expected.empty() ? "it takes none" : "it takes " + expected);
+    }
+  }
+  std::array<long long, kMaxCommandFields> values{};
+  std::string text;
+  std::size_t index = 0;
+  for (const FieldSpec& field : spec.fields()) {
+    const auto it = object.find(std::string(field.name));
+    if (it == object.end()) return argument_error(spec.name, "needs", "'" + std::string(field.name) + "'");
+    if (field.type == FieldType::Text) {
+      if (!it->is_string()) return argument_error(spec.name, field.name, "must be a string");
+      text = it->get<std::string>();
+    } else {
+      if (!it->is_number_integer()) return argument_error(spec.name, field.name, "must be a whole number");
+      values[index] = it->get<long long>();
+    }
+    ++index;
+  }
+  auto payload = build_command(spec, std::span(values.data(), spec.fields().size()), text);
+  if (!payload) return payload.error();
+  return ClientRequest{SendCommand{std::move(payload).value()}};
+}
+
+}  // namespace
+
+std::string hello(std::string_view session, LinkState state, std::string_view reason) {
+  ordered message{{"type", "hello"}, {"version", kVersion}, {"session", session}, {"link", link_state_name(state)}};
+  if (!reason.empty()) message["reason"] = reason;
+  return dump(message);
+}
+
+std::string sensor(const SensorReading& r, std::uint64_t seq, double unix_seconds) {
+  return dump(ordered{
+      {"type", "sensor"},
+      {"seq", seq},
+      {"ts", unix_seconds},
+      {"battery", r.battery},
+      {"ir", r.ir},
+      {"l_bump", r.l_bump},
+      {"h_bump", r.h_bump},
+      {"odometer", {{"left", r.odometer_left}, {"right", r.odometer_right}, {"avg", r.odometer_avg}}},
+      {"wheel_watcher", {{"left", r.wheel_watcher_left}, {"right", r.wheel_watcher_right}}},
+  });
+}
+
+std::string link(LinkState state, std::string_view reason) {
+  ordered message{{"type", "link"}, {"state", link_state_name(state)}};
+  if (!reason.empty()) message["reason"] = reason;
+  return dump(message);
+}
+
+std::string packet(ByteView payload) {
+  return dump(ordered{{"type", "packet"},
+                   {"tag", describe_tag(payload.first(std::min<std::size_t>(payload.size(), 3)))},
+                   {"payload", Bytes(payload.begin(), payload.end())}});
+}
+
+std::string emergency() { return dump(ordered{{"type", "emergency"}}); }
+
+std::string dropped(std::uint64_t count) { return dump(ordered{{"type", "dropped"}, {"count", count}}); }
+
+std::string ok(const nlohmann::json& id) {
+  ordered message{{"type", "ok"}};
+  if (!id.is_null()) message["id"] = id;
+  return dump(message);
+}
+
+std::string error(const nlohmann::json& id, std::string_view reason) {
+  ordered message{{"type", "error"}};
+  if (!id.is_null()) message["id"] = id;
+  message["error"] = reason;
+  return dump(message);
+}
+
+ParsedRequest parse_request(std::string_view line) {
+  const json object = json::parse(line, nullptr, false);
+  if (object.is_discarded()) return {nullptr, Error{"not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}};
+  if (!object.is_object()) return {nullptr, Error{"a command is a JSON object, e.g. {\"cmd\":\"stop\"}"}};
+  json id = object.contains("id") ? object["id"] : json(nullptr);
+  const auto cmd = object.find("cmd");
+  if (cmd == object.end() || !cmd->is_string()) {
+    return {std::move(id), Error{"missing \"cmd\": say what to do, e.g. {\"cmd\":\"move\",\"speed\":20}"}};
+  }
+  const std::string name = cmd->get<std::string>();
+  if (name == "subscribe") return {std::move(id), parse_subscribe(object)};
+  if (name == "unsubscribe") return {std::move(id), ClientRequest{Unsubscribe{}}};
+  if (name == "raw") return {std::move(id), parse_raw(object)};
+  const CommandSpec* spec = find_command(name);
+  if (spec == nullptr) return {std::move(id), Error{"unknown command '" + name + "'"}};
+  return {std::move(id), parse_table_command(*spec, object)};
+}
+
+}  // namespace flockbridge::protocol::json

@@ -1,0 +1,296 @@
+#include "flockbridge/protocol/link.hpp"
+
+#include <algorithm>
+
+#include "flockbridge/protocol/commands.hpp"
+
+namespace flockbridge::protocol {
+namespace {
+
+std::string millis(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
+
+const Bytes& nak_frame() {
+  static const Bytes frame = encode_frame(as_bytes("NAK"));
+  return frame;
+}
+
+}  // namespace
+
+std::string_view link_state_name(LinkState state) noexcept {
+  switch (state) {
+    case LinkState::Down:
+      return "down";
+    case LinkState::Handshaking:
+      return "handshaking";
+    case LinkState::Up:
+      return "up";
+    case LinkState::Stale:
+      return "stale";
+  }
+  return "down";
+}
+
+Bytes encode_config_payload(const RobotConfig& config) {
+  Bytes payload{'C', 'F', 'G', config.gripper};
+  append_u16le(payload, config.left_wheel_stop);
+  append_u16le(payload, config.right_wheel_stop);
+  payload.insert(payload.end(), {config.servo_model, config.id, config.ip3, config.ip4});
+  return payload;
+}
+
+LinkController::LinkController(LinkSettings settings, RobotConfig robot, LinkEvents& events)
+    : settings_(settings),
+      cfg_frame_(encode_frame(encode_config_payload(robot))),
+      events_(events),
+      decoder_(settings.max_payload) {}
+
+void LinkController::set_robot_config(const RobotConfig& robot) {
+  cfg_frame_ = encode_frame(encode_config_payload(robot));
+}
+
+LinkStats LinkController::stats() const {
+  LinkStats stats = stats_;
+  stats.decoder = decoder_.stats();
+  return stats;
+}
+
+void LinkController::port_opened(SteadyTime now) {
+  port_open_ = true;
+  decoder_.reset();
+  last_received_ = now;
+  last_sent_ = LastSent::Nothing;
+  phase_ = Phase::AwaitBootAck;
+  cfg_attempts_ = 0;
+  handshake_deadline_ = now + settings_.boot_wait;
+  set_state(LinkState::Handshaking, "serial port opened; waiting for the robot to start");
+}
+
+void LinkController::port_closed(std::string_view reason) {
+  port_open_ = false;
+  phase_ = Phase::Idle;
+  fail_all("the robot link went down: " + std::string(reason));
+  set_state(LinkState::Down, std::string(reason));
+}
+
+void LinkController::bytes_received(ByteView bytes, SteadyTime now) {
+  decoder_.feed(bytes);
+  while (auto event = decoder_.next()) {
+    switch (event->kind) {
+      case FrameDecoder::EventKind::Frame:
+        on_frame(event->payload, now);
+        break;
+      case FrameDecoder::EventKind::BadChecksum:
+      case FrameDecoder::EventKind::BadLength:
+        on_bad_frame();
+        break;
+    }
+  }
+}
+
+void LinkController::on_bad_frame() {
+  ++stats_.naks_sent;
+  nak_resends_ = 0;
+  send(nak_frame(), LastSent::Nak);
+}
+
+void LinkController::on_frame(ByteView payload, SteadyTime now) {
+  last_received_ = now;
+  auto packet = parse_uno_packet(payload);
+  if (!packet) {
+    ++stats_.implausible;
+    return;
+  }
+  switch (packet.value().kind) {
+    case UnoPacketKind::Ack:
+      on_ack(now);
+      return;
+    case UnoPacketKind::Nak:
+      on_nak(now);
+      return;
+    default:
+      break;
+  }
+  // Anything else while waiting for the boot ACK means the Uno is already
+  // running (it did not reset on open): configure it now.
+  if (phase_ == Phase::AwaitBootAck) send_cfg(now);
+  events_.packet_received(packet.value(), payload);
+}
+
+void LinkController::on_ack(SteadyTime now) {
+  if (in_flight_) {
+    ++stats_.commands_acknowledged;
+    finish_in_flight(nullptr, true);
+    start_next(now);
+    return;
+  }
+  switch (phase_) {
+    case Phase::AwaitBootAck:
+      send_cfg(now);
+      return;
+    case Phase::AwaitCfgAck:
+      phase_ = Phase::Idle;
+      cfg_attempts_ = 0;
+      set_state(LinkState::Up, "");
+      start_next(now);
+      return;
+    case Phase::Idle:
+      if (state_ == LinkState::Up) {
+        ++stats_.reboots;
+        fail_all("the robot rebooted");
+        cfg_attempts_ = 0;
+        set_state(LinkState::Handshaking, "the robot rebooted; configuring it again");
+        send_cfg(now);
+      }
+      return;
+  }
+}
+
+void LinkController::on_nak(SteadyTime now) {
+  ++stats_.naks_received;
+  if (in_flight_) {
+    if (in_flight_->resends >= settings_.nak_retries) {
+      const Error error{"the robot refused this command " + std::to_string(in_flight_->resends + 1) +
+                        " times (NAK); it was dropped"};
+      finish_in_flight(&error);
+      start_next(now);
+      return;
+    }
+    ++in_flight_->resends;
+    ++stats_.retransmits;
+    in_flight_->deadline = now + settings_.nak_window;
+    send(in_flight_->frame, LastSent::Command);
+    return;
+  }
+  if (last_sent_ == LastSent::Cfg && phase_ == Phase::AwaitCfgAck) {
+    ++stats_.retransmits;
+    send(cfg_frame_, LastSent::Cfg);
+    return;
+  }
+  if (last_sent_ == LastSent::Nak && nak_resends_ < settings_.nak_retries) {
+    ++nak_resends_;
+    ++stats_.retransmits;
+    send(nak_frame(), LastSent::Nak);
+    return;
+  }
+  ++stats_.unexpected_naks;
+}
+
+Result<Done> LinkController::submit(CommandToken token, ByteView payload, SteadyTime now) {
+  const bool emergency = is_emergency(payload);
+  if (state_ != LinkState::Up && !(emergency && port_open_)) {
+    std::string text = "the robot link is " + std::string(link_state_name(state_));
+    if (!reason_.empty()) text += " (" + reason_ + ")";
+    return Error{text + "; command not sent"};
+  }
+  Bytes frame = encode_frame(payload);
+  if (emergency) {
+    // The emergency stop goes out now. What was waiting behind it would only
+    // start the robot again, so it is cancelled; a command already on the
+    // line has gone out and cannot be resent any more.
+    for (const Queued& queued : queue_) {
+      ++stats_.commands_cancelled;
+      const Error error{"cancelled by an emergency stop"};
+      events_.command_finished(queued.token, &error, false);
+    }
+    queue_.clear();
+    if (in_flight_) finish_in_flight(nullptr);
+    queue_.push_front(Queued{token, std::move(frame), true});
+    start_next(now);
+    return Done{};
+  }
+  if (queue_.size() >= settings_.max_queued_commands) {
+    return Error{"the command queue is full (" + std::to_string(queue_.size()) +
+                 " commands waiting for the robot); send fewer commands"};
+  }
+  queue_.push_back(Queued{token, std::move(frame), false});
+  start_next(now);
+  return Done{};
+}
+
+void LinkController::start_next(SteadyTime now) {
+  if (in_flight_ || queue_.empty() || !port_open_) return;
+  if (state_ != LinkState::Up && !queue_.front().emergency) return;
+  Queued next = std::move(queue_.front());
+  queue_.pop_front();
+  in_flight_ = InFlight{next.token, std::move(next.frame), 0, now + settings_.nak_window};
+  ++stats_.commands_sent;
+  send(in_flight_->frame, LastSent::Command);
+}
+
+void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
+  const CommandToken token = in_flight_->token;
+  in_flight_.reset();
+  ++(error ? stats_.commands_failed : stats_.commands_delivered);
+  events_.command_finished(token, error, acknowledged);
+}
+
+void LinkController::fail_all(const std::string& reason) {
+  const Error error{reason};
+  if (in_flight_) finish_in_flight(&error);
+  while (!queue_.empty()) {
+    const CommandToken token = queue_.front().token;
+    queue_.pop_front();
+    ++stats_.commands_failed;
+    events_.command_finished(token, &error, false);
+  }
+}
+
+void LinkController::send(ByteView frame, LastSent kind) {
+  last_sent_ = kind;
+  ++stats_.frames_sent;
+  events_.transmit(frame);
+}
+
+void LinkController::send_cfg(SteadyTime now) {
+  phase_ = Phase::AwaitCfgAck;
+  ++cfg_attempts_;
+  ++stats_.cfg_sent;
+  handshake_deadline_ =
+      now + (cfg_attempts_ > settings_.handshake_retries ? settings_.handshake_slow_interval
+                                                         : settings_.handshake_timeout);
+  send(cfg_frame_, LastSent::Cfg);
+}
+
+void LinkController::handshake_timed_out(SteadyTime now) {
+  if (phase_ == Phase::AwaitCfgAck && cfg_attempts_ >= settings_.handshake_retries) {
+    set_state(LinkState::Down, "the robot does not answer CFG (" + std::to_string(cfg_attempts_) +
+                                   " tries); trying again every " + millis(settings_.handshake_slow_interval));
+  }
+  send_cfg(now);
+}
+
+void LinkController::go_stale(SteadyTime now) {
+  ++stats_.stale;
+  fail_all("the robot link went stale");
+  cfg_attempts_ = 0;
+  set_state(LinkState::Stale, "nothing from the robot for " + millis(settings_.stale_timeout) +
+                                  "; configuring it again");
+  send_cfg(now);
+}
+
+void LinkController::tick(SteadyTime now) {
+  if (in_flight_ && now >= in_flight_->deadline) {
+    finish_in_flight(nullptr);
+    start_next(now);
+  }
+  if (phase_ != Phase::Idle && now >= handshake_deadline_) handshake_timed_out(now);
+  if (state_ == LinkState::Up && now - last_received_ >= settings_.stale_timeout) go_stale(now);
+}
+
+std::optional<SteadyTime> LinkController::next_deadline() const {
+  std::optional<SteadyTime> deadline;
+  const auto consider = [&](SteadyTime t) { deadline = deadline ? std::min(*deadline, t) : t; };
+  if (in_flight_) consider(in_flight_->deadline);
+  if (phase_ != Phase::Idle) consider(handshake_deadline_);
+  if (state_ == LinkState::Up) consider(last_received_ + settings_.stale_timeout);
+  return deadline;
+}
+
+void LinkController::set_state(LinkState state, std::string reason) {
+  if (state == state_ && reason == reason_) return;
+  state_ = state;
+  reason_ = std::move(reason);
+  events_.link_changed(state_, reason_);
+}
+
+}  // namespace flockbridge::protocol

@@ -1,0 +1,8 @@
+#!/bin/sh
+# Configures and builds flockbridge into build/ (or $BUILD_DIR). Extra
+# arguments go to CMake, e.g. -DFLOCKBRIDGE_SANITIZE=ON.
+set -eu
+cd "$(dirname "$0")/.."
+build_dir="${BUILD_DIR:-build}"
+cmake -S . -B "$build_dir" -G Ninja "$@"
+cmake --build "$build_dir" --parallel "$(nproc)"

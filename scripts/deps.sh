@@ -1,0 +1,11 @@
+#!/bin/sh
+# Installs, from Debian 12's packages, what building and testing flockbridge
+# needs and this machine lacks.
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+install_missing \
+  g++ cmake ninja-build pkg-config \
+  libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev \
+  doctest-dev

@@ -1,0 +1,110 @@
+// A simulated Flockbot Uno: the firmware's side of the serial protocol and a
+// simple model of the robot's motion. Like the codecs it does no I/O and
+// reads no clock; PtyUno (pty_uno.hpp) connects it to a pseudo-terminal.
+//
+// What it plays: after power-on (which on a real Uno follows every opening of
+// the port) it sends ACK and waits for CFG; once configured it sends a sensor
+// packet at a steady rate and obeys the movement, claw, camera and LCD
+// commands; a move to a distance, a degree rotation and an arc end with DMC.
+// It answers a frame with a bad checksum with NAK and resends its last packet
+// when it receives a NAK. Faults can be injected one at a time for tests.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/frame.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/uno_packets.hpp"
+
+namespace flockbridge::sim {
+
+using protocol::ByteView;
+using protocol::SteadyTime;
+
+struct UnoModelSettings {
+  double rate_hz = 33.0;                       ///< sensor packets per second
+  std::chrono::milliseconds boot_delay{100};   ///< from power-on to the boot ACK
+  bool ack_commands = false;                   ///< acknowledge every command (some firmware does)
+  std::uint32_t seed = 1;                      ///< for the IR readings' noise
+};
+
+/// The simulated robot's physical constants: odometers count millimetres,
+/// wheel-watchers count encoder ticks.
+inline constexpr double kWheelBaseMm = 100.0;
+inline constexpr double kMmPerTick = 3.25;
+
+class UnoModel {
+ public:
+  enum class Phase { Off, Booting, AwaitCfg, Running };
+
+  /// `transmit` receives whole frames to put on the line; `log` receives one
+  /// line per event worth telling (never per sensor packet).
+  UnoModel(UnoModelSettings settings, std::function<void(ByteView)> transmit,
+           std::function<void(std::string_view)> log);
+
+  void power_on(SteadyTime now);
+  void power_off();
+  /// A reboot: power off and on again, as a brown-out or reflash would.
+  void reboot(SteadyTime now);
+
+  void bytes_received(ByteView bytes, SteadyTime now);
+  void tick(SteadyTime now);
+  [[nodiscard]] std::optional<SteadyTime> next_deadline() const;
+
+  // Faults. nak_next: answer the next `count` frames with NAK.
+  void nak_next(unsigned count = 1) { nak_next_ = count; }
+  void corrupt_next() { corrupt_next_ = true; }
+  void set_silent(bool silent) { silent_ = silent; }
+  void send_emergency();
+  void set_bumpers(std::uint8_t low, std::uint8_t high);
+
+  [[nodiscard]] Phase phase() const noexcept { return phase_; }
+  [[nodiscard]] const protocol::SensorReading& reading() const noexcept { return reading_; }
+  [[nodiscard]] const protocol::FrameDecoderStats& decoder_stats() const noexcept { return decoder_.stats(); }
+
+ private:
+  enum class Goal { None, Distance, Angle };
+
+  void on_frame(ByteView payload, SteadyTime now);
+  void on_command(ByteView payload, SteadyTime now);
+  void send(ByteView payload);
+  void send_frame(const protocol::Bytes& frame);
+  void set_wheels(double left_cm_s, double right_cm_s, Goal goal = Goal::None, double amount = 0);
+  void advance(double seconds);
+  void update_sensors(SteadyTime now);
+  void log(const std::string& line) const { log_(line); }
+
+  UnoModelSettings settings_;
+  std::function<void(ByteView)> transmit_;
+  std::function<void(std::string_view)> log_;
+  protocol::FrameDecoder decoder_;
+  std::mt19937 random_;
+
+  Phase phase_ = Phase::Off;
+  SteadyTime boot_at_{};
+  SteadyTime next_sensor_{};
+  SteadyTime last_advance_{};
+  SteadyTime powered_since_{};
+  protocol::Bytes last_sent_;
+  unsigned nak_next_ = 0;
+  bool corrupt_next_ = false;
+  bool silent_ = false;
+
+  // Motion: wheel speeds in cm/s, distances in mm, angles in degrees.
+  double left_speed_ = 0;
+  double right_speed_ = 0;
+  Goal goal_ = Goal::None;
+  double goal_remaining_ = 0;
+  double left_mm_ = 0;
+  double right_mm_ = 0;
+  protocol::SensorReading reading_;
+};
+
+}  // namespace flockbridge::sim

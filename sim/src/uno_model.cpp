@@ -1,0 +1,259 @@
+#include "flockbridge/sim/uno_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "flockbridge/protocol/commands.hpp"
+
+namespace flockbridge::sim {
+namespace {
+
+using protocol::Byte;
+using protocol::Bytes;
+
+bool tag_is(ByteView payload, std::string_view tag) {
+  return payload.size() >= 3 && std::equal(tag.begin(), tag.end(), payload.begin());
+}
+
+std::int16_t wrap16(double value) {
+  return static_cast<std::int16_t>(static_cast<std::uint16_t>(static_cast<std::int64_t>(std::lround(value)) & 0xFFFF));
+}
+
+double signed_byte(ByteView payload, std::size_t at) { return static_cast<std::int8_t>(payload[at]); }
+
+}  // namespace
+
+UnoModel::UnoModel(UnoModelSettings settings, std::function<void(ByteView)> transmit,
+                   std::function<void(std::string_view)> log)
+    : settings_(settings),
+      transmit_(std::move(transmit)),
+      log_(std::move(log)),
+      decoder_(protocol::kMaxPayloadLimit),
+      random_(settings.seed) {
+  settings_.rate_hz = std::clamp(settings_.rate_hz, 0.1, 2000.0);
+  reading_.battery = 800;
+}
+
+void UnoModel::power_on(SteadyTime now) {
+  phase_ = Phase::Booting;
+  boot_at_ = now + settings_.boot_delay;
+  powered_since_ = now;
+  decoder_.reset();
+  last_sent_.clear();
+  set_wheels(0, 0);
+}
+
+void UnoModel::power_off() {
+  phase_ = Phase::Off;
+  set_wheels(0, 0);
+}
+
+void UnoModel::reboot(SteadyTime now) {
+  log("rebooting");
+  power_off();
+  power_on(now);
+}
+
+std::optional<SteadyTime> UnoModel::next_deadline() const {
+  switch (phase_) {
+    case Phase::Booting:
+      return boot_at_;
+    case Phase::Running:
+      return next_sensor_;
+    case Phase::Off:
+    case Phase::AwaitCfg:
+      break;
+  }
+  return std::nullopt;
+}
+
+void UnoModel::tick(SteadyTime now) {
+  if (phase_ == Phase::Booting && now >= boot_at_) {
+    phase_ = Phase::AwaitCfg;
+    send(protocol::as_bytes("ACK"));
+    log("booted: sent ACK, waiting for CFG");
+  }
+  if (phase_ == Phase::Running && now >= next_sensor_) {
+    update_sensors(now);
+    send(protocol::encode_sensor_payload(reading_));
+    const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(1.0 / settings_.rate_hz));
+    next_sensor_ += period;
+    if (next_sensor_ < now) next_sensor_ = now + period;  // fell behind: do not burst
+  }
+}
+
+void UnoModel::bytes_received(ByteView bytes, SteadyTime now) {
+  if (phase_ == Phase::Off) return;
+  decoder_.feed(bytes);
+  while (auto event = decoder_.next()) {
+    if (event->kind != protocol::FrameDecoder::EventKind::Frame) {
+      log("rx-bad-frame: sent NAK");
+      send(protocol::as_bytes("NAK"));
+      continue;
+    }
+    if (nak_next_ > 0) {
+      --nak_next_;
+      log("nak-injected " + protocol::to_hex(event->payload));
+      send(protocol::as_bytes("NAK"));
+      continue;
+    }
+    on_frame(event->payload, now);
+  }
+}
+
+void UnoModel::on_frame(ByteView payload, SteadyTime now) {
+  log("rx " + protocol::to_hex(payload));
+  if (tag_is(payload, "NAK")) {
+    if (last_sent_.empty()) return;
+    log("resent " + protocol::to_hex(ByteView(last_sent_).subspan(protocol::kSyncLength + 1,
+                                                                 last_sent_.size() - protocol::kFrameOverhead)));
+    send_frame(last_sent_);
+    return;
+  }
+  if (tag_is(payload, "CFG")) {
+    if (payload.size() != 12) return;
+    if (phase_ == Phase::AwaitCfg) {
+      phase_ = Phase::Running;
+      next_sensor_ = now;
+      last_advance_ = now;
+    }
+    log("configured");
+    send(protocol::as_bytes("ACK"));
+    return;
+  }
+  if (phase_ != Phase::Running) return;
+  if (!protocol::check_command(payload)) return;  // a real Uno ignores what it cannot parse
+  on_command(payload, now);
+  if (settings_.ack_commands) send(protocol::as_bytes("ACK"));
+}
+
+void UnoModel::on_command(ByteView p, SteadyTime now) {
+  advance(std::chrono::duration<double>(now - last_advance_).count());
+  last_advance_ = now;
+  const std::string code(p.begin(), p.begin() + 3);
+  if (code == "DMS") {
+    set_wheels(signed_byte(p, 3), signed_byte(p, 3));
+  } else if (code == "DMW") {
+    set_wheels(signed_byte(p, 3), signed_byte(p, 4));
+  } else if (code == "DMD") {
+    const double cm = p.size() == 6 ? protocol::read_u16le(p, 4) : p[4];
+    set_wheels(signed_byte(p, 3), signed_byte(p, 3), Goal::Distance, cm * 10.0);
+  } else if (code == "DRC") {
+    set_wheels(-signed_byte(p, 3), signed_byte(p, 3));
+  } else if (code == "DRD") {
+    set_wheels(-signed_byte(p, 3), signed_byte(p, 3), Goal::Angle, protocol::read_u16le(p, 4));
+  } else if (code == "DRA") {
+    // Around an object `radius` cm away, turning left.
+    const double speed = p[3];
+    const double radius_mm = p[4] * 10.0;
+    const double half = kWheelBaseMm / 2;
+    if (radius_mm <= half) {
+      set_wheels(-speed, speed, Goal::Angle, protocol::read_u16le(p, 5));
+    } else {
+      set_wheels(speed * (radius_mm - half) / radius_mm, speed * (radius_mm + half) / radius_mm, Goal::Angle,
+                 protocol::read_u16le(p, 5));
+    }
+  } else if (code == "DST" || code == "EMG") {
+    set_wheels(0, 0);
+  } else if (code == "DMR") {
+    left_mm_ = right_mm_ = 0;
+  }
+  // Claw, camera and LCD commands change nothing the sensors report.
+}
+
+void UnoModel::set_wheels(double left_cm_s, double right_cm_s, Goal goal, double amount) {
+  left_speed_ = left_cm_s;
+  right_speed_ = right_cm_s;
+  goal_ = goal;
+  goal_remaining_ = amount;
+  if (goal != Goal::None && (amount <= 0 || (left_cm_s == 0 && right_cm_s == 0))) {
+    // Nothing to do: the move is complete at once.
+    left_speed_ = right_speed_ = 0;
+    goal_ = Goal::None;
+    if (phase_ == Phase::Running) send(protocol::as_bytes("DMC"));
+  }
+}
+
+void UnoModel::advance(double seconds) {
+  if (seconds <= 0 || (left_speed_ == 0 && right_speed_ == 0)) return;
+  double left = left_speed_ * 10.0 * seconds;  // mm
+  double right = right_speed_ * 10.0 * seconds;
+  bool done = false;
+  if (goal_ == Goal::Distance) {
+    const double step = (std::abs(left) + std::abs(right)) / 2;
+    if (step >= goal_remaining_) {
+      const double scale = goal_remaining_ / step;
+      left *= scale;
+      right *= scale;
+      done = true;
+    }
+    goal_remaining_ -= step;
+  } else if (goal_ == Goal::Angle) {
+    const double step = std::abs(right - left) / kWheelBaseMm * 180.0 / std::numbers::pi;
+    if (step >= goal_remaining_) {
+      const double scale = goal_remaining_ / step;
+      left *= scale;
+      right *= scale;
+      done = true;
+    }
+    goal_remaining_ -= step;
+  }
+  left_mm_ += left;
+  right_mm_ += right;
+  if (done) {
+    left_speed_ = right_speed_ = 0;
+    goal_ = Goal::None;
+    log("move complete: sent DMC");
+    send(protocol::as_bytes("DMC"));
+  }
+}
+
+void UnoModel::update_sensors(SteadyTime now) {
+  advance(std::chrono::duration<double>(now - last_advance_).count());
+  last_advance_ = now;
+  const double t = std::chrono::duration<double>(now - powered_since_).count();
+  reading_.battery = static_cast<std::uint16_t>(std::max(600.0, 800.0 - t / 10.0));
+  std::uniform_int_distribution<int> noise(-4, 4);
+  for (std::size_t i = 0; i < reading_.ir.size(); ++i) {
+    const double wave = 300.0 + 150.0 * std::sin(t * 0.7 + static_cast<double>(i));
+    reading_.ir[i] = static_cast<std::uint16_t>(wave + noise(random_));
+  }
+  reading_.odometer_left = wrap16(left_mm_);
+  reading_.odometer_right = wrap16(right_mm_);
+  reading_.odometer_avg = wrap16((left_mm_ + right_mm_) / 2);
+  reading_.wheel_watcher_left = wrap16(left_mm_ / kMmPerTick);
+  reading_.wheel_watcher_right = wrap16(right_mm_ / kMmPerTick);
+}
+
+void UnoModel::send_emergency() {
+  if (phase_ != Phase::Running) return;
+  set_wheels(0, 0);
+  log("emergency: sent EMG");
+  send(protocol::as_bytes("EMG"));
+}
+
+void UnoModel::set_bumpers(std::uint8_t low, std::uint8_t high) {
+  reading_.l_bump = low;
+  reading_.h_bump = high;
+}
+
+void UnoModel::send(ByteView payload) { send_frame(protocol::encode_frame(payload)); }
+
+void UnoModel::send_frame(const Bytes& frame) {
+  last_sent_ = frame;
+  if (silent_) return;
+  if (corrupt_next_) {
+    corrupt_next_ = false;
+    Bytes corrupted = frame;
+    if (!corrupted.empty()) corrupted[corrupted.size() - 1] ^= 0xFF;
+    log("sent-corrupt " + protocol::to_hex(ByteView(frame).subspan(protocol::kSyncLength + 1,
+                                                                    frame.size() - protocol::kFrameOverhead)));
+    transmit_(corrupted);
+    return;
+  }
+  transmit_(frame);
+}
+
+}  // namespace flockbridge::sim

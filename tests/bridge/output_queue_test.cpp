@@ -1,0 +1,50 @@
+#include <doctest/doctest.h>
+
+#include "flockbridge/bridge/output_queue.hpp"
+
+using namespace flockbridge::bridge;
+
+namespace {
+
+std::vector<std::string> texts(const std::vector<SharedBuffer>& messages) {
+  std::vector<std::string> out;
+  for (const auto& m : messages) out.push_back(*m);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("sensor messages: the latest wins, and the losers are counted") {
+  OutputQueue queue(8);
+  queue.push_sensor(make_buffer("s1"));
+  CHECK(queue.push(make_buffer("link")));
+  queue.push_sensor(make_buffer("s2"));
+  queue.push_sensor(make_buffer("s3"));
+  CHECK(queue.size() == 2);
+  CHECK(queue.take_dropped() == 2);
+  CHECK(queue.take_dropped() == 0);
+  CHECK(texts(queue.take(10)) == std::vector<std::string>{"link", "s3"});
+  CHECK(queue.dropped_total() == 2);
+}
+
+TEST_CASE("other messages are all kept, up to the limit") {
+  OutputQueue queue(3);
+  CHECK(queue.push(make_buffer("a")));
+  CHECK(queue.push(make_buffer("b")));
+  queue.push_sensor(make_buffer("s"));
+  CHECK_FALSE(queue.push(make_buffer("c")));
+  CHECK(texts(queue.take(2)) == std::vector<std::string>{"a", "b"});
+  CHECK(queue.push(make_buffer("c")));
+  CHECK(texts(queue.take(10)) == std::vector<std::string>{"s", "c"});
+  CHECK(queue.empty());
+}
+
+TEST_CASE("one encoded buffer is shared, not copied, between queues") {
+  OutputQueue first(4);
+  OutputQueue second(4);
+  const SharedBuffer sensor = make_buffer("encoded once");
+  first.push_sensor(sensor);
+  second.push_sensor(sensor);
+  CHECK(sensor.use_count() == 3);
+  CHECK(first.take(1)[0].get() == second.take(1)[0].get());
+}

@@ -1,0 +1,227 @@
+// The client side, end to end: fan-out to many clients on both ports, bad
+// and incomplete messages, throttling, clients that never read, and the
+// limit on clients.
+#include <doctest/doctest.h>
+
+#include <poll.h>
+
+#include <map>
+#include <set>
+
+#include "e2e/rig.hpp"
+
+using namespace flockbridge::testing;
+using Stream = ChildProcess::Stream;
+using nlohmann::json;
+
+namespace {
+
+/// Reads from every client until each has `want` sensor messages, returning
+/// the sequence numbers each JSON client saw.
+std::vector<std::vector<long>> collect_json_sensors(std::vector<TcpClient>& clients, std::size_t want,
+                                                    std::chrono::seconds limit = 30s) {
+  std::vector<std::vector<long>> seqs(clients.size());
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::vector<pollfd> fds;
+  for (auto& c : clients) fds.push_back({c.fd(), POLLIN, 0});
+  for (;;) {
+    bool done = true;
+    for (std::size_t i = 0; i < clients.size(); ++i) {
+      while (auto message = clients[i].read_json(0ms)) {
+        if ((*message)["type"] == "sensor") seqs[i].push_back((*message)["seq"].get<long>());
+      }
+      done = done && seqs[i].size() >= want;
+    }
+    if (done || std::chrono::steady_clock::now() > deadline) return seqs;
+    ::poll(fds.data(), fds.size(), 100);
+  }
+}
+
+bool contiguous(const std::vector<long>& seqs) {
+  for (std::size_t i = 1; i < seqs.size(); ++i) {
+    if (seqs[i] != seqs[i - 1] + 1) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every packet") {
+  Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "100"}});
+  std::vector<TcpClient> binary;
+  std::vector<TcpClient> jsons;
+  for (int i = 0; i < 100; ++i) {
+    binary.emplace_back(rig.port());
+    binary.back().send(bytes({6, 'S', 'S', 0, 0, 0, 0}));
+    jsons.push_back(rig.json_client());
+  }
+  const auto seqs = collect_json_sensors(jsons, 20);
+  std::set<long> common(seqs[0].begin(), seqs[0].end());
+  for (std::size_t i = 0; i < seqs.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(seqs[i].size() >= 20);
+    CHECK(contiguous(seqs[i]));
+  }
+  // The JSON clients saw the same packets: the last 10 of each are a run everyone has.
+  const long last_seen = seqs[0].back();
+  for (const auto& s : seqs) CHECK(std::find(s.begin(), s.end(), std::min(last_seen, s.back())) != s.end());
+
+  for (std::size_t i = 0; i < binary.size(); ++i) {
+    CAPTURE(i);
+    for (int k = 0; k < 20; ++k) {
+      auto message = binary[i].read_message_tag("SP");
+      REQUIRE(message);
+      CHECK(message->size() == 28);
+    }
+  }
+  const auto log = rig.bridge().lines(Stream::Stderr);
+  CHECK(std::count_if(log.begin(), log.end(), [](const std::string& l) { return l.find(") connected") != std::string::npos; }) == 200);
+  CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "refused"));
+}
+
+TEST_CASE("bad binary messages are answered with ERR and the connection stays open") {
+  Rig rig({.bridge_args = {"--message-timeout-ms", "500"}});
+  auto client = rig.binary_client();
+  const std::vector<std::pair<std::string, std::string>> table{
+      {bytes({3, 'D', 'X', 'Y'}), "ERRunknown command 'DXY'"},
+      {bytes({4, 'D', 'M', 'S', 0x70}), "ERRmove: speed must be from -100 to 100, got 112"},
+      {bytes({5, 'D', 'M', 'S', 1, 2}), "ERRmove (DMS) is 4 bytes long, got 5"},
+      {bytes({0}), "ERRempty message (length byte 0)"},
+      {bytes({7, 'R', 'T', 9, 'D', 'M', 'S', 1}), "ERRRT message says its payload is 9 bytes but carries 4"},
+      {bytes({3, 'C', 'F', 'G'}), "ERRCFG is sent by the bridge from its configuration, not by clients"},
+      {bytes({2, 'S', 'S'}), "ERRSS takes a 4-byte interval: 06 'S' 'S' r0 r1 r2 r3"},
+  };
+  for (const auto& [message, answer] : table) {
+    CAPTURE(answer);
+    client.send(message);
+    auto reply = client.read_message_tag("ERR");
+    REQUIRE(reply);
+    CHECK(*reply == answer);
+  }
+  // The 2014 client's "hello": a length of 104 and four bytes. It is
+  // discarded when the message timeout runs out, with a reason.
+  client.send("hello");
+  auto incomplete = client.read_message_tag("ERR");
+  REQUIRE(incomplete);
+  CHECK(incomplete->find("ERRincomplete message discarded: 5 bytes did not make a whole message within 500 ms") == 0);
+  client.send(bytes({4, 'D', 'M', 'S', 0x0A}));
+  rig.expect_sim("rx 44 4D 53 0A");
+}
+
+TEST_CASE("bad JSON lines are answered with an error object and the connection stays open") {
+  Rig rig({.bridge_args = {"--message-timeout-ms", "500"}});
+  auto client = rig.json_client();
+  const std::vector<std::pair<std::string, json>> table{
+      {"not json", {{"type", "error"}, {"error", "not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}}},
+      {R"({"cmd":"fly","id":1})", {{"type", "error"}, {"id", 1}, {"error", "unknown command 'fly'"}}},
+      {R"({"cmd":"move","id":"m"})", {{"type", "error"}, {"id", "m"}, {"error", "move: needs 'speed'"}}},
+      {R"({"cmd":"camera_set","pos":101,"id":3})",
+       {{"type", "error"}, {"id", 3}, {"error", "camera_set: pos must be from 0 to 100, got 101"}}},
+      {R"({"cmd":"subscribe","interval_ms":"soon","id":4})",
+       {{"type", "error"}, {"id", 4}, {"error", "subscribe: interval_ms must be a whole number of milliseconds from 0 to 3600000"}}},
+      {std::string(5000, 'x'), {{"type", "error"}, {"error", "line longer than 4096 bytes; discarded"}}},
+  };
+  for (const auto& [line, answer] : table) {
+    CAPTURE(answer.dump());
+    client.send(line + "\n");
+    auto reply = client.read_json_type("error");
+    REQUIRE(reply);
+    CHECK(*reply == answer);
+  }
+  client.send("{\"cmd\":\"stop\"");  // no line end
+  auto incomplete = client.read_json_type("error");
+  REQUIRE(incomplete);
+  CHECK((*incomplete)["error"].get<std::string>().find("incomplete message discarded") == 0);
+  client.send("{\"cmd\":\"claw_open\",\"id\":9}\n");
+  auto ok = client.read_json_type("ok");
+  REQUIRE(ok);
+  CHECK((*ok)["id"] == 9);
+}
+
+TEST_CASE("subscribe throttles a client's sensor messages - unsubscribe stops them") {
+  Rig rig({.rate_hz = 50});
+  auto client = rig.json_client();
+  client.send("{\"cmd\":\"subscribe\",\"interval_ms\":300,\"id\":1}\n");
+  auto ok = client.read_json_type("ok");
+  REQUIRE(ok);
+  std::vector<json> sensors;
+  while (sensors.size() < 4) {
+    auto message = client.read_json_type("sensor");
+    REQUIRE(message);
+    sensors.push_back(*message);
+  }
+  for (std::size_t i = 2; i < sensors.size(); ++i) {
+    CAPTURE(i);
+    CHECK(sensors[i]["ts"].get<double>() - sensors[i - 1]["ts"].get<double>() >= 0.29);
+    CHECK(sensors[i]["seq"].get<long>() - sensors[i - 1]["seq"].get<long>() > 1);
+  }
+
+  // Binary: SF, then two refused commands; nothing may arrive between their ERRs.
+  auto binary = rig.binary_client();
+  binary.send(bytes({6, 'S', 'S', 0, 0, 0, 0}));
+  REQUIRE(binary.read_message_tag("SP"));
+  binary.send(bytes({2, 'S', 'F'}));
+  binary.send(bytes({3, 'D', 'X', 'Y'}));
+  REQUIRE(binary.read_message_tag("ERR"));
+  binary.send(bytes({3, 'D', 'X', 'Y'}));
+  auto next = binary.read_message();
+  REQUIRE(next);
+  CHECK(next->rfind("ERR", 0) == 0);
+}
+
+TEST_CASE("a client that never reads loses old sensor messages - the others keep receiving every one") {
+  Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "60000"}});
+  auto stalled = rig.json_client(2048);
+  std::vector<TcpClient> readers;
+  for (int i = 0; i < 5; ++i) readers.push_back(rig.json_client());
+  // 750 packets (3 s at 250 Hz): far more than the stalled client's buffers hold.
+  const auto seqs = collect_json_sensors(readers, 750, 60s);
+  for (const auto& s : seqs) {
+    REQUIRE(s.size() >= 750);
+    CHECK(contiguous(s));
+  }
+  // Now the stalled client reads: it is told how many it lost, and is
+  // given the latest values, not a backlog.
+  auto dropped = stalled.read_json_type("dropped");
+  REQUIRE(dropped);
+  CHECK((*dropped)["count"].get<long>() > 0);
+  auto fresh = stalled.read_json_type("sensor");
+  REQUIRE(fresh);
+  CHECK(fresh->at("seq").get<long>() > seqs[0].front());
+  CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "closed: not reading"));
+}
+
+TEST_CASE("a client stuck for longer than the stall timeout is closed - the others carry on") {
+  Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "1000", "--queue-limit", "16"}});
+  auto stalled = rig.json_client(2048);
+  auto reader = rig.json_client();
+  rig.expect_log("closed: not reading", 30s);
+  CHECK(stalled.wait_closed(30s));
+  std::vector<TcpClient> readers;
+  readers.push_back(std::move(reader));
+  const auto seqs = collect_json_sensors(readers, 50);
+  CHECK(seqs[0].size() >= 50);
+}
+
+TEST_CASE("clients beyond the limit are told so and closed - the others are not disturbed") {
+  Rig rig({.bridge_args = {"--max-clients", "2"}});
+  auto first = rig.json_client();
+  auto second = rig.json_client();
+  TcpClient third(rig.json_port());
+  auto refusal = third.read_json();
+  REQUIRE(refusal);
+  CHECK((*refusal)["type"] == "error");
+  CHECK((*refusal)["error"].get<std::string>().find("too many clients: 2 already connected to port") == 0);
+  CHECK(third.wait_closed());
+
+  auto b1 = rig.binary_client();
+  auto b2 = rig.binary_client();
+  auto b3 = rig.binary_client();
+  auto binary_refusal = b3.read_message();
+  REQUIRE(binary_refusal);
+  CHECK(binary_refusal->rfind("ERRtoo many clients", 0) == 0);
+  CHECK(b3.wait_closed());
+
+  CHECK(first.read_json_type("sensor"));
+  CHECK(second.read_json_type("sensor"));
+}

@@ -1,0 +1,113 @@
+// The robot misbehaving, end to end: it reboots, goes quiet, is unplugged
+// and plugged in again, or is not there at all. Clients stay connected and
+// are told what happened.
+#include <doctest/doctest.h>
+
+#include "e2e/rig.hpp"
+
+using namespace flockbridge::testing;
+using Stream = ChildProcess::Stream;
+
+namespace {
+
+std::vector<std::string> link_states_until(TcpClient& client, const std::string& last) {
+  std::vector<std::string> states;
+  while (auto message = client.read_json_type("link")) {
+    states.push_back((*message)["state"]);
+    if (states.back() == last) break;
+  }
+  return states;
+}
+
+}  // namespace
+
+TEST_CASE("an Uno that reboots mid-stream is configured again and clients see it happen") {
+  Rig rig;
+  auto json = rig.json_client();
+  auto binary = rig.binary_client();
+  binary.send(bytes({6, 'S', 'S', 0, 0, 0, 0}));
+  const auto before = json.read_json_type("sensor");
+  REQUIRE(before);
+
+  rig.sim_command("reboot");
+  rig.expect_sim("booted: sent ACK");
+  rig.expect_log("robot link handshaking: the robot rebooted");
+  rig.expect_sim("configured");
+  CHECK(link_states_until(json, "up") == std::vector<std::string>{"handshaking", "up"});
+  CHECK(binary.read_message_tag("LNKhandshaking"));
+  CHECK(binary.read_message_tag("LNKup"));
+  const auto after = json.read_json_type("sensor");
+  REQUIRE(after);
+  CHECK((*after)["seq"].get<long>() > (*before)["seq"].get<long>());
+  CHECK(binary.read_message_tag("SP"));
+}
+
+TEST_CASE("the device removed and recreated at the same path while clients stay connected") {
+  Rig rig;
+  auto json = rig.json_client();
+  auto binary = rig.binary_client();
+
+  rig.sim_command("unplug");
+  rig.expect_log("reopening");
+  CHECK(link_states_until(json, "down").back() == "down");
+  CHECK(binary.read_message_tag("LNKdown"));
+
+  // While it is gone, commands are refused with the reason, not queued.
+  json.send("{\"cmd\":\"move\",\"speed\":20,\"id\":5}\n");
+  auto refused = json.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["id"] == 5);
+  CHECK((*refused)["error"].get<std::string>().find("the robot link is down") == 0);
+  binary.send(bytes({4, 'D', 'M', 'S', 20}));
+  auto error = binary.read_message_tag("ERR");
+  REQUIRE(error);
+  CHECK(error->find("the robot link is down") != std::string::npos);
+
+  rig.sim_command("replug");
+  rig.expect_sim("port opened by the host");
+  CHECK(link_states_until(json, "up").back() == "up");
+  CHECK(binary.read_message_tag("LNKup"));
+  CHECK(json.read_json_type("sensor"));
+  json.send("{\"cmd\":\"move\",\"speed\":20,\"id\":6}\n");
+  rig.expect_sim("rx 44 4D 53 14");
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "error"));
+}
+
+TEST_CASE("an Uno that goes quiet makes the link stale and CFG brings it back when it answers") {
+  Rig rig({.bridge_args = {"--stale-timeout-ms", "300", "--handshake-timeout-ms", "200"}});
+  auto json = rig.json_client();
+  rig.sim_command("silent on");
+  CHECK(link_states_until(json, "stale").back() == "stale");
+  rig.expect_log("robot link stale: nothing from the robot for 300 ms");
+  json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
+  auto refused = json.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("the robot link is stale") == 0);
+  rig.sim_command("silent off");
+  CHECK(link_states_until(json, "up").back() == "up");
+}
+
+TEST_CASE("no robot attached: the bridge serves clients and says why and finds the robot when it appears") {
+  Rig rig({.start_sim = false});
+  // Said before the listeners were up, so looked for from the start of the log.
+  CHECK(rig.bridge().seen(Stream::Stderr, "cannot open " + rig.device()));
+  auto json = rig.json_client();
+  json.send("{\"cmd\":\"stop\",\"id\":1}\n");
+  auto refused = json.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("the robot link is down") == 0);
+
+  ChildProcess late({FLOCKBOT_SIM_BIN, "--link", rig.device()});
+  REQUIRE(late.wait_for(Stream::Stdout, "ready "));
+  CHECK(link_states_until(json, "up").back() == "up");
+}
+
+TEST_CASE("stopping the bridge stops the robot and exits cleanly") {
+  Rig rig;
+  auto json = rig.json_client();
+  json.send("{\"cmd\":\"move\",\"speed\":30}\n");
+  rig.expect_sim("rx 44 4D 53 1E");
+  CHECK(rig.bridge().terminate() == 0);
+  rig.expect_sim("rx 44 53 54");
+  CHECK(json.wait_closed());
+}

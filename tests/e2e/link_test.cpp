@@ -1,0 +1,136 @@
+// The serial side, end to end: handshake, commands reaching the Uno
+// byte-exact from every client form, NAK both ways, the Uno's own packets.
+#include <doctest/doctest.h>
+
+#include "e2e/rig.hpp"
+
+using namespace flockbridge::testing;
+using Stream = ChildProcess::Stream;
+
+TEST_CASE("handshake: the bridge sends CFG from its configuration and clients see the link up") {
+  Rig rig({.bridge_args = {"--robot-id", "7", "--robot-ip", "10.1.3.4", "--gripper", "1", "--left-wheel-stop", "1490",
+                           "--right-wheel-stop", "1510", "--servo-model", "2"}});
+  rig.expect_sim("booted: sent ACK");
+  rig.expect_sim("rx 43 46 47 01 D2 05 E6 05 02 07 03 04");
+  rig.expect_sim("configured");
+
+  TcpClient client(rig.json_port());
+  auto hello = client.read_json();
+  REQUIRE(hello);
+  CHECK((*hello)["type"] == "hello");
+  CHECK((*hello)["version"] == 1);
+  CHECK((*hello)["link"] == "up");
+  CHECK((*hello)["session"].get<std::string>().size() == 16);
+  auto sensor = client.read_json_type("sensor");
+  REQUIRE(sensor);
+  CHECK((*sensor)["ir"].size() == 5);
+  CHECK((*sensor)["seq"].get<long>() > 0);
+}
+
+TEST_CASE("a command from every client form reaches the Uno byte-exact") {
+  Rig rig;
+  auto binary = rig.binary_client();
+  auto json = rig.json_client();
+
+  binary.send(bytes({4, 'D', 'M', 'S', 0x0A}));  // direct
+  rig.expect_sim("rx 44 4D 53 0A");
+  binary.send(bytes({7, 'R', 'T', 4, 'D', 'M', 'S', 0xF6}));  // retransmit form, speed -10
+  rig.expect_sim("rx 44 4D 53 F6");
+  binary.send(bytes({2, 'S', 'T'}));  // stop
+  rig.expect_sim("rx 44 53 54");
+  binary.send(bytes({6, 'D', 'M', 'D', 20, 0x2C, 0x01}));  // the 2014 client's 16-bit distance
+  rig.expect_sim("rx 44 4D 44 14 2C 01");
+
+  json.send("{\"cmd\":\"move\",\"speed\":-67,\"id\":1}\n");  // 0xBD inside the payload
+  rig.expect_sim("rx 44 4D 53 BD");
+  auto ok = json.read_json_type("ok");
+  REQUIRE(ok);
+  CHECK((*ok)["id"] == 1);
+  json.send("{\"cmd\":\"lcd_write\",\"text\":\"Hi!\"}\n");
+  rig.expect_sim("rx 44 4C 53 48 69 21 00");
+  json.send("{\"cmd\":\"raw\",\"payload\":[68,71,83,15]}\n");
+  rig.expect_sim("rx 44 47 53 0F");
+  json.send("{\"cmd\":\"arc\",\"speed\":40,\"dist\":30,\"deg\":300}\n");
+  rig.expect_sim("rx 44 52 41 28 1E 2C 01");
+  json.send("{\"cmd\":\"stop\",\"id\":\"last\"}\n");
+  rig.expect_sim("rx 44 53 54");
+  auto last = json.read_json_type("ok");
+  REQUIRE(last);
+  while (last && (*last)["id"] != "last") last = json.read_json_type("ok");
+  REQUIRE(last);
+}
+
+TEST_CASE("the Uno NAKs a command: the bridge resends it, and gives up after the retry limit") {
+  Rig rig;
+  auto json = rig.json_client();
+
+  rig.sim_command("nak-next 1");
+  json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
+  rig.expect_sim("nak-injected 44 47 4F");
+  rig.expect_sim("rx 44 47 4F");
+  auto ok = json.read_json_type("ok");
+  REQUIRE(ok);
+  CHECK((*ok)["id"] == 1);
+
+  rig.sim_command("nak-next 4");
+  json.send("{\"cmd\":\"claw_close\",\"id\":2}\n");
+  for (int i = 0; i < 4; ++i) rig.expect_sim("nak-injected 44 47 43");
+  auto failed = json.read_json_type("error");
+  REQUIRE(failed);
+  CHECK((*failed)["id"] == 2);
+  CHECK((*failed)["error"].get<std::string>().find("refused this command 4 times") != std::string::npos);
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 47 43"));
+
+  // A binary client that sent the failed command is told with ERR.
+  auto binary = rig.binary_client();
+  rig.sim_command("nak-next 4");
+  binary.send(bytes({3, 'D', 'G', 'G'}));
+  auto error = binary.read_message_tag("ERR");
+  REQUIRE(error);
+  CHECK(error->find("refused this command") != std::string::npos);
+}
+
+TEST_CASE("the bridge NAKs a corrupt packet from the Uno, which resends it") {
+  // A slow sensor rate, so that no newer packet can go out between the
+  // corrupt one and the NAK.
+  Rig rig({.rate_hz = 5});
+  auto json = rig.json_client();
+  rig.sim_command("corrupt-next");
+  const std::string corrupt = rig.expect_sim("sent-corrupt 53 45 4E");
+  rig.expect_sim("rx 4E 41 4B");
+  const std::string resent = rig.expect_sim("resent 53 45 4E");
+  CHECK(resent.substr(7) == corrupt.substr(13));  // the very packet, resent whole
+  rig.expect_log("");  // the bridge is still running
+  CHECK(json.read_json_type("sensor"));
+}
+
+TEST_CASE("the Uno's own packets reach every client: DMC after a bounded move, EMG at once") {
+  Rig rig;
+  auto json = rig.json_client();
+  auto binary = rig.binary_client();
+  json.send("{\"cmd\":\"move_distance\",\"speed\":100,\"dist\":5}\n");
+  auto done = json.read_json_type("packet");
+  REQUIRE(done);
+  CHECK((*done)["tag"] == "DMC");
+  CHECK((*done)["payload"] == nlohmann::json::array({68, 77, 67}));
+  CHECK(binary.read_message_tag("DMC"));
+
+  rig.sim_command("emergency");
+  CHECK(json.read_json_type("emergency"));
+  CHECK(binary.read_message_tag("EMG"));
+  rig.expect_log("the robot sent an emergency stop");
+}
+
+TEST_CASE("the Uno acknowledges commands: the ACK goes to the binary client that sent the command") {
+  Rig rig({.sim_args = {"--ack-commands"}});
+  auto binary = rig.binary_client();
+  auto other = rig.binary_client();
+  binary.send(bytes({3, 'D', 'G', 'O'}));
+  auto ack = binary.read_message_tag("ACK");
+  REQUIRE(ack);
+  CHECK(*ack == "ACK");
+  // No reboot was taken from these ACKs.
+  other.send(bytes({3, 'D', 'G', 'C'}));
+  rig.expect_sim("rx 44 47 43");
+  CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "rebooted"));
+}

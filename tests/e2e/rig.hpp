@@ -1,0 +1,63 @@
+// The real flockbridge against the real flockbot-sim over a pseudo-terminal,
+// each in its own process, with listeners on 127.0.0.1 at free ports.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support/process.hpp"
+#include "support/tcp_client.hpp"
+
+namespace flockbridge::testing {
+
+struct RigOptions {
+  double rate_hz = 50;
+  std::vector<std::string> bridge_args;
+  std::vector<std::string> sim_args;
+  bool start_sim = true;
+  bool wait_until_up = true;
+};
+
+class Rig {
+ public:
+  explicit Rig(RigOptions options = {});
+  Rig(const Rig&) = delete;
+  Rig& operator=(const Rig&) = delete;
+  ~Rig();
+
+  ChildProcess& sim() { return *sim_; }
+  ChildProcess& bridge() { return *bridge_; }
+  [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
+  [[nodiscard]] std::uint16_t json_port() const noexcept { return json_port_; }
+  [[nodiscard]] const std::string& device() const noexcept { return device_; }
+
+  /// Runs a simulator command and waits for it to be done.
+  void sim_command(const std::string& command);
+  /// Waits for a simulator event line containing `needle`; fails the test if none comes.
+  std::string expect_sim(std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// Waits for a bridge log line containing `needle`; fails the test if none comes.
+  std::string expect_log(std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+  TcpClient binary_client(int receive_buffer = 0) { return TcpClient(port_, receive_buffer); }
+  /// A JSON client whose hello has been read.
+  TcpClient json_client(int receive_buffer = 0);
+
+ private:
+  std::filesystem::path directory_;
+  std::string device_;
+  std::unique_ptr<ChildProcess> sim_;
+  std::unique_ptr<ChildProcess> bridge_;
+  std::uint16_t port_ = 0;
+  std::uint16_t json_port_ = 0;
+};
+
+/// Bytes from a list of values, for binary messages.
+std::string bytes(std::initializer_list<int> values);
+
+}  // namespace flockbridge::testing

@@ -1,0 +1,75 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "flockbridge/protocol/client_codec.hpp"
+#include "flockbridge/protocol/uno_packets.hpp"
+
+using namespace flockbridge::protocol;
+
+namespace {
+
+Bytes b(std::initializer_list<int> values) {
+  Bytes out;
+  for (int v : values) out.push_back(static_cast<Byte>(v));
+  return out;
+}
+
+Bytes command_of(const Result<ClientRequest>& request) {
+  REQUIRE(request);
+  REQUIRE(std::holds_alternative<SendCommand>(request.value()));
+  return std::get<SendCommand>(request.value()).payload;
+}
+
+}  // namespace
+
+TEST_CASE("port 2005: the message forms of both public sources") {
+  CHECK(command_of(parse_binary_request(as_bytes("DGO"))) == b({'D', 'G', 'O'}));
+  CHECK(command_of(parse_binary_request(b({'R', 'T', 4, 'D', 'M', 'S', 0xF6}))) == b({'D', 'M', 'S', 0xF6}));
+  CHECK(command_of(parse_binary_request(as_bytes("ST"))) == b({'D', 'S', 'T'}));
+  CHECK(command_of(parse_binary_request(b({'D', 'M', 'D', 20, 0x2C, 0x01}))) == b({'D', 'M', 'D', 20, 0x2C, 0x01}));
+
+  auto subscribe = parse_binary_request(b({'S', 'S', 0x64, 0, 0, 0}));
+  REQUIRE(subscribe);
+  CHECK(std::get<Subscribe>(subscribe.value()).interval_ms == 100);
+  CHECK(std::holds_alternative<Unsubscribe>(parse_binary_request(as_bytes("SF")).value()));
+  CHECK(std::holds_alternative<Unsubscribe>(parse_binary_request(b({'S', 'F', 0, 0, 0, 0})).value()));
+}
+
+TEST_CASE("port 2005: refusals say why") {
+  CHECK(parse_binary_request({}).error().message == "empty message (length byte 0)");
+  CHECK(parse_binary_request(b({'R', 'T', 5, 'D', 'M', 'S', 1})).error().message ==
+        "RT message says its payload is 5 bytes but carries 4");
+  CHECK(parse_binary_request(as_bytes("RT")).error().message == "RT message without an inner length byte");
+  CHECK(parse_binary_request(b({'R', 'T', 4, 'D', 'M', 'S', 0x70})).error().message ==
+        "move: speed must be from -100 to 100, got 112");
+  CHECK(parse_binary_request(b({'S', 'S', 1})).error().message.find("4-byte interval") != std::string::npos);
+  CHECK(parse_binary_request(b({'S', 'S', 0, 0, 0, 0x80})).error().message.find("negative") != std::string::npos);
+  CHECK(parse_binary_request(as_bytes("STOP")).error().message == "ST (stop) is 2 bytes");
+  CHECK(parse_binary_request(as_bytes("ello")).error().message == "unknown command 'ell'");
+}
+
+TEST_CASE("port 2005: what the bridge sends") {
+  SensorReading r;
+  r.battery = 777;
+  r.odometer_left = -67;
+  const Bytes sen = encode_sensor_payload(r);
+  const Bytes sp = encode_binary_sensor(sen);
+  REQUIRE(sp.size() == 29);
+  CHECK(sp[0] == 0x1C);
+  CHECK(sp[1] == 'S');
+  CHECK(sp[2] == 'P');
+  CHECK(Bytes(sp.begin() + 3, sp.end()) == Bytes(sen.begin() + 3, sen.end()));
+  // The length byte and the 2-byte tag take the place of the 3-byte tag, so
+  // every value sits at the same offset as in the SEN payload.
+  CHECK(read_i16le(sp, 17) == -67);
+  CHECK(read_u16le(sp, 3) == 777);
+
+  CHECK(encode_binary_packet(as_bytes("DMC")) == b({3, 'D', 'M', 'C'}));
+  CHECK(encode_binary_error("no") == b({5, 'E', 'R', 'R', 'n', 'o'}));
+  CHECK(encode_binary_link("up") == b({5, 'L', 'N', 'K', 'u', 'p'}));
+  CHECK(encode_binary_dropped(258) == b({7, 'D', 'R', 'P', 2, 1, 0, 0}));
+  const Bytes long_error = encode_binary_error(std::string(500, 'x'));
+  CHECK(long_error.size() == 1 + 3 + kMaxErrorText);
+  CHECK(long_error[0] == 127);
+}

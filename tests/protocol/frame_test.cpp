@@ -1,0 +1,163 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "flockbridge/protocol/frame.hpp"
+#include "support/chunking.hpp"
+
+using namespace flockbridge::protocol;
+
+namespace {
+
+struct Seen {
+  FrameDecoder::EventKind kind;
+  Bytes payload;
+  friend bool operator==(const Seen&, const Seen&) = default;
+};
+
+std::string show(const std::vector<Seen>& events) {
+  std::string text;
+  for (const Seen& e : events) {
+    text += e.kind == FrameDecoder::EventKind::Frame ? "frame[" : e.kind == FrameDecoder::EventKind::BadChecksum ? "badsum[" : "badlen[";
+    text += to_hex(e.payload) + "] ";
+  }
+  return text;
+}
+
+std::vector<Seen> decode(const Bytes& input, const flockbridge::testing::Split& split, FrameDecoderStats* stats = nullptr) {
+  FrameDecoder decoder;
+  std::vector<Seen> events;
+  for (auto piece : split.cut(input)) {
+    decoder.feed(piece);
+    while (auto event = decoder.next()) events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
+  }
+  if (stats != nullptr) *stats = decoder.stats();
+  return events;
+}
+
+Bytes cat(std::initializer_list<Bytes> parts) {
+  Bytes all;
+  for (const Bytes& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+Bytes frame(std::string_view payload) { return encode_frame(as_bytes(payload)); }
+Bytes bytes(std::string_view text) { return Bytes(text.begin(), text.end()); }
+Seen good(std::string_view payload) { return {FrameDecoder::EventKind::Frame, bytes(payload)}; }
+Seen good(const Bytes& payload) { return {FrameDecoder::EventKind::Frame, payload}; }
+
+}  // namespace
+
+TEST_CASE("the checksum test vector of the protocol decisions") {
+  const Bytes payload{0x44, 0x4D, 0x53, 0x0A};
+  CHECK(frame_checksum(payload) == 0x54);
+  CHECK(encode_frame(payload) == Bytes{0xBD, 0xBD, 0xBD, 0x04, 0x44, 0x4D, 0x53, 0x0A, 0x54});
+}
+
+TEST_CASE("the source's worked example, with its 0x53 typo, is rejected and NAKable") {
+  const Bytes typo{0xBD, 0xBD, 0xBD, 0x04, 0x44, 0x4D, 0x53, 0x0A, 0x53};
+  FrameDecoder decoder;
+  decoder.feed(typo);
+  const auto event = decoder.next();
+  REQUIRE(event);
+  CHECK(event->kind == FrameDecoder::EventKind::BadChecksum);
+  CHECK(decoder.stats().bad_checksum == 1);
+}
+
+TEST_CASE("frame decoder table: every case whole, byte by byte and at random splits") {
+  const Bytes speed_minus_67{'D', 'M', 'S', 0xBD};  // 0xBD inside a payload
+  const Bytes bd_sensor = [] {
+    Bytes p{'S', 'E', 'N'};
+    p.insert(p.end(), 24, 0xBD);
+    p.insert(p.end(), {0xBD, 0xBD, 0, 0});
+    return p;
+  }();
+  Bytes corrupted_len = frame("DGO");
+  corrupted_len[3] = 0x0C;  // LEN says 12: swallows the ACK frame behind it
+  const Bytes corrupted_then_good = cat({corrupted_len, frame("ACK"), frame("DMC")});
+  Bytes bad_sum = frame("DGC");
+  bad_sum.back() ^= 0x01;
+
+  struct Row {
+    std::string shows;
+    Bytes input;
+    std::vector<Seen> events;
+  };
+  const std::vector<Row> table{
+      {"one frame", frame("ACK"), {good("ACK")}},
+      {"0xBD inside a payload (speed -67)", encode_frame(speed_minus_67), {good(speed_minus_67)}},
+      {"a payload full of 0xBD", encode_frame(bd_sensor), {good(bd_sensor)}},
+      {"garbage between frames", cat({bytes("xx"), frame("ACK"), Bytes{0x00, 0xBD, 0x13, 0xBD, 0xBD, 0x7F}, frame("DMC")}),
+       {good("ACK"), good("DMC")}},
+      {"a corrupted LEN followed by good frames",
+       corrupted_then_good,
+       {{FrameDecoder::EventKind::BadChecksum, Bytes(corrupted_then_good.begin() + 4, corrupted_then_good.begin() + 16)},
+        good("ACK"),
+        good("DMC")}},
+      {"LEN 0 is impossible", cat({Bytes{0xBD, 0xBD, 0xBD, 0x00}, frame("ACK")}),
+       {{FrameDecoder::EventKind::BadLength, {}}, good("ACK")}},
+      {"LEN above the maximum is corruption", cat({Bytes{0xBD, 0xBD, 0xBD, 0xC8, 1, 2, 3}, frame("EMG")}),
+       {{FrameDecoder::EventKind::BadLength, {}}, good("EMG")}},
+      {"a bad checksum, then a good frame", cat({bad_sum, frame("ACK")}),
+       {{FrameDecoder::EventKind::BadChecksum, bytes("DGC")}, good("ACK")}},
+      {"four sync bytes: the last three are the header", cat({Bytes{0xBD}, frame("NAK")}),
+       {{FrameDecoder::EventKind::BadLength, {}}, good("NAK")}},
+      {"a frame cut short at the end waits", Bytes{0xBD, 0xBD, 0xBD, 0x03, 'A'}, {}},
+  };
+  for (const Row& row : table) {
+    for (const auto& split : flockbridge::testing::splits()) {
+      CAPTURE(row.shows);
+      CAPTURE(split.name);
+      const auto events = decode(row.input, split);
+      CHECK_MESSAGE(events == row.events, show(events));
+    }
+  }
+}
+
+TEST_CASE("a good frame hidden in a rejected one's LEN is found again") {
+  // The corrupted LEN (0x0C) claims the whole of the next frame; the hunt
+  // must restart one byte after the rejected header, not after its LEN.
+  Bytes first = frame("DGO");
+  first[3] = 0x0C;
+  const Bytes input = cat({first, frame("DMC"), frame("ACK")});
+  for (const auto& split : flockbridge::testing::splits()) {
+    CAPTURE(split.name);
+    FrameDecoderStats stats;
+    const auto events = decode(input, split, &stats);
+    REQUIRE(events.size() >= 2);
+    CHECK(events[events.size() - 2] == good("DMC"));
+    CHECK(events.back() == good("ACK"));
+    CHECK(stats.frames == 2);
+  }
+}
+
+TEST_CASE("every byte of garbage is counted once, and errors are not sticky") {
+  FrameDecoder decoder;
+  decoder.feed(bytes("noise"));
+  CHECK_FALSE(decoder.next());
+  CHECK(decoder.stats().discarded_bytes == 5);
+  for (int i = 0; i < 100; ++i) {
+    Bytes broken = frame("ACK");
+    broken.back() ^= 0xFF;
+    decoder.feed(broken);
+    while (decoder.next()) {
+    }
+  }
+  decoder.feed(frame("DMC"));
+  const auto event = decoder.next();
+  REQUIRE(event);
+  CHECK(event->kind == FrameDecoder::EventKind::Frame);
+  CHECK(decoder.stats().bad_checksum == 100);
+  CHECK(decoder.stats().frames == 1);
+}
+
+TEST_CASE("the maximum payload is configurable and bounded by the LEN byte") {
+  FrameDecoder small(4);
+  small.feed(frame("SENSOR"));
+  auto event = small.next();
+  REQUIRE(event);
+  CHECK(event->kind == FrameDecoder::EventKind::BadLength);
+  CHECK(FrameDecoder(1000).max_payload() == 255);
+  CHECK(FrameDecoder(0).max_payload() == 1);
+}

@@ -1,0 +1,119 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "flockbridge/protocol/json_codec.hpp"
+
+using namespace flockbridge::protocol;
+using Json = nlohmann::json;
+namespace codec = flockbridge::protocol::json;
+
+namespace {
+
+Bytes command_of(std::string_view line) {
+  auto parsed = codec::parse_request(line);
+  REQUIRE_MESSAGE(parsed.request, (parsed.request ? "" : parsed.request.error().message));
+  REQUIRE(std::holds_alternative<SendCommand>(parsed.request.value()));
+  return std::get<SendCommand>(parsed.request.value()).payload;
+}
+
+std::string refusal(std::string_view line) {
+  auto parsed = codec::parse_request(line);
+  return parsed.request ? std::string() : parsed.request.error().message;
+}
+
+Bytes b(std::string_view code, std::initializer_list<int> data = {}) {
+  Bytes out(code.begin(), code.end());
+  for (int v : data) out.push_back(static_cast<Byte>(v));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("every JSON command builds the payload of the protocol tables") {
+  CHECK(command_of(R"({"cmd":"claw_open"})") == b("DGO"));
+  CHECK(command_of(R"({"cmd":"claw_close"})") == b("DGC"));
+  CHECK(command_of(R"({"cmd":"claw_can_close"})") == b("DGG"));
+  CHECK(command_of(R"({"cmd":"claw_set","pos":30})") == b("DGS", {30}));
+  CHECK(command_of(R"({"cmd":"camera_up"})") == b("DCU"));
+  CHECK(command_of(R"({"cmd":"camera_down"})") == b("DCD"));
+  CHECK(command_of(R"({"cmd":"camera_forward"})") == b("DCF"));
+  CHECK(command_of(R"({"cmd":"camera_set","pos":100})") == b("DCS", {100}));
+  CHECK(command_of(R"({"cmd":"lcd_clear"})") == b("DLC"));
+  CHECK(command_of(R"({"cmd":"lcd_cursor","row":2,"col":16})") == b("DLU", {2, 16}));
+  CHECK(command_of(R"({"cmd":"lcd_write","text":"Hi there"})") == b("DLSHi there", {0}));
+  CHECK(command_of(R"({"cmd":"move","speed":-67})") == b("DMS", {0xBD}));
+  CHECK(command_of(R"({"cmd":"move_distance","speed":20,"dist":255})") == b("DMD", {20, 255}));
+  CHECK(command_of(R"({"cmd":"wheels","left":-100,"right":100})") == b("DMW", {0x9C, 100}));
+  CHECK(command_of(R"({"cmd":"rotate","speed":-5})") == b("DRC", {0xFB}));
+  CHECK(command_of(R"({"cmd":"arc","speed":50,"dist":128,"deg":359})") == b("DRA", {50, 128, 0x67, 0x01}));
+  CHECK(command_of(R"({"cmd":"rotate_degrees","speed":-30,"deg":90})") == b("DRD", {0xE2, 90, 0}));
+  CHECK(command_of(R"({"cmd":"stop"})") == b("DST"));
+  CHECK(command_of(R"({"cmd":"reset_odometer"})") == b("DMR"));
+  CHECK(command_of(R"({"cmd":"emergency"})") == b("EMG"));
+  CHECK(command_of(R"({"cmd":"raw","payload":[68,77,83,10]})") == b("DMS", {10}));
+}
+
+TEST_CASE("subscribe and unsubscribe - the id is echoed whatever its type") {
+  auto sub = codec::parse_request(R"({"cmd":"subscribe","interval_ms":250,"id":"a1"})");
+  REQUIRE(sub.request);
+  CHECK(std::get<Subscribe>(sub.request.value()).interval_ms == 250);
+  CHECK(sub.id == "a1");
+  auto every = codec::parse_request(R"({"cmd":"subscribe"})");
+  CHECK(std::get<Subscribe>(every.request.value()).interval_ms == 0);
+  CHECK(every.id.is_null());
+  auto unsub = codec::parse_request(R"({"cmd":"unsubscribe","id":3})");
+  CHECK(std::holds_alternative<Unsubscribe>(unsub.request.value()));
+  CHECK(unsub.id == 3);
+}
+
+TEST_CASE("JSON refusals name the command, the argument and the rule") {
+  CHECK(refusal("not json") == R"(not valid JSON; send one object per line, e.g. {"cmd":"stop"})");
+  CHECK(refusal("[1,2]") == R"(a command is a JSON object, e.g. {"cmd":"stop"})");
+  CHECK(refusal(R"({"speed":3})").find("missing \"cmd\"") == 0);
+  CHECK(refusal(R"({"cmd":"fly"})") == "unknown command 'fly'");
+  CHECK(refusal(R"({"cmd":"move"})") == "move: needs 'speed'");
+  CHECK(refusal(R"({"cmd":"move","speed":150})") == "move: speed must be from -100 to 100, got 150");
+  CHECK(refusal(R"({"cmd":"move","speed":10.5})") == "move: speed must be a whole number");
+  CHECK(refusal(R"({"cmd":"move","speed":"fast"})") == "move: speed must be a whole number");
+  CHECK(refusal(R"({"cmd":"move","spead":10})") == "move: has no argument 'spead'; it takes speed");
+  CHECK(refusal(R"({"cmd":"stop","speed":0})") == "stop: has no argument 'speed'; it takes none");
+  CHECK(refusal(R"({"cmd":"lcd_write","text":"seventeen chars!!"})") ==
+        "lcd_write: text is 17 characters; the display shows at most 16");
+  CHECK(refusal(R"({"cmd":"lcd_write","text":5})") == "lcd_write: text must be a string");
+  CHECK(refusal(R"({"cmd":"raw","payload":[67,70,71]})").find("CFG is sent by the bridge") == 0);
+  CHECK(refusal(R"({"cmd":"raw","payload":[68,256]})") == "raw: payload must hold whole numbers from 0 to 255");
+  CHECK(refusal(R"({"cmd":"subscribe","interval_ms":-1})").find("interval_ms must be") != std::string::npos);
+  auto with_id = codec::parse_request(R"({"cmd":"move","speed":500,"id":42})");
+  CHECK(with_id.id == 42);
+}
+
+TEST_CASE("the messages the bridge sends, in the documented shapes") {
+  SensorReading r;
+  r.battery = 780;
+  r.ir = {1, 2, 3, 4, 5};
+  r.l_bump = 1;
+  r.odometer_left = -10;
+  r.odometer_right = 12;
+  r.odometer_avg = 1;
+  r.wheel_watcher_left = -3;
+  r.wheel_watcher_right = 4;
+  const Json sensor = Json::parse(codec::sensor(r, 17, 1700000000.25));
+  CHECK(sensor == Json::parse(R"({"type":"sensor","seq":17,"ts":1700000000.25,"battery":780,"ir":[1,2,3,4,5],
+      "l_bump":1,"h_bump":0,"odometer":{"left":-10,"right":12,"avg":1},"wheel_watcher":{"left":-3,"right":4}})"));
+  CHECK(codec::sensor(r, 1, 0).rfind(R"({"type":"sensor",)", 0) == 0);  // "type" first, for people reading
+
+  CHECK(Json::parse(codec::hello("abc", LinkState::Up, "")) ==
+        Json::parse(R"({"type":"hello","version":1,"session":"abc","link":"up"})"));
+  CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
+        Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
+  CHECK(Json::parse(codec::packet(as_bytes("DMC"))) == Json::parse(R"({"type":"packet","tag":"DMC","payload":[68,77,67]})"));
+  CHECK(codec::emergency() == R"({"type":"emergency"})");
+  CHECK(codec::dropped(12) == R"({"type":"dropped","count":12})");
+  CHECK(codec::ok(nullptr) == R"({"type":"ok"})");
+  CHECK(codec::ok(7) == R"({"type":"ok","id":7})");
+  CHECK(codec::error("x", "bad") == R"({"type":"error","id":"x","error":"bad"})");
+  // Bytes that are not UTF-8 never make the encoder throw.
+  CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
+  CHECK_NOTHROW((void)codec::error(nullptr, std::string("\xFF\xFE")));
+}

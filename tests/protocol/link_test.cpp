@@ -1,0 +1,264 @@
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/link.hpp"
+
+using namespace flockbridge::protocol;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Records what the controller asks for; the test plays the Uno and the clock.
+struct Recorder final : LinkEvents {
+  std::vector<Bytes> sent;  ///< payloads of transmitted frames
+  std::vector<std::string> states;
+  std::vector<std::string> packets;
+  std::vector<std::pair<CommandToken, std::string>> finished;  ///< "" for success, "ack" when acknowledged
+
+  void transmit(ByteView frame) override {
+    sent.emplace_back(frame.begin() + kSyncLength + 1, frame.end() - 1);
+  }
+  void link_changed(LinkState state, std::string_view) override { states.emplace_back(link_state_name(state)); }
+  void packet_received(const UnoPacket&, ByteView payload) override { packets.push_back(describe_tag(payload.first(3))); }
+  void command_finished(CommandToken token, const Error* error, bool acknowledged) override {
+    finished.emplace_back(token, error ? error->message : acknowledged ? "ack" : "");
+  }
+  std::string last_sent() const { return sent.empty() ? "" : describe_tag(ByteView(sent.back()).first(3)); }
+};
+
+struct Fixture {
+  LinkSettings settings;
+  Recorder events;
+  LinkController link;
+  SteadyTime now{};
+
+  Fixture() : settings(make_settings()), link(settings, RobotConfig{}, events) {}
+  static LinkSettings make_settings() {
+    LinkSettings s;
+    s.nak_window = 10ms;
+    s.nak_retries = 3;
+    s.handshake_timeout = 500ms;
+    s.handshake_retries = 3;
+    s.boot_wait = 2000ms;
+    s.stale_timeout = 1000ms;
+    return s;
+  }
+  void uno_sends(std::string_view payload) { link.bytes_received(encode_frame(as_bytes(payload)), now); }
+  void advance(std::chrono::milliseconds by) {
+    now += by;
+    link.tick(now);
+  }
+  void bring_up() {
+    link.port_opened(now);
+    uno_sends("ACK");
+    REQUIRE(events.last_sent() == "CFG");
+    uno_sends("ACK");
+    REQUIRE(link.state() == LinkState::Up);
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "handshake: Uno ACK, Pi CFG, Uno ACK, and only then up") {
+  CHECK(link.state() == LinkState::Down);
+  link.port_opened(now);
+  CHECK(link.state() == LinkState::Handshaking);
+  CHECK(events.sent.empty());
+  uno_sends("ACK");
+  REQUIRE(events.sent.size() == 1);
+  CHECK(events.sent[0] == encode_config_payload(RobotConfig{}));
+  CHECK(events.sent[0].size() == 12);
+  CHECK(link.state() == LinkState::Handshaking);
+  uno_sends("ACK");
+  CHECK(link.state() == LinkState::Up);
+  CHECK(events.states == std::vector<std::string>{"handshaking", "up"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "an Uno that did not reset on open is configured after the boot wait, or at its first packet") {
+  link.port_opened(now);
+  advance(1999ms);
+  CHECK(events.sent.empty());
+  advance(1ms);
+  CHECK(events.last_sent() == "CFG");
+
+  Fixture other;
+  other.link.port_opened(other.now);
+  other.uno_sends("DMC");
+  CHECK(other.events.last_sent() == "CFG");
+  CHECK(other.events.packets == std::vector<std::string>{"DMC"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "CFG is retried, then reported down, then retried slowly until the Uno answers") {
+  link.port_opened(now);
+  uno_sends("ACK");
+  advance(500ms);
+  advance(500ms);
+  CHECK(events.sent.size() == 3);
+  CHECK(link.state() == LinkState::Handshaking);
+  advance(500ms);
+  CHECK(link.state() == LinkState::Down);
+  CHECK(link.reason().find("does not answer CFG") != std::string::npos);
+  CHECK(link.port_open());
+  CHECK(*link.next_deadline() == now + settings.handshake_slow_interval);
+  advance(settings.handshake_slow_interval);
+  CHECK(events.sent.size() == 5);
+  uno_sends("ACK");
+  CHECK(link.state() == LinkState::Up);
+}
+
+TEST_CASE_FIXTURE(Fixture, "commands are refused while the link is not up") {
+  auto refused = link.submit(1, as_bytes("DMS\x0A"), now);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message.find("the robot link is down") == 0);
+  link.port_opened(now);
+  CHECK_FALSE(link.submit(2, as_bytes("DST"), now));
+  CHECK(events.sent.empty());
+}
+
+TEST_CASE_FIXTURE(Fixture, "each command is alone on the line for its NAK window") {
+  bring_up();
+  events.sent.clear();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  REQUIRE(link.submit(2, as_bytes("DGC"), now));
+  CHECK(events.sent.size() == 1);
+  advance(9ms);
+  CHECK(events.sent.size() == 1);
+  advance(1ms);
+  CHECK(events.sent.size() == 2);
+  CHECK(events.last_sent() == "DGC");
+  CHECK(events.finished == std::vector<std::pair<CommandToken, std::string>>{{1, ""}});
+}
+
+TEST_CASE_FIXTURE(Fixture, "a NAK inside the window resends that command, up to the retry limit") {
+  bring_up();
+  events.sent.clear();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  REQUIRE(link.submit(2, as_bytes("DGC"), now));
+  uno_sends("NAK");
+  uno_sends("NAK");
+  uno_sends("NAK");
+  CHECK(events.sent.size() == 4);
+  CHECK(events.last_sent() == "DGO");
+  uno_sends("NAK");  // the fourth NAK: three resends are spent
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0].first == 1);
+  CHECK(events.finished[0].second.find("refused this command 4 times") != std::string::npos);
+  CHECK(events.last_sent() == "DGC");
+  CHECK(link.stats().retransmits == 3);
+}
+
+TEST_CASE_FIXTURE(Fixture, "an ACK inside a window confirms the command and ends the window early") {
+  bring_up();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  REQUIRE(link.submit(2, as_bytes("DGC"), now));
+  uno_sends("ACK");
+  CHECK(events.finished == std::vector<std::pair<CommandToken, std::string>>{{1, "ack"}});
+  CHECK(events.last_sent() == "DGC");
+  CHECK(link.state() == LinkState::Up);
+}
+
+TEST_CASE_FIXTURE(Fixture, "an ACK with no command pending means the Uno rebooted") {
+  bring_up();
+  events.sent.clear();
+  uno_sends("ACK");
+  CHECK(link.state() == LinkState::Handshaking);
+  CHECK(events.last_sent() == "CFG");
+  CHECK(link.stats().reboots == 1);
+  uno_sends("ACK");
+  CHECK(link.state() == LinkState::Up);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a frame with a bad checksum is answered with NAK") {
+  bring_up();
+  Bytes broken = encode_frame(as_bytes("DMC"));
+  broken.back() ^= 0x10;
+  link.bytes_received(broken, now);
+  CHECK(events.last_sent() == "NAK");
+  CHECK(link.stats().naks_sent == 1);
+  CHECK(events.packets.empty());
+  uno_sends("NAK");  // our NAK was garbled too: say it again
+  CHECK(events.sent.size() == 3);
+  CHECK(events.last_sent() == "NAK");
+}
+
+TEST_CASE_FIXTURE(Fixture, "a NAK during the handshake resends CFG") {
+  link.port_opened(now);
+  uno_sends("ACK");
+  uno_sends("NAK");
+  CHECK(events.sent.size() == 2);
+  CHECK(events.last_sent() == "CFG");
+}
+
+TEST_CASE_FIXTURE(Fixture, "implausible packets are counted and dropped, not published") {
+  bring_up();
+  uno_sends("SEN");
+  uno_sends("DMCX");
+  CHECK(events.packets.empty());
+  CHECK(link.stats().implausible == 2);
+  uno_sends("XYZ");  // a type this bridge does not know
+  CHECK(events.packets == std::vector<std::string>{"XYZ"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "silence from the Uno makes the link stale, and CFG brings it back") {
+  bring_up();
+  REQUIRE(link.submit(7, as_bytes("DMS\x0A"), now));
+  advance(10ms);
+  advance(989ms);
+  CHECK(link.state() == LinkState::Up);
+  advance(1ms);
+  CHECK(link.state() == LinkState::Stale);
+  CHECK(events.last_sent() == "CFG");
+  CHECK_FALSE(link.submit(8, as_bytes("DGO"), now));
+  uno_sends("ACK");
+  CHECK(link.state() == LinkState::Up);
+}
+
+TEST_CASE_FIXTURE(Fixture, "an emergency stop jumps the queue and cancels what waited behind it") {
+  bring_up();
+  events.sent.clear();
+  REQUIRE(link.submit(1, as_bytes("DMS\x0A"), now));
+  REQUIRE(link.submit(2, as_bytes("DMS\x14"), now));
+  REQUIRE(link.submit(3, as_bytes("DRC\x14"), now));
+  REQUIRE(link.submit(4, as_bytes("EMG"), now));
+  CHECK(events.last_sent() == "EMG");
+  CHECK(events.sent.size() == 2);
+  REQUIRE(events.finished.size() == 3);
+  CHECK(events.finished[0] == std::pair<CommandToken, std::string>{2, "cancelled by an emergency stop"});
+  CHECK(events.finished[1] == std::pair<CommandToken, std::string>{3, "cancelled by an emergency stop"});
+  CHECK(events.finished[2] == std::pair<CommandToken, std::string>{1, ""});
+  uno_sends("NAK");
+  CHECK(events.last_sent() == "EMG");  // a NAK now resends the emergency stop
+}
+
+TEST_CASE_FIXTURE(Fixture, "an emergency stop goes out while the link is stale, other commands do not") {
+  bring_up();
+  advance(1000ms);
+  REQUIRE(link.state() == LinkState::Stale);
+  CHECK(link.submit(1, as_bytes("EMG"), now));
+  CHECK(events.last_sent() == "EMG");
+  CHECK_FALSE(link.submit(2, as_bytes("DST"), now));
+}
+
+TEST_CASE_FIXTURE(Fixture, "losing the port fails every pending command with the reason") {
+  bring_up();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  REQUIRE(link.submit(2, as_bytes("DGC"), now));
+  link.port_closed("/dev/ttyACM0 was unplugged");
+  CHECK(link.state() == LinkState::Down);
+  REQUIRE(events.finished.size() == 2);
+  CHECK(events.finished[0].second == "the robot link went down: /dev/ttyACM0 was unplugged");
+  CHECK_FALSE(link.next_deadline());
+}
+
+TEST_CASE_FIXTURE(Fixture, "the command queue is bounded") {
+  bring_up();
+  for (std::size_t i = 0; i <= settings.max_queued_commands; ++i) {
+    REQUIRE(link.submit(i, as_bytes("DGO"), now));
+  }
+  auto full = link.submit(999, as_bytes("DGO"), now);
+  REQUIRE_FALSE(full);
+  CHECK(full.error().message.find("queue is full") != std::string::npos);
+}

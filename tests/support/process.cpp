@@ -1,0 +1,134 @@
+#include "support/process.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/syscall.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+
+extern char** environ;
+
+namespace flockbridge::testing {
+
+ChildProcess::ChildProcess(std::vector<std::string> argv) {
+  std::array<int, 2> in{};
+  std::array<int, 2> out{};
+  std::array<int, 2> err{};
+  if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0 || ::pipe2(err.data(), O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe failed");
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  std::vector<char*> args;
+  for (std::string& arg : argv) args.push_back(arg.data());
+  args.push_back(nullptr);
+  const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(in[0]);
+  ::close(out[1]);
+  ::close(err[1]);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  stdin_ = in[1];
+  stdout_reader_ = std::thread([this, fd = out[0]] { read_loop(fd, stdout_); });
+  stderr_reader_ = std::thread([this, fd = err[0]] { read_loop(fd, stderr_); });
+}
+
+ChildProcess::~ChildProcess() {
+  terminate();
+  if (stdin_ >= 0) ::close(stdin_);
+  if (stdout_reader_.joinable()) stdout_reader_.join();
+  if (stderr_reader_.joinable()) stderr_reader_.join();
+}
+
+void ChildProcess::read_loop(int fd, Output& output) {
+  std::string partial;
+  std::array<char, 4096> buffer{};
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n <= 0) break;
+    partial.append(buffer.data(), static_cast<std::size_t>(n));
+    std::size_t newline;
+    std::lock_guard lock(mutex_);
+    while ((newline = partial.find('\n')) != std::string::npos) {
+      output.lines.push_back(partial.substr(0, newline));
+      partial.erase(0, newline + 1);
+    }
+    changed_.notify_all();
+  }
+  ::close(fd);
+  std::lock_guard lock(mutex_);
+  if (!partial.empty()) output.lines.push_back(partial);
+  output.closed = true;
+  changed_.notify_all();
+}
+
+void ChildProcess::send_line(std::string_view line) {
+  std::string text(line);
+  text.push_back('\n');
+  if (::write(stdin_, text.data(), text.size()) != static_cast<ssize_t>(text.size())) {
+    throw std::runtime_error("cannot write to the child's standard input");
+  }
+}
+
+std::optional<std::string> ChildProcess::wait_for(Stream stream, std::string_view needle,
+                                                  std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  Output& out = output(stream);
+  std::optional<std::string> found;
+  changed_.wait_for(lock, timeout, [&] {
+    for (; out.cursor < out.lines.size(); ++out.cursor) {
+      if (out.lines[out.cursor].find(needle) != std::string::npos) {
+        found = out.lines[out.cursor++];
+        return true;
+      }
+    }
+    return out.closed;
+  });
+  return found;
+}
+
+bool ChildProcess::seen(Stream stream, std::string_view needle) {
+  std::lock_guard lock(mutex_);
+  for (const std::string& line : output(stream).lines) {
+    if (line.find(needle) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> ChildProcess::lines(Stream stream) {
+  std::lock_guard lock(mutex_);
+  return output(stream).lines;
+}
+
+void ChildProcess::skip_to_end(Stream stream) {
+  std::lock_guard lock(mutex_);
+  output(stream).cursor = output(stream).lines.size();
+}
+
+int ChildProcess::terminate(std::chrono::milliseconds timeout) {
+  if (status_) return *status_;
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  // The exit is an event: a pidfd becomes readable when the process ends.
+  const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
+  if (pidfd >= 0) {
+    pollfd exited{pidfd, POLLIN, 0};
+    if (::poll(&exited, 1, static_cast<int>(timeout.count())) != 1) ::kill(pid_, SIGKILL);
+    ::close(pidfd);
+  }
+  int status = 0;
+  ::waitpid(pid_, &status, 0);
+  status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return *status_;
+}
+
+}  // namespace flockbridge::testing

@@ -1,0 +1,132 @@
+#include "support/tcp_client.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <stdexcept>
+#include <utility>
+
+namespace flockbridge::testing {
+
+TcpClient::TcpClient(std::uint16_t port, int receive_buffer) {
+  fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd_ < 0) throw std::runtime_error("socket failed");
+  if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+  }
+}
+
+TcpClient::TcpClient(TcpClient&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), buffer_(std::move(other.buffer_)), eof_(other.eof_) {}
+
+TcpClient::~TcpClient() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TcpClient::send(const std::string& bytes) {
+  std::size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) throw std::runtime_error("send failed");
+    sent += static_cast<std::size_t>(n);
+  }
+}
+
+void TcpClient::send(const std::vector<std::uint8_t>& bytes) { send(std::string(bytes.begin(), bytes.end())); }
+
+bool TcpClient::fill(std::chrono::steady_clock::time_point deadline) {
+  if (eof_) return false;
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  pollfd readable{fd_, POLLIN, 0};
+  if (::poll(&readable, 1, static_cast<int>(std::max<long>(left.count(), 0))) != 1) return false;
+  std::array<char, 65536> chunk{};
+  const ssize_t n = ::recv(fd_, chunk.data(), chunk.size(), 0);
+  if (n <= 0) {
+    eof_ = true;
+    return false;
+  }
+  buffer_.append(chunk.data(), static_cast<std::size_t>(n));
+  return true;
+}
+
+bool TcpClient::drain_available() {
+  while (!eof_) {
+    std::array<char, 65536> chunk{};
+    const ssize_t n = ::recv(fd_, chunk.data(), chunk.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      buffer_.append(chunk.data(), static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return true;
+    eof_ = true;
+  }
+  return false;
+}
+
+std::optional<std::string> TcpClient::read_message(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (!buffer_.empty()) {
+      const std::size_t length = static_cast<unsigned char>(buffer_[0]);
+      if (buffer_.size() >= 1 + length) {
+        std::string message = buffer_.substr(1, length);
+        buffer_.erase(0, 1 + length);
+        return message;
+      }
+    }
+    if (!fill(deadline)) return std::nullopt;
+  }
+}
+
+std::optional<nlohmann::json> TcpClient::read_json(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const std::size_t newline = buffer_.find('\n');
+    if (newline != std::string::npos) {
+      std::string line = buffer_.substr(0, newline);
+      buffer_.erase(0, newline + 1);
+      return nlohmann::json::parse(line);
+    }
+    if (!fill(deadline)) return std::nullopt;
+  }
+}
+
+std::optional<nlohmann::json> TcpClient::read_json_type(const std::string& type, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto message = read_json(std::max(left, 0ms));
+    if (!message) return std::nullopt;
+    if ((*message)["type"] == type) return message;
+  }
+}
+
+std::optional<std::string> TcpClient::read_message_tag(const std::string& tag, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto message = read_message(std::max(left, 0ms));
+    if (!message) return std::nullopt;
+    if (message->rfind(tag, 0) == 0) return message;
+  }
+}
+
+bool TcpClient::wait_closed(std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!eof_) {
+    if (!fill(deadline) && !eof_) return false;
+  }
+  return true;
+}
+
+}  // namespace flockbridge::testing

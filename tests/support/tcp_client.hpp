@@ -1,0 +1,56 @@
+// A TCP client on 127.0.0.1 for end-to-end tests, reading with deadlines:
+// length-prefixed messages for port 2005, JSON lines for port 2006.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace flockbridge::testing {
+
+using namespace std::chrono_literals;
+
+class TcpClient {
+ public:
+  /// Connects to 127.0.0.1:port. `receive_buffer` > 0 sets SO_RCVBUF first
+  /// (a small one makes a client that never reads back up quickly).
+  explicit TcpClient(std::uint16_t port, int receive_buffer = 0);
+  TcpClient(const TcpClient&) = delete;
+  TcpClient& operator=(const TcpClient&) = delete;
+  TcpClient(TcpClient&& other) noexcept;
+  ~TcpClient();
+
+  void send(const std::string& bytes);
+  void send(const std::vector<std::uint8_t>& bytes);
+
+  /// The next length-prefixed message (without its length byte).
+  std::optional<std::string> read_message(std::chrono::milliseconds timeout = 5s);
+  /// The next JSON line, parsed.
+  std::optional<nlohmann::json> read_json(std::chrono::milliseconds timeout = 5s);
+  /// The next JSON line whose "type" is `type`, skipping others.
+  std::optional<nlohmann::json> read_json_type(const std::string& type, std::chrono::milliseconds timeout = 5s);
+  /// The next binary message whose tag (first bytes) is `tag`, skipping others.
+  std::optional<std::string> read_message_tag(const std::string& tag, std::chrono::milliseconds timeout = 5s);
+
+  /// Reads until the server closes the connection; true if it did in time.
+  bool wait_closed(std::chrono::milliseconds timeout = 5s);
+  /// Reads whatever is there without waiting; false once the peer has closed.
+  bool drain_available();
+
+  [[nodiscard]] int fd() const noexcept { return fd_; }
+  [[nodiscard]] std::string& buffer() noexcept { return buffer_; }
+
+ private:
+  /// Reads more into the buffer; false on timeout or EOF.
+  bool fill(std::chrono::steady_clock::time_point deadline);
+
+  int fd_ = -1;
+  std::string buffer_;
+  bool eof_ = false;
+};
+
+}  // namespace flockbridge::testing
