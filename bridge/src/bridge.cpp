@@ -208,6 +208,8 @@ void Bridge::submit_command(Session& session, const protocol::Bytes& payload, co
   if (!submitted) {
     pending_.erase(token);
     session.reply_error(id, submitted.error().message);
+  } else if (pending_.contains(token)) {
+    session.command_started();
   }
   arm_link_timer();
 }
@@ -285,6 +287,7 @@ void Bridge::command_finished(protocol::CommandToken token, const protocol::Erro
   } else {
     session->second->reply_ok(command.id, acknowledged);
   }
+  session->second->command_finished();
 }
 
 void Bridge::serial_opened() {

@@ -169,7 +169,9 @@ void PtyUno::transmit(protocol::ByteView frame) {
   // A real UART does not wait for a reader either: what does not fit in the
   // pseudo-terminal's buffer is lost.
   const ssize_t n = ::write(master_, frame.data(), frame.size());
-  if (n < static_cast<ssize_t>(frame.size())) log_("tx-overrun: the host is not reading");
+  const bool overrun = n < static_cast<ssize_t>(frame.size());
+  if (overrun && !overrun_) log_("tx-overrun: the host is not reading; packets are lost");
+  overrun_ = overrun;
 }
 
 }  // namespace flockbridge::bridge

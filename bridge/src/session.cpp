@@ -16,6 +16,11 @@ namespace {
 /// The most messages handed to one uv_write.
 constexpr std::size_t kWriteBatch = 64;
 
+/// One read buffer serves every session of the loop: libuv calls a stream's
+/// read callback right after its allocation callback, and the session has
+/// consumed the bytes (into its decoder) before the callback returns.
+thread_local std::array<char, 64 * 1024> t_read_buffer;
+
 /// A write request owns the buffers it writes until its callback runs.
 struct WriteRequest {
   uv_write_t request{};
@@ -80,9 +85,8 @@ void Session::start(SharedBuffer greeting) {
   if (greeting) send(std::move(greeting));
   const int rc = uv_read_start(
       reinterpret_cast<uv_stream_t*>(tcp_.get()),
-      [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
-        auto* self = owner_of<Session>(handle);
-        *buf = self != nullptr ? uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size())) : uv_buf_init(nullptr, 0);
+      [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
+        *buf = uv_buf_init(t_read_buffer.data(), static_cast<unsigned>(t_read_buffer.size()));
       },
       [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
         if (auto* self = owner_of<Session>(stream)) self->on_read(nread, buf);
@@ -106,7 +110,12 @@ void Session::close(std::string_view reason) {
 
 void Session::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (nread == UV_EOF) {
-    close("disconnected");
+    // The client has finished sending (it may still read, as `echo ... | nc`
+    // does): answer what it sent, then close.
+    input_closed_ = true;
+    subscribed_ = false;
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(tcp_.get()));
+    finish_if_done();
     return;
   }
   if (nread < 0) {
@@ -220,6 +229,16 @@ void Session::on_write_done(int status) {
     return;
   }
   flush();
+  finish_if_done();
+}
+
+void Session::command_finished() {
+  if (pending_commands_ > 0) --pending_commands_;
+  finish_if_done();
+}
+
+void Session::finish_if_done() {
+  if (input_closed_ && !closing_ && !writing_ && queue_.empty() && pending_commands_ == 0) close("disconnected");
 }
 
 void Session::housekeeping(SteadyTime now) {

@@ -180,26 +180,17 @@ void UnoModel::advance(double seconds) {
   if (seconds <= 0 || (left_speed_ == 0 && right_speed_ == 0)) return;
   double left = left_speed_ * 10.0 * seconds;  // mm
   double right = right_speed_ * 10.0 * seconds;
-  bool done = false;
-  if (goal_ == Goal::Distance) {
-    const double step = (std::abs(left) + std::abs(right)) / 2;
-    if (step >= goal_remaining_) {
-      const double scale = goal_remaining_ / step;
-      left *= scale;
-      right *= scale;
-      done = true;
-    }
-    goal_remaining_ -= step;
-  } else if (goal_ == Goal::Angle) {
-    const double step = std::abs(right - left) / kWheelBaseMm * 180.0 / std::numbers::pi;
-    if (step >= goal_remaining_) {
-      const double scale = goal_remaining_ / step;
-      left *= scale;
-      right *= scale;
-      done = true;
-    }
-    goal_remaining_ -= step;
+  // Progress towards the goal: millimetres travelled, or degrees turned.
+  double step = 0;
+  if (goal_ == Goal::Distance) step = (std::abs(left) + std::abs(right)) / 2;
+  if (goal_ == Goal::Angle) step = std::abs(right - left) / kWheelBaseMm * 180.0 / std::numbers::pi;
+  const bool done = goal_ != Goal::None && step >= goal_remaining_;
+  if (done) {
+    // Stop exactly at the goal, not at the end of this time step.
+    left *= goal_remaining_ / step;
+    right *= goal_remaining_ / step;
   }
+  goal_remaining_ -= step;
   left_mm_ += left;
   right_mm_ += right;
   if (done) {

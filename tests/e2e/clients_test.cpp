@@ -225,3 +225,17 @@ TEST_CASE("clients beyond the limit are told so and closed - the others are not 
   CHECK(first.read_json_type("sensor"));
   CHECK(second.read_json_type("sensor"));
 }
+
+TEST_CASE("a client that sends its commands and ends its side still gets every answer") {
+  Rig rig;
+  auto client = rig.json_client();
+  client.send("{\"cmd\":\"claw_open\",\"id\":1}\n{\"cmd\":\"claw_close\",\"id\":2}\n{\"cmd\":\"fly\",\"id\":3}\n");
+  client.shutdown_send();
+  std::map<int, std::string> answers;
+  while (auto message = client.read_json()) {
+    if (message->contains("id")) answers[(*message)["id"].get<int>()] = (*message)["type"];
+  }
+  CHECK(answers == std::map<int, std::string>{{1, "ok"}, {2, "ok"}, {3, "error"}});
+  CHECK(client.wait_closed());
+  rig.expect_sim("rx 44 47 43");
+}

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <regex>
+#include <exception>
 
 namespace flockbridge::testing {
 
@@ -12,6 +12,21 @@ std::string bytes(std::initializer_list<int> values) {
   for (int v : values) out.push_back(static_cast<char>(v));
   return out;
 }
+
+namespace {
+
+/// The port of "ADDRESS:PORT" where it follows `label` in a log line.
+std::uint16_t port_after(const std::string& line, const std::string& label) {
+  const std::size_t at = line.find(label);
+  REQUIRE(at != std::string::npos);
+  // "ADDRESS:PORT" ends at the next ',' or ';' (ADDRESS may hold colons: IPv6).
+  const std::size_t end = line.find_first_of(",;", at);
+  const std::size_t colon = line.rfind(':', end);
+  REQUIRE((colon != std::string::npos && colon > at));
+  return static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
+}
+
+}  // namespace
 
 Rig::Rig(RigOptions options) {
   std::string pattern = (std::filesystem::temp_directory_path() / "flockbridge-test-XXXXXX").string();
@@ -33,16 +48,20 @@ Rig::Rig(RigOptions options) {
   bridge_ = std::make_unique<ChildProcess>(bridge_argv);
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   REQUIRE_MESSAGE(listening, "the bridge did not start listening");
-  std::smatch ports;
-  REQUIRE(std::regex_search(*listening, ports, std::regex(R"(binary clients on [^ ]*:(\d+), JSON clients on [^ ]*:(\d+))")));
-  port_ = static_cast<std::uint16_t>(std::stoi(ports[1]));
-  json_port_ = static_cast<std::uint16_t>(std::stoi(ports[2]));
+  port_ = port_after(*listening, "binary clients on ");
+  json_port_ = port_after(*listening, "JSON clients on ");
   if (options.start_sim && options.wait_until_up) expect_log("robot link up");
 }
 
 Rig::~Rig() {
-  if (bridge_) bridge_->terminate();
-  if (sim_) sim_->terminate();
+  // Both programs must stop cleanly on SIGTERM: exit status 0, which also
+  // means no sanitizer report when they are built with sanitizers.
+  const int bridge_status = bridge_ ? bridge_->terminate() : 0;
+  const int sim_status = sim_ ? sim_->terminate() : 0;
+  if (std::uncaught_exceptions() == 0) {
+    CHECK_MESSAGE(bridge_status == 0, "flockbridge exited with " << bridge_status);
+    CHECK_MESSAGE(sim_status == 0, "flockbot-sim exited with " << sim_status);
+  }
   std::error_code ignored;
   std::filesystem::remove_all(directory_, ignored);
 }

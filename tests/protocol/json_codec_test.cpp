@@ -75,6 +75,12 @@ TEST_CASE("JSON refusals name the command, the argument and the rule") {
   CHECK(refusal(R"({"cmd":"move"})") == "move: needs 'speed'");
   CHECK(refusal(R"({"cmd":"move","speed":150})") == "move: speed must be from -100 to 100, got 150");
   CHECK(refusal(R"({"cmd":"move","speed":10.5})") == "move: speed must be a whole number");
+  CHECK(refusal(R"({"cmd":"move","speed":18446744073709551615})") ==
+        "move: speed must be from -100 to 100, got 9223372036854775807");
+  CHECK(refusal(R"({"cmd":"subscribe","interval_ms":18446744073709551615})").find("interval_ms must be") !=
+        std::string::npos);
+  CHECK(refusal(R"({"cmd":"raw","payload":[68,18446744073709551615]})") ==
+        "raw: payload must hold whole numbers from 0 to 255");
   CHECK(refusal(R"({"cmd":"move","speed":"fast"})") == "move: speed must be a whole number");
   CHECK(refusal(R"({"cmd":"move","spead":10})") == "move: has no argument 'spead'; it takes speed");
   CHECK(refusal(R"({"cmd":"stop","speed":0})") == "stop: has no argument 'speed'; it takes none");

@@ -44,6 +44,8 @@ void TcpClient::send(const std::string& bytes) {
 
 void TcpClient::send(const std::vector<std::uint8_t>& bytes) { send(std::string(bytes.begin(), bytes.end())); }
 
+void TcpClient::shutdown_send() { ::shutdown(fd_, SHUT_WR); }
+
 bool TcpClient::fill(std::chrono::steady_clock::time_point deadline) {
   if (eof_) return false;
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
@@ -101,24 +103,24 @@ std::optional<nlohmann::json> TcpClient::read_json(std::chrono::milliseconds tim
   }
 }
 
-std::optional<nlohmann::json> TcpClient::read_json_type(const std::string& type, std::chrono::milliseconds timeout) {
+template <typename Message, typename Read, typename Match>
+std::optional<Message> TcpClient::read_until(std::chrono::milliseconds timeout, Read read, Match match) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    auto message = read_json(std::max(left, 0ms));
-    if (!message) return std::nullopt;
-    if ((*message)["type"] == type) return message;
+    auto message = (this->*read)(std::max(left, 0ms));
+    if (!message || match(*message)) return message;
   }
 }
 
+std::optional<nlohmann::json> TcpClient::read_json_type(const std::string& type, std::chrono::milliseconds timeout) {
+  return read_until<nlohmann::json>(timeout, &TcpClient::read_json,
+                                    [&](const nlohmann::json& message) { return message["type"] == type; });
+}
+
 std::optional<std::string> TcpClient::read_message_tag(const std::string& tag, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    auto message = read_message(std::max(left, 0ms));
-    if (!message) return std::nullopt;
-    if (message->rfind(tag, 0) == 0) return message;
-  }
+  return read_until<std::string>(timeout, &TcpClient::read_message,
+                                 [&](const std::string& message) { return message.rfind(tag, 0) == 0; });
 }
 
 bool TcpClient::wait_closed(std::chrono::milliseconds timeout) {

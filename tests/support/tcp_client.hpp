@@ -26,6 +26,8 @@ class TcpClient {
 
   void send(const std::string& bytes);
   void send(const std::vector<std::uint8_t>& bytes);
+  /// Ends the sending side (what `echo ... | nc -N` does); reading goes on.
+  void shutdown_send();
 
   /// The next length-prefixed message (without its length byte).
   std::optional<std::string> read_message(std::chrono::milliseconds timeout = 5s);
@@ -45,6 +47,9 @@ class TcpClient {
   [[nodiscard]] std::string& buffer() noexcept { return buffer_; }
 
  private:
+  /// Reads messages with `read` until one satisfies `match`; nothing on timeout.
+  template <typename Message, typename Read, typename Match>
+  std::optional<Message> read_until(std::chrono::milliseconds timeout, Read read, Match match);
   /// Reads more into the buffer; false on timeout or EOF.
   bool fill(std::chrono::steady_clock::time_point deadline);
 

@@ -1,6 +1,8 @@
 #include "flockbridge/protocol/json_codec.hpp"
 
 #include <array>
+#include <climits>
+#include <optional>
 
 #include "flockbridge/protocol/commands.hpp"
 
@@ -17,6 +19,16 @@ std::string dump(const ordered& value) {
   return value.dump(-1, ' ', false, ordered::error_handler_t::replace);
 }
 
+/// A JSON integer as a long long; unsigned values beyond its range are
+/// clamped (so that the range check refuses them instead of wrapping).
+std::optional<long long> whole_number(const json& value) {
+  if (value.is_number_unsigned()) {
+    return static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), LLONG_MAX));
+  }
+  if (value.is_number_integer()) return value.get<long long>();
+  return std::nullopt;
+}
+
 Error argument_error(std::string_view command, std::string_view argument, std::string_view problem) {
   return Error{std::string(command) + ": " + std::string(argument) + " " + std::string(problem)};
 }
@@ -24,11 +36,12 @@ Error argument_error(std::string_view command, std::string_view argument, std::s
 Result<ClientRequest> parse_subscribe(const json& object) {
   std::int64_t interval = 0;
   if (const auto it = object.find("interval_ms"); it != object.end()) {
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 0 || it->get<std::int64_t>() > kMaxIntervalMs) {
+    const auto interval_ms = whole_number(*it);
+    if (!interval_ms || *interval_ms < 0 || *interval_ms > kMaxIntervalMs) {
       return argument_error("subscribe", "interval_ms",
                             "must be a whole number of milliseconds from 0 to " + std::to_string(kMaxIntervalMs));
     }
-    interval = it->get<std::int64_t>();
+    interval = *interval_ms;
   }
   return ClientRequest{Subscribe{static_cast<std::uint32_t>(interval)}};
 }
@@ -46,10 +59,9 @@ Result<ClientRequest> parse_raw(const json& object) {
   }
   Bytes payload;
   for (const json& element : *it) {
-    if (!element.is_number_integer() || element.get<std::int64_t>() < 0 || element.get<std::int64_t>() > 255) {
-      return argument_error("raw", "payload", "must hold whole numbers from 0 to 255");
-    }
-    payload.push_back(static_cast<Byte>(element.get<std::int64_t>()));
+    const auto byte = whole_number(element);
+    if (!byte || *byte < 0 || *byte > 255) return argument_error("raw", "payload", "must hold whole numbers from 0 to 255");
+    payload.push_back(static_cast<Byte>(*byte));
   }
   return checked_command(std::move(payload));
 }
@@ -75,8 +87,9 @@ Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& o
       if (!it->is_string()) return argument_error(spec.name, field.name, "must be a string");
       text = it->get<std::string>();
     } else {
-      if (!it->is_number_integer()) return argument_error(spec.name, field.name, "must be a whole number");
-      values[index] = it->get<long long>();
+      const auto number = whole_number(*it);
+      if (!number) return argument_error(spec.name, field.name, "must be a whole number");
+      values[index] = *number;
     }
     ++index;
   }

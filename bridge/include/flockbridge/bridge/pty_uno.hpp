@@ -63,6 +63,7 @@ class PtyUno {
   std::string slave_path_;
   std::string link_path_;
   bool connected_ = false;
+  bool overrun_ = false;  ///< the last write did not fit (said once per episode)
   UvHandle<uv_poll_t> poll_;
   DeadlineTimer watch_;
   DeadlineTimer tick_;

@@ -64,6 +64,11 @@ class Session {
   void reply_ok(const nlohmann::json& id, bool acknowledged = false);
   void reply_error(const nlohmann::json& id, std::string_view reason);
 
+  /// A command of this client went to the link; the session stays open until
+  /// it is finished, even after the client has stopped sending.
+  void command_started() noexcept { ++pending_commands_; }
+  void command_finished();
+
   void subscribe(std::uint32_t interval_ms);
   void unsubscribe() noexcept { subscribed_ = false; }
 
@@ -83,6 +88,8 @@ class Session {
   void handle_message(protocol::ByteView body);
   void flush();
   void on_write_done(int status);
+  /// Closes a client that has stopped sending once it has had every answer.
+  void finish_if_done();
   [[nodiscard]] SharedBuffer encode_dropped(std::uint64_t count) const;
 
   uv_loop_t* loop_;
@@ -98,10 +105,11 @@ class Session {
   SteadyTime write_started_{};
   bool closing_ = false;
   bool refusing_ = false;
+  bool input_closed_ = false;
+  std::size_t pending_commands_ = 0;
   bool subscribed_ = false;
   std::chrono::milliseconds interval_{0};
   SteadyTime last_sensor_{};
-  std::array<char, 4096> read_buffer_{};
 };
 
 }  // namespace flockbridge::bridge
