@@ -4,12 +4,13 @@
 
 #include <csignal>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 
 #include "flockbridge/bridge/cli.hpp"
 #include "flockbridge/bridge/sim_console.hpp"
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   using namespace flockbridge::bridge;
   auto parsed = parse_simulator_command_line(argc, argv);
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
@@ -30,4 +31,13 @@ int main(int argc, char** argv) {
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
   return status;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s: %s\n", "flockbot-sim", error.what());
+    return 1;
+  }
 }

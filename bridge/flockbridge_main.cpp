@@ -3,12 +3,13 @@
 #include <uv.h>
 
 #include <cstdio>
+#include <exception>
 
 #include "flockbridge/bridge/bridge.hpp"
 #include "flockbridge/bridge/cli.hpp"
 #include "flockbridge/bridge/log.hpp"
 
-int main(int argc, char** argv) {
+static int run(int argc, char** argv) {
   using namespace flockbridge::bridge;
   auto parsed = parse_bridge_command_line(argc, argv);
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
@@ -30,4 +31,13 @@ int main(int argc, char** argv) {
   uv_run(&loop, UV_RUN_DEFAULT);  // let the handles finish closing
   if (uv_loop_close(&loop) != 0) log_warning("the loop still had handles at exit");
   return status;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "%s: %s\n", "flockbridge", error.what());
+    return 1;
+  }
 }

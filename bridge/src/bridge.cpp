@@ -1,5 +1,7 @@
 #include "flockbridge/bridge/bridge.hpp"
 
+#include <sys/resource.h>
+
 #include <csignal>
 #include <random>
 #include <variant>
@@ -27,7 +29,9 @@ double unix_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::size_t kind_index(ClientKind kind) { return kind == ClientKind::Binary ? 0 : 1; }
+std::size_t kind_index(ClientKind kind) {
+  return kind == ClientKind::Binary ? 0 : 1;
+}
 
 }  // namespace
 
@@ -44,6 +48,17 @@ std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets() {
   }
   uv_free_interface_addresses(addresses, count);
   return octets;
+}
+
+std::uint64_t raise_file_limit() {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &limit);
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+  }
+  return limit.rlim_cur;
 }
 
 std::string new_session_id() {
@@ -68,12 +83,20 @@ Bridge::Bridge(uv_loop_t* loop, Config config)
   listeners_[1].port = config_.json_port;
 }
 
-Bridge::~Bridge() { stop(); }
+Bridge::~Bridge() {
+  stop();
+}
 
 Result<Done> Bridge::start() {
   // A client that vanishes while we write must cost an EPIPE, not the process.
   std::signal(SIGPIPE, SIG_IGN);
 
+  // Each client is one descriptor; the device, the loop and the listeners a few more.
+  const std::uint64_t files = raise_file_limit();
+  if (files < 2 * config_.max_clients + 32) {
+    log_warning("the limit on open files (" + std::to_string(files) + ") is below what " +
+                std::to_string(config_.max_clients) + " clients per port need");
+  }
   for (Listener& listener : listeners_) {
     auto listening = listen(listener);
     if (!listening) return listening.error();
@@ -116,9 +139,8 @@ Result<Done> Bridge::start() {
   }
 
   if (config_.simulate) {
-    simulator_ = std::make_unique<PtyUno>(loop_, config_.sim, [](std::string_view line) {
-      log_debug("simulated Uno: " + std::string(line));
-    });
+    simulator_ = std::make_unique<PtyUno>(
+        loop_, config_.sim, [](std::string_view line) { log_debug("simulated Uno: " + std::string(line)); });
     auto plugged = simulator_->plug_in({});
     if (!plugged) return plugged.error();
     serial_.set_path(simulator_->device_path());
@@ -140,9 +162,10 @@ Result<Done> Bridge::listen(Listener& listener) {
   int rc = listener.tcp.init(&listener, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
   if (rc == 0) rc = uv_tcp_bind(listener.tcp.get(), reinterpret_cast<const sockaddr*>(&address), 0);
   if (rc == 0) {
-    rc = uv_listen(reinterpret_cast<uv_stream_t*>(listener.tcp.get()), kListenBacklog, [](uv_stream_t* server, int status) {
-      if (auto* l = owner_of<Listener>(server)) l->bridge->on_connection(*l, status);
-    });
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(listener.tcp.get()), kListenBacklog,
+                   [](uv_stream_t* server, int status) {
+                     if (auto* l = owner_of<Listener>(server)) l->bridge->on_connection(*l, status);
+                   });
   }
   if (rc < 0) return Error{"cannot listen on " + where + ": " + uv_error_text(rc)};
   sockaddr_storage bound{};
@@ -181,8 +204,8 @@ void Bridge::on_connection(Listener& listener, int status) {
     added.refuse(wire::error(listener.kind, nullptr, text));
     return;
   }
-  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(listener.kind)) + ", " +
-           added.peer() + ") connected");
+  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(listener.kind)) + ", " + added.peer() +
+           ") connected");
   added.start(wire::hello(listener.kind, session_id_, link_.state(), link_.reason()));
 }
 
@@ -244,7 +267,9 @@ void Bridge::broadcast(Encode&& encode) {
   }
 }
 
-void Bridge::transmit(protocol::ByteView frame) { serial_.write(frame); }
+void Bridge::transmit(protocol::ByteView frame) {
+  serial_.write(frame);
+}
 
 void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
   const std::string text = "robot link " + std::string(protocol::link_state_name(state)) +

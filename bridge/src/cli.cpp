@@ -32,7 +32,7 @@ class MillisecondOptions {
   std::deque<Slot> slots_;
 };
 
-const std::map<std::string, LogLevel> kLogLevels{
+const std::map<std::string, LogLevel> kLogLevelNames{
     {"debug", LogLevel::Debug}, {"info", LogLevel::Info}, {"warning", LogLevel::Warning}, {"error", LogLevel::Error}};
 
 /// Parses; when the program should stop at once (help, version, a bad
@@ -138,7 +138,7 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
   config.robot.id = static_cast<std::uint8_t>(robot_id);
   config.robot.gripper = static_cast<std::uint8_t>(gripper);
   config.robot.servo_model = static_cast<std::uint8_t>(servo_model);
-  config.log_level = kLogLevels.at(level);
+  config.log_level = kLogLevelNames.at(level);
   if (!robot_ip.empty()) {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (std::sscanf(robot_ip.c_str(), "%u.%u.%u.%u", &a, &b, &c, &d) == 4) {
@@ -169,14 +169,16 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
       "  quit          exit",
       "flockbot-sim"};
   app.set_version_flag("--version", kVersion);
-  app.add_option("--link", options.link, "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)")
+  app.add_option("--link", options.link,
+                 "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)")
       ->required();
   app.add_option("--rate-hz", options.model.rate_hz, "Sensor packets per second")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 2000.0));
   MillisecondOptions millis;
   millis.add(app, "--boot-ms", options.model.boot_delay, "From the port's opening to the boot ACK", 0);
-  app.add_flag("--ack-commands", options.model.ack_commands, "Acknowledge every command with ACK, as some firmware does");
+  app.add_flag("--ack-commands", options.model.ack_commands,
+               "Acknowledge every command with ACK, as some firmware does");
   app.add_option("--seed", options.model.seed, "Seed of the IR readings' noise")->capture_default_str();
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
   millis.apply();

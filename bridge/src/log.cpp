@@ -25,8 +25,12 @@ const char* level_name(LogLevel level) {
 
 }  // namespace
 
-void set_log_level(LogLevel level) noexcept { g_level = level; }
-void set_log_name(std::string_view name) noexcept { g_name = name; }
+void set_log_level(LogLevel level) noexcept {
+  g_level = level;
+}
+void set_log_name(std::string_view name) noexcept {
+  g_name = name;
+}
 
 void log(LogLevel level, std::string_view message) {
   if (level < g_level) return;

@@ -33,6 +33,8 @@ std::vector<SharedBuffer> OutputQueue::take(std::size_t most) {
   return taken;
 }
 
-std::uint64_t OutputQueue::take_dropped() noexcept { return std::exchange(dropped_unreported_, 0); }
+std::uint64_t OutputQueue::take_dropped() noexcept {
+  return std::exchange(dropped_unreported_, 0);
+}
 
 }  // namespace flockbridge::bridge

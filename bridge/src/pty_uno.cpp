@@ -16,7 +16,9 @@ namespace {
 
 constexpr std::chrono::milliseconds kOpenCheckInterval{10};
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
 
 }  // namespace
 
@@ -30,9 +32,13 @@ PtyUno::PtyUno(uv_loop_t* loop, sim::UnoModelSettings settings, Log log)
   (void)tick_.init<PtyUno, &PtyUno::on_tick>(loop_, this);
 }
 
-PtyUno::~PtyUno() { close(); }
+PtyUno::~PtyUno() {
+  close();
+}
 
-const std::string& PtyUno::device_path() const noexcept { return link_path_.empty() ? slave_path_ : link_path_; }
+const std::string& PtyUno::device_path() const noexcept {
+  return link_path_.empty() ? slave_path_ : link_path_;
+}
 
 protocol::Result<protocol::Done> PtyUno::plug_in(const std::string& link_path) {
   unplug();

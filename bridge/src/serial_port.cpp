@@ -22,7 +22,9 @@ namespace {
 
 using protocol::Error;
 
-std::string errno_text(int error) { return std::strerror(error); }
+std::string errno_text(int error) {
+  return std::strerror(error);
+}
 
 // Unix98 pseudo-terminal slaves have major numbers 136 to 143.
 bool is_pty_slave(const std::string& path) {
@@ -34,9 +36,18 @@ bool is_pty_slave(const std::string& path) {
 
 std::optional<speed_t> termios_speed(int baud) {
   static constexpr std::array<std::pair<int, speed_t>, 12> kSpeeds{{
-      {9600, B9600}, {19200, B19200}, {38400, B38400}, {57600, B57600}, {115200, B115200},
-      {230400, B230400}, {460800, B460800}, {500000, B500000}, {576000, B576000}, {921600, B921600},
-      {1000000, B1000000}, {2000000, B2000000},
+      {9600, B9600},
+      {19200, B19200},
+      {38400, B38400},
+      {57600, B57600},
+      {115200, B115200},
+      {230400, B230400},
+      {460800, B460800},
+      {500000, B500000},
+      {576000, B576000},
+      {921600, B921600},
+      {1000000, B1000000},
+      {2000000, B2000000},
   }};
   for (const auto& [rate, speed] : kSpeeds) {
     if (rate == baud) return speed;
@@ -211,8 +222,7 @@ void SerialPort::write(protocol::ByteView bytes) {
   if (!device_.is_open()) return;
   if (!failure_.empty()) return;
   if (pending_output_.size() + bytes.size() > settings_.max_pending_output) {
-    fail_soon(settings_.path + " does not take output (" + std::to_string(pending_output_.size()) +
-              " bytes waiting)");
+    fail_soon(settings_.path + " does not take output (" + std::to_string(pending_output_.size()) + " bytes waiting)");
     return;
   }
   const bool was_idle = pending_output_.empty();

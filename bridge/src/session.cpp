@@ -19,7 +19,7 @@ constexpr std::size_t kWriteBatch = 64;
 /// One read buffer serves every session of the loop: libuv calls a stream's
 /// read callback right after its allocation callback, and the session has
 /// consumed the bytes (into its decoder) before the callback returns.
-thread_local std::array<char, 64 * 1024> t_read_buffer;
+thread_local std::array<char, std::size_t{64} * 1024> t_read_buffer;
 
 /// A write request owns the buffers it writes until its callback runs.
 struct WriteRequest {
@@ -49,7 +49,9 @@ bool is_blank(protocol::ByteView line) {
 
 }  // namespace
 
-std::string_view client_kind_name(ClientKind kind) noexcept { return kind == ClientKind::Binary ? "binary" : "json"; }
+std::string_view client_kind_name(ClientKind kind) noexcept {
+  return kind == ClientKind::Binary ? "binary" : "json";
+}
 
 Session::Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config)
     : loop_(loop),
@@ -62,7 +64,9 @@ Session::Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind,
                kind == ClientKind::Binary ? 255 : config.max_line),
       queue_(config.queue_limit) {}
 
-Session::~Session() { tcp_.reset(); }
+Session::~Session() {
+  tcp_.reset();
+}
 
 int Session::accept(uv_stream_t* server) {
   int rc = tcp_.init(this, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
@@ -146,8 +150,8 @@ void Session::handle_message(protocol::ByteView body) {
     return;
   }
   if (is_blank(body)) return;
-  auto parsed = protocol::json::parse_request(
-      std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
+  auto parsed =
+      protocol::json::parse_request(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
   if (!parsed.request) {
     reply_error(parsed.id, parsed.request.error().message);
     return;
@@ -181,14 +185,18 @@ void Session::subscribe(std::uint32_t interval_ms) {
   last_sensor_ = {};
 }
 
-void Session::reply_ok(const nlohmann::json& id, bool acknowledged) { send(wire::ok(kind_, id, acknowledged)); }
+void Session::reply_ok(const nlohmann::json& id, bool acknowledged) {
+  send(wire::ok(kind_, id, acknowledged));
+}
 
 void Session::reply_error(const nlohmann::json& id, std::string_view reason) {
   log_debug("client " + std::to_string(id_) + ": " + std::string(reason));
   send(wire::error(kind_, id, reason));
 }
 
-SharedBuffer Session::encode_dropped(std::uint64_t count) const { return wire::dropped(kind_, count); }
+SharedBuffer Session::encode_dropped(std::uint64_t count) const {
+  return wire::dropped(kind_, count);
+}
 
 void Session::flush() {
   if (writing_ || closing_ || queue_.empty()) return;
@@ -250,7 +258,8 @@ void Session::housekeeping(SteadyTime now) {
   }
   const std::size_t waiting = decoder_.buffered();
   if (decoder_.expire(now, config_.message_timeout)) {
-    reply_error(nullptr, "incomplete message discarded: " + std::to_string(waiting) + " bytes did not make a whole message within " +
+    reply_error(nullptr, "incomplete message discarded: " + std::to_string(waiting) +
+                             " bytes did not make a whole message within " +
                              std::to_string(config_.message_timeout.count()) + " ms");
   }
 }

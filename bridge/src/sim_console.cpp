@@ -61,7 +61,8 @@ void SimConsole::start_input() {
       input_,
       [](uv_handle_t* handle, std::size_t, uv_buf_t* buf) {
         auto* self = owner_of<SimConsole>(handle);
-        *buf = self != nullptr ? uv_buf_init(self->buffer_.data(), static_cast<unsigned>(self->buffer_.size())) : uv_buf_init(nullptr, 0);
+        *buf = self != nullptr ? uv_buf_init(self->buffer_.data(), static_cast<unsigned>(self->buffer_.size()))
+                               : uv_buf_init(nullptr, 0);
       },
       [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
         if (auto* self = owner_of<SimConsole>(stream)) self->on_input(nread, buf);

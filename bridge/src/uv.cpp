@@ -2,7 +2,9 @@
 
 namespace flockbridge::bridge {
 
-std::string uv_error_text(int code) { return std::string(uv_strerror(code)) + " (" + uv_err_name(code) + ")"; }
+std::string uv_error_text(int code) {
+  return std::string(uv_strerror(code)) + " (" + uv_err_name(code) + ")";
+}
 
 void DeadlineTimer::start_at(SteadyTime deadline) {
   const auto wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady_now());

@@ -15,7 +15,9 @@ SharedBuffer line(std::string text) {
   return make_buffer(std::move(text));
 }
 
-SharedBuffer binary(const protocol::Bytes& bytes) { return make_buffer(std::string(bytes.begin(), bytes.end())); }
+SharedBuffer binary(const protocol::Bytes& bytes) {
+  return make_buffer(std::string(bytes.begin(), bytes.end()));
+}
 
 }  // namespace
 
@@ -43,7 +45,8 @@ SharedBuffer packet(ClientKind kind, const protocol::UnoPacket& packet, protocol
 
 SharedBuffer dropped(ClientKind kind, std::uint64_t count) {
   if (kind == ClientKind::Binary) {
-    return binary(protocol::encode_binary_dropped(static_cast<std::uint32_t>(std::min<std::uint64_t>(count, UINT32_MAX))));
+    return binary(
+        protocol::encode_binary_dropped(static_cast<std::uint32_t>(std::min<std::uint64_t>(count, UINT32_MAX))));
   }
   return line(json::dropped(count));
 }

@@ -8,7 +8,9 @@
 namespace flockbridge::protocol {
 namespace {
 
-bool starts_with(ByteView body, char a, char b) { return body.size() >= 2 && body[0] == a && body[1] == b; }
+bool starts_with(ByteView body, char a, char b) {
+  return body.size() >= 2 && body[0] == static_cast<Byte>(a) && body[1] == static_cast<Byte>(b);
+}
 
 Result<ClientRequest> command_request(ByteView payload) {
   auto checked = check_command(payload);
@@ -55,15 +57,21 @@ Result<ClientRequest> parse_binary_request(ByteView body) {
   return command_request(body);
 }
 
-Bytes encode_binary_sensor(ByteView sen_payload) { return with_length("SP", sen_payload.subspan(3)); }
+Bytes encode_binary_sensor(ByteView sen_payload) {
+  return with_length("SP", sen_payload.subspan(3));
+}
 
-Bytes encode_binary_packet(ByteView payload) { return with_length({}, payload); }
+Bytes encode_binary_packet(ByteView payload) {
+  return with_length({}, payload);
+}
 
 Bytes encode_binary_error(std::string_view text) {
   return with_length("ERR", as_bytes(text.substr(0, kMaxErrorText)));
 }
 
-Bytes encode_binary_link(std::string_view state) { return with_length("LNK", as_bytes(state)); }
+Bytes encode_binary_link(std::string_view state) {
+  return with_length("LNK", as_bytes(state));
+}
 
 Bytes encode_binary_dropped(std::uint32_t count) {
   Bytes value;

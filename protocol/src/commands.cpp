@@ -29,13 +29,12 @@ constexpr std::array kCommands{
     command("camera_forward", "DCF", false),
     command("camera_set", "DCS", false, {FieldSpec{"pos", FieldType::U8, 0, 100}}, 1),
     command("lcd_clear", "DLC", false),
-    command("lcd_cursor", "DLU", false,
-            {FieldSpec{"row", FieldType::U8, 1, 2}, FieldSpec{"col", FieldType::U8, 1, 16}}, 2),
+    command("lcd_cursor", "DLU", false, {FieldSpec{"row", FieldType::U8, 1, 2}, FieldSpec{"col", FieldType::U8, 1, 16}},
+            2),
     command("lcd_write", "DLS", false, {FieldSpec{"text", FieldType::Text, 0, 16}}, 1),
     command("move", "DMS", true, {kSpeed}, 1),
     command("move_distance", "DMD", true, {kSpeed, FieldSpec{"dist", FieldType::U8, 0, 255}}, 2),
-    command("move_distance", "DMD", true, {kSpeed, FieldSpec{"dist", FieldType::U16, 0, 65535}}, 2,
-            false),
+    command("move_distance", "DMD", true, {kSpeed, FieldSpec{"dist", FieldType::U16, 0, 65535}}, 2, false),
     command("wheels", "DMW", true,
             {FieldSpec{"left", FieldType::I8, -100, 100}, FieldSpec{"right", FieldType::I8, -100, 100}}, 2),
     command("rotate", "DRC", true, {kSpeed}, 1),
@@ -63,8 +62,7 @@ constexpr std::size_t field_width(FieldType type) {
 std::optional<Error> check_value(const CommandSpec& spec, const FieldSpec& field, long long value) {
   if (value < field.min || value > field.max) {
     return Error{std::string(spec.name) + ": " + std::string(field.name) + " must be from " +
-                 std::to_string(field.min) + " to " + std::to_string(field.max) + ", got " +
-                 std::to_string(value)};
+                 std::to_string(field.min) + " to " + std::to_string(field.max) + ", got " + std::to_string(value)};
   }
   return std::nullopt;
 }
@@ -126,7 +124,9 @@ bool CommandSpec::has_text() const noexcept {
                      [](const FieldSpec& field) { return field.type == FieldType::Text; });
 }
 
-std::span<const CommandSpec> command_table() noexcept { return kCommands; }
+std::span<const CommandSpec> command_table() noexcept {
+  return kCommands;
+}
 
 const CommandSpec* find_command(std::string_view name) noexcept {
   for (const CommandSpec& spec : kCommands) {
@@ -138,7 +138,8 @@ const CommandSpec* find_command(std::string_view name) noexcept {
 Result<const CommandSpec*> check_command(ByteView payload) {
   if (payload.empty()) return Error{"empty command"};
   if (payload.size() < 3) {
-    return Error{"command '" + describe_tag(payload) + "' is too short: a command is a type letter and two code letters, then its data"};
+    return Error{"command '" + describe_tag(payload) +
+                 "' is too short: a command is a type letter and two code letters, then its data"};
   }
   const std::string code(payload.begin(), payload.begin() + 3);
   if (code == "CFG") return Error{"CFG is sent by the bridge from its configuration, not by clients"};
@@ -148,8 +149,8 @@ Result<const CommandSpec*> check_command(ByteView payload) {
   for (const CommandSpec& spec : kCommands) {
     if (spec.code != code) continue;
     known = true;
-    const bool length_fits = spec.has_text() ? payload.size() >= spec.fixed_length()
-                                             : payload.size() == spec.fixed_length();
+    const bool length_fits =
+        spec.has_text() ? payload.size() >= spec.fixed_length() : payload.size() == spec.fixed_length();
     if (!length_fits) continue;
     std::size_t at = 3;
     for (const FieldSpec& field : spec.fields()) {
@@ -163,8 +164,8 @@ Result<const CommandSpec*> check_command(ByteView payload) {
     return &spec;
   }
   if (!known) return Error{"unknown command '" + describe_tag(payload.first(3)) + "'"};
-  const CommandSpec& first = *std::find_if(kCommands.begin(), kCommands.end(),
-                                           [&](const CommandSpec& spec) { return spec.code == code; });
+  const CommandSpec& first =
+      *std::find_if(kCommands.begin(), kCommands.end(), [&](const CommandSpec& spec) { return spec.code == code; });
   return Error{std::string(first.name) + " (" + code + ") is " + (first.has_text() ? "at least " : "") +
                lengths_of(code) + " bytes long, got " + std::to_string(payload.size())};
 }

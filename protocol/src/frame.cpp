@@ -114,4 +114,3 @@ std::optional<FrameDecoder::Event> FrameDecoder::next() {
 }
 
 }  // namespace flockbridge::protocol
-

@@ -7,7 +7,9 @@
 namespace flockbridge::protocol {
 namespace {
 
-std::string millis(std::chrono::milliseconds duration) { return std::to_string(duration.count()) + " ms"; }
+std::string millis(std::chrono::milliseconds duration) {
+  return std::to_string(duration.count()) + " ms";
+}
 
 const Bytes& nak_frame() {
   static const Bytes frame = encode_frame(as_bytes("NAK"));
@@ -245,9 +247,8 @@ void LinkController::send_cfg(SteadyTime now) {
   phase_ = Phase::AwaitCfgAck;
   ++cfg_attempts_;
   ++stats_.cfg_sent;
-  handshake_deadline_ =
-      now + (cfg_attempts_ > settings_.handshake_retries ? settings_.handshake_slow_interval
-                                                         : settings_.handshake_timeout);
+  handshake_deadline_ = now + (cfg_attempts_ > settings_.handshake_retries ? settings_.handshake_slow_interval
+                                                                           : settings_.handshake_timeout);
   send(cfg_frame_, LastSent::Cfg);
 }
 
@@ -263,8 +264,8 @@ void LinkController::go_stale(SteadyTime now) {
   ++stats_.stale;
   fail_all("the robot link went stale");
   cfg_attempts_ = 0;
-  set_state(LinkState::Stale, "nothing from the robot for " + millis(settings_.stale_timeout) +
-                                  "; configuring it again");
+  set_state(LinkState::Stale,
+            "nothing from the robot for " + millis(settings_.stale_timeout) + "; configuring it again");
   send_cfg(now);
 }
 

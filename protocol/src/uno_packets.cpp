@@ -53,7 +53,8 @@ Result<UnoPacket> parse_uno_packet(ByteView payload) {
     return UnoPacket{known.kind, {}};
   }
   if (payload.size() < 3 || !std::all_of(payload.begin(), payload.begin() + 3, is_ascii_letter)) {
-    return Error{"packet whose type is not three ASCII letters: " + to_hex(payload.first(std::min<std::size_t>(payload.size(), 3)))};
+    return Error{"packet whose type is not three ASCII letters: " +
+                 to_hex(payload.first(std::min<std::size_t>(payload.size(), 3)))};
   }
   return UnoPacket{UnoPacketKind::Other, {}};
 }
@@ -65,8 +66,8 @@ Bytes encode_sensor_payload(const SensorReading& r) {
   for (std::uint16_t ir : r.ir) append_u16le(p, ir);
   p.push_back(r.l_bump);
   p.push_back(r.h_bump);
-  for (std::int16_t v : {r.odometer_left, r.odometer_right, r.odometer_avg, r.wheel_watcher_left,
-                         r.wheel_watcher_right}) {
+  for (std::int16_t v :
+       {r.odometer_left, r.odometer_right, r.odometer_avg, r.wheel_watcher_left, r.wheel_watcher_right}) {
     append_u16le(p, static_cast<std::uint16_t>(v));
   }
   p.push_back(0);

@@ -20,7 +20,9 @@ std::int16_t wrap16(double value) {
   return static_cast<std::int16_t>(static_cast<std::uint16_t>(static_cast<std::int64_t>(std::lround(value)) & 0xFFFF));
 }
 
-double signed_byte(ByteView payload, std::size_t at) { return static_cast<std::int8_t>(payload[at]); }
+double signed_byte(ByteView payload, std::size_t at) {
+  return static_cast<std::int8_t>(payload[at]);
+}
 
 }  // namespace
 
@@ -107,8 +109,9 @@ void UnoModel::on_frame(ByteView payload, SteadyTime now) {
   log("rx " + protocol::to_hex(payload));
   if (tag_is(payload, "NAK")) {
     if (last_sent_.empty()) return;
-    log("resent " + protocol::to_hex(ByteView(last_sent_).subspan(protocol::kSyncLength + 1,
-                                                                 last_sent_.size() - protocol::kFrameOverhead)));
+    log("resent " +
+        protocol::to_hex(
+            ByteView(last_sent_).subspan(protocol::kSyncLength + 1, last_sent_.size() - protocol::kFrameOverhead)));
     send_frame(last_sent_);
     return;
   }
@@ -230,7 +233,9 @@ void UnoModel::set_bumpers(std::uint8_t low, std::uint8_t high) {
   reading_.h_bump = high;
 }
 
-void UnoModel::send(ByteView payload) { send_frame(protocol::encode_frame(payload)); }
+void UnoModel::send(ByteView payload) {
+  send_frame(protocol::encode_frame(payload));
+}
 
 void UnoModel::send_frame(const Bytes& frame) {
   last_sent_ = frame;
@@ -239,8 +244,8 @@ void UnoModel::send_frame(const Bytes& frame) {
     corrupt_next_ = false;
     Bytes corrupted = frame;
     if (!corrupted.empty()) corrupted[corrupted.size() - 1] ^= 0xFF;
-    log("sent-corrupt " + protocol::to_hex(ByteView(frame).subspan(protocol::kSyncLength + 1,
-                                                                    frame.size() - protocol::kFrameOverhead)));
+    log("sent-corrupt " +
+        protocol::to_hex(ByteView(frame).subspan(protocol::kSyncLength + 1, frame.size() - protocol::kFrameOverhead)));
     transmit_(corrupted);
     return;
   }

@@ -75,7 +75,8 @@ TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every pack
     }
   }
   const auto log = rig.bridge().lines(Stream::Stderr);
-  CHECK(std::count_if(log.begin(), log.end(), [](const std::string& l) { return l.find(") connected") != std::string::npos; }) == 200);
+  CHECK(std::count_if(log.begin(), log.end(),
+                      [](const std::string& l) { return l.find(") connected") != std::string::npos; }) == 200);
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "refused"));
 }
 
@@ -118,7 +119,9 @@ TEST_CASE("bad JSON lines are answered with an error object and the connection s
       {R"({"cmd":"camera_set","pos":101,"id":3})",
        {{"type", "error"}, {"id", 3}, {"error", "camera_set: pos must be from 0 to 100, got 101"}}},
       {R"({"cmd":"subscribe","interval_ms":"soon","id":4})",
-       {{"type", "error"}, {"id", 4}, {"error", "subscribe: interval_ms must be a whole number of milliseconds from 0 to 3600000"}}},
+       {{"type", "error"},
+        {"id", 4},
+        {"error", "subscribe: interval_ms must be a whole number of milliseconds from 0 to 3600000"}}},
       {std::string(5000, 'x'), {{"type", "error"}, {"error", "line longer than 4096 bytes; discarded"}}},
   };
   for (const auto& [line, answer] : table) {

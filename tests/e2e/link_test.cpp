@@ -100,7 +100,7 @@ TEST_CASE("the bridge NAKs a corrupt packet from the Uno, which resends it") {
   rig.expect_sim("rx 4E 41 4B");
   const std::string resent = rig.expect_sim("resent 53 45 4E");
   CHECK(resent.substr(7) == corrupt.substr(13));  // the very packet, resent whole
-  rig.expect_log("");  // the bridge is still running
+  rig.expect_log("");                             // the bridge is still running
   CHECK(json.read_json_type("sensor"));
 }
 

@@ -1,5 +1,7 @@
 #include "e2e/rig.hpp"
 
+#include "support/listening.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,21 +15,6 @@ std::string bytes(std::initializer_list<int> values) {
   return out;
 }
 
-namespace {
-
-/// The port of "ADDRESS:PORT" where it follows `label` in a log line.
-std::uint16_t port_after(const std::string& line, const std::string& label) {
-  const std::size_t at = line.find(label);
-  REQUIRE(at != std::string::npos);
-  // "ADDRESS:PORT" ends at the next ',' or ';' (ADDRESS may hold colons: IPv6).
-  const std::size_t end = line.find_first_of(",;", at);
-  const std::size_t colon = line.rfind(':', end);
-  REQUIRE((colon != std::string::npos && colon > at));
-  return static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
-}
-
-}  // namespace
-
 Rig::Rig(RigOptions options) {
   std::string pattern = (std::filesystem::temp_directory_path() / "flockbridge-test-XXXXXX").string();
   REQUIRE(::mkdtemp(pattern.data()) != nullptr);
@@ -35,21 +22,25 @@ Rig::Rig(RigOptions options) {
   device_ = (directory_ / "uno").string();
 
   if (options.start_sim) {
-    std::vector<std::string> sim_argv{FLOCKBOT_SIM_BIN, "--link", device_, "--rate-hz", std::to_string(options.rate_hz)};
+    std::vector<std::string> sim_argv{FLOCKBOT_SIM_BIN, "--link", device_, "--rate-hz",
+                                      std::to_string(options.rate_hz)};
     sim_argv.insert(sim_argv.end(), options.sim_args.begin(), options.sim_args.end());
     sim_ = std::make_unique<ChildProcess>(sim_argv);
     REQUIRE(sim_->wait_for(ChildProcess::Stream::Stdout, "ready "));
   }
 
   // A generous NAK window: the tests run beside other work on small machines.
-  std::vector<std::string> bridge_argv{FLOCKBRIDGE_BIN, "--device", device_, "--bind", "127.0.0.1", "--port", "0",
-                                       "--json-port", "0", "--nak-window-ms", "100", "--reopen-max-ms", "500"};
+  std::vector<std::string> bridge_argv{
+      FLOCKBRIDGE_BIN, "--device", device_,           "--bind", "127.0.0.1",       "--port", "0",
+      "--json-port",   "0",        "--nak-window-ms", "100",    "--reopen-max-ms", "500"};
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   bridge_ = std::make_unique<ChildProcess>(bridge_argv);
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   REQUIRE_MESSAGE(listening, "the bridge did not start listening");
-  port_ = port_after(*listening, "binary clients on ");
-  json_port_ = port_after(*listening, "JSON clients on ");
+  const auto ports = listening_ports(*listening);
+  REQUIRE(ports);
+  port_ = ports->binary;
+  json_port_ = ports->json;
   if (options.start_sim && options.wait_until_up) expect_log("robot link up");
 }
 

@@ -19,18 +19,22 @@ struct Seen {
 std::string show(const std::vector<Seen>& events) {
   std::string text;
   for (const Seen& e : events) {
-    text += e.kind == FrameDecoder::EventKind::Frame ? "frame[" : e.kind == FrameDecoder::EventKind::BadChecksum ? "badsum[" : "badlen[";
+    text += e.kind == FrameDecoder::EventKind::Frame         ? "frame["
+            : e.kind == FrameDecoder::EventKind::BadChecksum ? "badsum["
+                                                             : "badlen[";
     text += to_hex(e.payload) + "] ";
   }
   return text;
 }
 
-std::vector<Seen> decode(const Bytes& input, const flockbridge::testing::Split& split, FrameDecoderStats* stats = nullptr) {
+std::vector<Seen> decode(const Bytes& input, const flockbridge::testing::Split& split,
+                         FrameDecoderStats* stats = nullptr) {
   FrameDecoder decoder;
   std::vector<Seen> events;
   for (auto piece : split.cut(input)) {
     decoder.feed(piece);
-    while (auto event = decoder.next()) events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
+    while (auto event = decoder.next())
+      events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
   }
   if (stats != nullptr) *stats = decoder.stats();
   return events;
@@ -42,10 +46,18 @@ Bytes cat(std::initializer_list<Bytes> parts) {
   return all;
 }
 
-Bytes frame(std::string_view payload) { return encode_frame(as_bytes(payload)); }
-Bytes bytes(std::string_view text) { return Bytes(text.begin(), text.end()); }
-Seen good(std::string_view payload) { return {FrameDecoder::EventKind::Frame, bytes(payload)}; }
-Seen good(const Bytes& payload) { return {FrameDecoder::EventKind::Frame, payload}; }
+Bytes frame(std::string_view payload) {
+  return encode_frame(as_bytes(payload));
+}
+Bytes bytes(std::string_view text) {
+  return Bytes(text.begin(), text.end());
+}
+Seen good(std::string_view payload) {
+  return {FrameDecoder::EventKind::Frame, bytes(payload)};
+}
+Seen good(const Bytes& payload) {
+  return {FrameDecoder::EventKind::Frame, payload};
+}
 
 }  // namespace
 
@@ -88,20 +100,26 @@ TEST_CASE("frame decoder table: every case whole, byte by byte and at random spl
       {"one frame", frame("ACK"), {good("ACK")}},
       {"0xBD inside a payload (speed -67)", encode_frame(speed_minus_67), {good(speed_minus_67)}},
       {"a payload full of 0xBD", encode_frame(bd_sensor), {good(bd_sensor)}},
-      {"garbage between frames", cat({bytes("xx"), frame("ACK"), Bytes{0x00, 0xBD, 0x13, 0xBD, 0xBD, 0x7F}, frame("DMC")}),
+      {"garbage between frames",
+       cat({bytes("xx"), frame("ACK"), Bytes{0x00, 0xBD, 0x13, 0xBD, 0xBD, 0x7F}, frame("DMC")}),
        {good("ACK"), good("DMC")}},
       {"a corrupted LEN followed by good frames",
        corrupted_then_good,
-       {{FrameDecoder::EventKind::BadChecksum, Bytes(corrupted_then_good.begin() + 4, corrupted_then_good.begin() + 16)},
+       {{FrameDecoder::EventKind::BadChecksum,
+         Bytes(corrupted_then_good.begin() + 4, corrupted_then_good.begin() + 16)},
         good("ACK"),
         good("DMC")}},
-      {"LEN 0 is impossible", cat({Bytes{0xBD, 0xBD, 0xBD, 0x00}, frame("ACK")}),
+      {"LEN 0 is impossible",
+       cat({Bytes{0xBD, 0xBD, 0xBD, 0x00}, frame("ACK")}),
        {{FrameDecoder::EventKind::BadLength, {}}, good("ACK")}},
-      {"LEN above the maximum is corruption", cat({Bytes{0xBD, 0xBD, 0xBD, 0xC8, 1, 2, 3}, frame("EMG")}),
+      {"LEN above the maximum is corruption",
+       cat({Bytes{0xBD, 0xBD, 0xBD, 0xC8, 1, 2, 3}, frame("EMG")}),
        {{FrameDecoder::EventKind::BadLength, {}}, good("EMG")}},
-      {"a bad checksum, then a good frame", cat({bad_sum, frame("ACK")}),
+      {"a bad checksum, then a good frame",
+       cat({bad_sum, frame("ACK")}),
        {{FrameDecoder::EventKind::BadChecksum, bytes("DGC")}, good("ACK")}},
-      {"four sync bytes: the last three are the header", cat({Bytes{0xBD}, frame("NAK")}),
+      {"four sync bytes: the last three are the header",
+       cat({Bytes{0xBD}, frame("NAK")}),
        {{FrameDecoder::EventKind::BadLength, {}}, good("NAK")}},
       {"a frame cut short at the end waits", Bytes{0xBD, 0xBD, 0xBD, 0x03, 'A'}, {}},
   };

@@ -113,7 +113,8 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
         Json::parse(R"({"type":"hello","version":1,"session":"abc","link":"up"})"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
-  CHECK(Json::parse(codec::packet(as_bytes("DMC"))) == Json::parse(R"({"type":"packet","tag":"DMC","payload":[68,77,67]})"));
+  CHECK(Json::parse(codec::packet(as_bytes("DMC"))) ==
+        Json::parse(R"({"type":"packet","tag":"DMC","payload":[68,77,67]})"));
   CHECK(codec::emergency() == R"({"type":"emergency"})");
   CHECK(codec::dropped(12) == R"({"type":"dropped","count":12})");
   CHECK(codec::ok(nullptr) == R"({"type":"ok"})");

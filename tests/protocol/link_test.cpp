@@ -18,11 +18,11 @@ struct Recorder final : LinkEvents {
   std::vector<std::string> packets;
   std::vector<std::pair<CommandToken, std::string>> finished;  ///< "" for success, "ack" when acknowledged
 
-  void transmit(ByteView frame) override {
-    sent.emplace_back(frame.begin() + kSyncLength + 1, frame.end() - 1);
-  }
+  void transmit(ByteView frame) override { sent.emplace_back(frame.begin() + kSyncLength + 1, frame.end() - 1); }
   void link_changed(LinkState state, std::string_view) override { states.emplace_back(link_state_name(state)); }
-  void packet_received(const UnoPacket&, ByteView payload) override { packets.push_back(describe_tag(payload.first(3))); }
+  void packet_received(const UnoPacket&, ByteView payload) override {
+    packets.push_back(describe_tag(payload.first(3)));
+  }
   void command_finished(CommandToken token, const Error* error, bool acknowledged) override {
     finished.emplace_back(token, error ? error->message : acknowledged ? "ack" : "");
   }
@@ -77,7 +77,8 @@ TEST_CASE_FIXTURE(Fixture, "handshake: Uno ACK, Pi CFG, Uno ACK, and only then u
   CHECK(events.states == std::vector<std::string>{"handshaking", "up"});
 }
 
-TEST_CASE_FIXTURE(Fixture, "an Uno that did not reset on open is configured after the boot wait, or at its first packet") {
+TEST_CASE_FIXTURE(Fixture,
+                  "an Uno that did not reset on open is configured after the boot wait, or at its first packet") {
   link.port_opened(now);
   advance(1999ms);
   CHECK(events.sent.empty());

@@ -19,8 +19,9 @@ std::vector<std::string> decode_all(MessageDecoder::Framing framing, std::string
   for (auto piece : split.cut(as_bytes(input))) {
     decoder.feed(piece, t);
     while (auto event = decoder.next()) {
-      out.push_back(event->kind == MessageDecoder::EventKind::TooLong ? "<too long>"
-                                                                      : std::string(event->body.begin(), event->body.end()));
+      out.push_back(event->kind == MessageDecoder::EventKind::TooLong
+                        ? "<too long>"
+                        : std::string(event->body.begin(), event->body.end()));
     }
   }
   return out;
@@ -29,11 +30,25 @@ std::vector<std::string> decode_all(MessageDecoder::Framing framing, std::string
 }  // namespace
 
 TEST_CASE("length-prefixed messages, however the stream was cut") {
-  const std::string input = std::string("\x03" "DGO" "\x02" "SF" "\x00", 8) + std::string("\x07" "RT\x04" "DMS\x0A", 8);
+  const std::string input = std::string(
+                                "\x03"
+                                "DGO"
+                                "\x02"
+                                "SF"
+                                "\x00",
+                                8) +
+                            std::string(
+                                "\x07"
+                                "RT\x04"
+                                "DMS\x0A",
+                                8);
   for (const auto& split : flockbridge::testing::splits()) {
     CAPTURE(split.name);
     CHECK(decode_all(MessageDecoder::Framing::LengthPrefixed, input, split) ==
-          std::vector<std::string>{"DGO", "SF", "", std::string("RT\x04" "DMS\x0A", 7)});
+          std::vector<std::string>{"DGO", "SF", "",
+                                   std::string("RT\x04"
+                                               "DMS\x0A",
+                                               7)});
   }
 }
 
@@ -55,7 +70,9 @@ TEST_CASE("a message left incomplete is discarded after the timeout, and only th
   CHECK_FALSE(decoder.expire(t0 + 1999ms, 2000ms));
   CHECK(decoder.expire(t0 + 2000ms, 2000ms));
   CHECK_FALSE(decoder.partial_since());
-  decoder.feed(as_bytes("\x03" "DGO"), t0 + 2100ms);
+  decoder.feed(as_bytes("\x03"
+                        "DGO"),
+               t0 + 2100ms);
   const auto event = decoder.next();
   REQUIRE(event);
   CHECK(std::string(event->body.begin(), event->body.end()) == "DGO");
@@ -64,10 +81,14 @@ TEST_CASE("a message left incomplete is discarded after the timeout, and only th
 TEST_CASE("the timeout counts from the first byte of the pending message") {
   MessageDecoder decoder(MessageDecoder::Framing::LengthPrefixed, 255);
   const SteadyTime t0{};
-  decoder.feed(as_bytes("\x03" "DG"), t0);
+  decoder.feed(as_bytes("\x03"
+                        "DG"),
+               t0);
   CHECK_FALSE(decoder.next());
   // The message completes 1.5 s later, and the next one starts in the same piece.
-  decoder.feed(as_bytes("O\x03" "D"), t0 + 1500ms);
+  decoder.feed(as_bytes("O\x03"
+                        "D"),
+               t0 + 1500ms);
   REQUIRE(decoder.next());
   CHECK_FALSE(decoder.next());
   CHECK(*decoder.partial_since() == t0 + 1500ms);

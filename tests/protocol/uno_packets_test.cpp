@@ -30,13 +30,13 @@ TEST_CASE("the sensor packet layout, byte by byte") {
   CHECK(p[2] == 'N');
   CHECK(p[3] == 0x12);  // battery LSB first
   CHECK(p[4] == 0x03);
-  CHECK(p[5] == 0x01);  // ir0
-  CHECK(p[7] == 0xBD);  // ir1 LSB
-  CHECK(p[10] == 0xBD); // ir2 MSB
-  CHECK(p[13] == 0xFF); // ir4
+  CHECK(p[5] == 0x01);   // ir0
+  CHECK(p[7] == 0xBD);   // ir1 LSB
+  CHECK(p[10] == 0xBD);  // ir2 MSB
+  CHECK(p[13] == 0xFF);  // ir4
   CHECK(p[14] == 0xFF);
-  CHECK(p[15] == 1);    // l_bump
-  CHECK(p[16] == 0xBD); // h_bump
+  CHECK(p[15] == 1);     // l_bump
+  CHECK(p[16] == 0xBD);  // h_bump
   CHECK(read_i16le(p, 17) == -1234);
   CHECK(read_i16le(p, 19) == 32767);
   CHECK(read_i16le(p, 21) == -32768);

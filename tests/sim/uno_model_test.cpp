@@ -34,7 +34,9 @@ struct Harness {
             },
             [this](std::string_view line) { log.emplace_back(line); }) {}
 
-  void host_sends(std::string_view payload) { uno.bytes_received(protocol::encode_frame(protocol::as_bytes(payload)), now); }
+  void host_sends(std::string_view payload) {
+    uno.bytes_received(protocol::encode_frame(protocol::as_bytes(payload)), now);
+  }
   void host_sends(const Bytes& payload) { uno.bytes_received(protocol::encode_frame(payload), now); }
   void run_for(std::chrono::milliseconds duration) {
     const auto end = now + duration;
@@ -52,7 +54,8 @@ struct Harness {
   }
   protocol::SensorReading last_reading() const {
     for (auto it = sent.rbegin(); it != sent.rend(); ++it) {
-      if (auto packet = protocol::parse_uno_packet(*it); packet && packet.value().kind == protocol::UnoPacketKind::Sensor) {
+      if (auto packet = protocol::parse_uno_packet(*it);
+          packet && packet.value().kind == protocol::UnoPacketKind::Sensor) {
         return packet.value().sensor;
       }
     }

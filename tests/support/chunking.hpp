@@ -33,7 +33,8 @@ inline std::vector<Split> splits(unsigned random_rounds = 8) {
                         std::vector<Chunk> pieces;
                         std::size_t at = 0;
                         while (at < all.size()) {
-                          std::uniform_int_distribution<std::size_t> length(1, std::min<std::size_t>(all.size() - at, 7));
+                          std::uniform_int_distribution<std::size_t> length(1,
+                                                                            std::min<std::size_t>(all.size() - at, 7));
                           const std::size_t n = length(random);
                           pieces.push_back(all.subspan(at, n));
                           at += n;

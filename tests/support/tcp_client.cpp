@@ -42,9 +42,13 @@ void TcpClient::send(const std::string& bytes) {
   }
 }
 
-void TcpClient::send(const std::vector<std::uint8_t>& bytes) { send(std::string(bytes.begin(), bytes.end())); }
+void TcpClient::send(const std::vector<std::uint8_t>& bytes) {
+  send(std::string(bytes.begin(), bytes.end()));
+}
 
-void TcpClient::shutdown_send() { ::shutdown(fd_, SHUT_WR); }
+void TcpClient::shutdown_send() {
+  ::shutdown(fd_, SHUT_WR);
+}
 
 bool TcpClient::fill(std::chrono::steady_clock::time_point deadline) {
   if (eof_) return false;
@@ -107,7 +111,8 @@ template <typename Message, typename Read, typename Match>
 std::optional<Message> TcpClient::read_until(std::chrono::milliseconds timeout, Read read, Match match) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     auto message = (this->*read)(std::max(left, 0ms));
     if (!message || match(*message)) return message;
   }

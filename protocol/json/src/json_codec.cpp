@@ -60,7 +60,8 @@ Result<ClientRequest> parse_raw(const json& object) {
   Bytes payload;
   for (const json& element : *it) {
     const auto byte = whole_number(element);
-    if (!byte || *byte < 0 || *byte > 255) return argument_error("raw", "payload", "must hold whole numbers from 0 to 255");
+    if (!byte || *byte < 0 || *byte > 255)
+      return argument_error("raw", "payload", "must hold whole numbers from 0 to 255");
     payload.push_back(static_cast<Byte>(*byte));
   }
   return checked_command(std::move(payload));
@@ -128,13 +129,17 @@ std::string link(LinkState state, std::string_view reason) {
 
 std::string packet(ByteView payload) {
   return dump(ordered{{"type", "packet"},
-                   {"tag", describe_tag(payload.first(std::min<std::size_t>(payload.size(), 3)))},
-                   {"payload", Bytes(payload.begin(), payload.end())}});
+                      {"tag", describe_tag(payload.first(std::min<std::size_t>(payload.size(), 3)))},
+                      {"payload", Bytes(payload.begin(), payload.end())}});
 }
 
-std::string emergency() { return dump(ordered{{"type", "emergency"}}); }
+std::string emergency() {
+  return dump(ordered{{"type", "emergency"}});
+}
 
-std::string dropped(std::uint64_t count) { return dump(ordered{{"type", "dropped"}, {"count", count}}); }
+std::string dropped(std::uint64_t count) {
+  return dump(ordered{{"type", "dropped"}, {"count", count}});
+}
 
 std::string ok(const nlohmann::json& id) {
   ordered message{{"type", "ok"}};
@@ -151,7 +156,8 @@ std::string error(const nlohmann::json& id, std::string_view reason) {
 
 ParsedRequest parse_request(std::string_view line) {
   const json object = json::parse(line, nullptr, false);
-  if (object.is_discarded()) return {nullptr, Error{"not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}};
+  if (object.is_discarded())
+    return {nullptr, Error{"not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}};
   if (!object.is_object()) return {nullptr, Error{"a command is a JSON object, e.g. {\"cmd\":\"stop\"}"}};
   json id = object.contains("id") ? object["id"] : json(nullptr);
   const auto cmd = object.find("cmd");

@@ -111,6 +111,10 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
 /// address, for CFG; nothing when there is none.
 [[nodiscard]] std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets();
 
+/// Raises the limit on open files to the hard limit, so that the configured
+/// number of clients fits; returns the limit now in force.
+std::uint64_t raise_file_limit();
+
 /// 16 random hex digits, new at each start, so clients can tell restarts apart.
 [[nodiscard]] std::string new_session_id();
 

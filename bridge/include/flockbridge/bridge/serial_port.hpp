@@ -61,7 +61,7 @@ class SerialPort {
     int baud = 115200;
     std::chrono::milliseconds reopen_min{250};
     std::chrono::milliseconds reopen_max{5000};
-    std::size_t max_pending_output = 64 * 1024;
+    std::size_t max_pending_output = std::size_t{64} * 1024;
   };
 
   SerialPort(uv_loop_t* loop, Settings settings, Listener& listener);

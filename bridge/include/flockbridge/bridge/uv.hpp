@@ -16,7 +16,9 @@ namespace flockbridge::bridge {
 
 using protocol::SteadyTime;
 
-[[nodiscard]] inline SteadyTime steady_now() noexcept { return std::chrono::steady_clock::now(); }
+[[nodiscard]] inline SteadyTime steady_now() noexcept {
+  return std::chrono::steady_clock::now();
+}
 
 /// "connection refused (ECONNREFUSED)".
 [[nodiscard]] std::string uv_error_text(int code);

@@ -27,8 +27,8 @@ struct Error {
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-  Result(Error error) : state_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+  Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   [[nodiscard]] bool ok() const noexcept { return std::holds_alternative<T>(state_); }
   explicit operator bool() const noexcept { return ok(); }
@@ -73,6 +73,8 @@ inline void append_u32le(Bytes& out, std::uint32_t value) {
 [[nodiscard]] constexpr bool is_ascii_letter(Byte b) noexcept {
   return (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z');
 }
-[[nodiscard]] constexpr bool is_printable_ascii(Byte b) noexcept { return b >= 0x20 && b <= 0x7E; }
+[[nodiscard]] constexpr bool is_printable_ascii(Byte b) noexcept {
+  return b >= 0x20 && b <= 0x7E;
+}
 
 }  // namespace flockbridge::protocol

@@ -31,16 +31,14 @@ struct FieldSpec {
 inline constexpr std::size_t kMaxCommandFields = 3;
 
 struct CommandSpec {
-  std::string_view name;     ///< the JSON command name ("move")
-  std::string_view code;     ///< the three payload letters ("DMS")
+  std::string_view name;  ///< the JSON command name ("move")
+  std::string_view code;  ///< the three payload letters ("DMS")
   std::array<FieldSpec, kMaxCommandFields> field_storage;
   std::size_t field_count;
-  bool motion;               ///< makes the robot move (safety rules apply)
-  bool json_form;            ///< the form a JSON command builds (one per name)
+  bool motion;     ///< makes the robot move (safety rules apply)
+  bool json_form;  ///< the form a JSON command builds (one per name)
 
-  [[nodiscard]] std::span<const FieldSpec> fields() const noexcept {
-    return {field_storage.data(), field_count};
-  }
+  [[nodiscard]] std::span<const FieldSpec> fields() const noexcept { return {field_storage.data(), field_count}; }
   /// Payload length: 3 code letters plus each field (text counted empty).
   [[nodiscard]] std::size_t fixed_length() const noexcept;
   [[nodiscard]] bool has_text() const noexcept;

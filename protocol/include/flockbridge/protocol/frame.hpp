@@ -43,10 +43,10 @@ void append_frame(Bytes& out, ByteView payload);
 
 /// Counters of everything the decoder saw; never reset by the decoder.
 struct FrameDecoderStats {
-  std::uint64_t frames = 0;          ///< frames with a good checksum
-  std::uint64_t bad_checksum = 0;    ///< frames whose checksum did not match
-  std::uint64_t bad_length = 0;      ///< headers followed by LEN 0 or LEN above the maximum
-  std::uint64_t discarded_bytes = 0; ///< bytes that were not part of any good frame
+  std::uint64_t frames = 0;           ///< frames with a good checksum
+  std::uint64_t bad_checksum = 0;     ///< frames whose checksum did not match
+  std::uint64_t bad_length = 0;       ///< headers followed by LEN 0 or LEN above the maximum
+  std::uint64_t discarded_bytes = 0;  ///< bytes that were not part of any good frame
 };
 
 /// Incremental decoder. Feed it bytes as they arrive, then call next() until
@@ -88,9 +88,9 @@ class FrameDecoder {
 
   std::size_t max_payload_;
   Bytes buffer_;
-  std::size_t pos_ = 0;    ///< next byte to examine
-  std::size_t start_ = 0;  ///< first header byte of the candidate frame
-  std::size_t length_ = 0; ///< LEN of the candidate frame
+  std::size_t pos_ = 0;     ///< next byte to examine
+  std::size_t start_ = 0;   ///< first header byte of the candidate frame
+  std::size_t length_ = 0;  ///< LEN of the candidate frame
   State state_ = State::Sync1;
   FrameDecoderStats stats_;
 };

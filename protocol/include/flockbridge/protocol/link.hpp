@@ -71,10 +71,10 @@ struct LinkSettings {
 struct LinkStats {
   FrameDecoderStats decoder;
   std::uint64_t frames_sent = 0;
-  std::uint64_t implausible = 0;        ///< passed the checksum, broke the packet table
+  std::uint64_t implausible = 0;  ///< passed the checksum, broke the packet table
   std::uint64_t naks_sent = 0;
   std::uint64_t naks_received = 0;
-  std::uint64_t unexpected_naks = 0;    ///< NAKs with nothing to resend
+  std::uint64_t unexpected_naks = 0;  ///< NAKs with nothing to resend
   std::uint64_t retransmits = 0;
   std::uint64_t commands_sent = 0;
   std::uint64_t commands_acknowledged = 0;  ///< ended early by an ACK

@@ -29,10 +29,10 @@ using protocol::ByteView;
 using protocol::SteadyTime;
 
 struct UnoModelSettings {
-  double rate_hz = 33.0;                       ///< sensor packets per second
-  std::chrono::milliseconds boot_delay{100};   ///< from power-on to the boot ACK
-  bool ack_commands = false;                   ///< acknowledge every command (some firmware does)
-  std::uint32_t seed = 1;                      ///< for the IR readings' noise
+  double rate_hz = 33.0;                      ///< sensor packets per second
+  std::chrono::milliseconds boot_delay{100};  ///< from power-on to the boot ACK
+  bool ack_commands = false;                  ///< acknowledge every command (some firmware does)
+  std::uint32_t seed = 1;                     ///< for the IR readings' noise
 };
 
 /// The simulated robot's physical constants: odometers count millimetres,

@@ -1,0 +1,33 @@
+// The ports in the bridge's start-up line:
+// "listening: binary clients on 127.0.0.1:41234, JSON clients on 127.0.0.1:41235; session ..."
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace flockbridge::testing {
+
+struct ListeningPorts {
+  std::uint16_t binary = 0;
+  std::uint16_t json = 0;
+};
+
+inline std::optional<std::uint16_t> port_after(const std::string& line, const std::string& label) {
+  const std::size_t at = line.find(label);
+  if (at == std::string::npos) return std::nullopt;
+  // "ADDRESS:PORT" ends at the next ',' or ';' (ADDRESS may hold colons: IPv6).
+  const std::size_t end = line.find_first_of(",;", at);
+  const std::size_t colon = line.rfind(':', end);
+  if (colon == std::string::npos || colon < at) return std::nullopt;
+  return static_cast<std::uint16_t>(std::stoi(line.substr(colon + 1)));
+}
+
+inline std::optional<ListeningPorts> listening_ports(const std::string& line) {
+  const auto binary = port_after(line, "binary clients on ");
+  const auto json = port_after(line, "JSON clients on ");
+  if (!binary || !json) return std::nullopt;
+  return ListeningPorts{*binary, *json};
+}
+
+}  // namespace flockbridge::testing
