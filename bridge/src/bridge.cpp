@@ -129,6 +129,20 @@ Result<Done> Bridge::start() {
         stop_signals[i]);
   }
 
+  if (config_.stats_interval.count() > 0) {
+    if (stats_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
+      return Error{"cannot create the loop's timers"};
+    }
+    const auto every = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(config_.stats_interval).count());
+    uv_timer_start(
+        stats_timer_.get(),
+        [](uv_timer_t* timer) {
+          if (auto* self = owner_of<Bridge>(timer)) self->log_stats();
+        },
+        every, every);
+  }
+
   if (config_.robot_ip_auto) {
     if (const auto octets = local_ipv4_octets()) {
       protocol::RobotConfig robot = config_.robot;
@@ -189,7 +203,7 @@ void Bridge::on_connection(Listener& listener, int status) {
     return;
   }
   const std::uint64_t id = next_session_++;
-  auto session = std::make_unique<Session>(loop_, *this, id, listener.kind, config_);
+  auto session = std::make_unique<Session>(loop_, *this, id, listener.kind, config_, counters_);
   if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
     log_warning("accepting a client failed: " + uv_error_text(rc));
     return;
@@ -201,9 +215,11 @@ void Bridge::on_connection(Listener& listener, int status) {
                              std::to_string(listener.bound_port) + " (the limit is " +
                              std::to_string(config_.max_clients) + "); try again later";
     log_warning("refused client " + added.peer() + " on port " + std::to_string(listener.bound_port) + ": " + text);
-    added.refuse(wire::error(listener.kind, nullptr, text));
+    ++counters_.clients_refused;
+    added.refuse(wire::error(listener.kind, nullptr, Error{text}));
     return;
   }
+  ++counters_.clients_accepted;
   log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(listener.kind)) + ", " + added.peer() +
            ") connected");
   added.start(wire::hello(listener.kind, session_id_, link_.state(), link_.reason()));
@@ -220,25 +236,87 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.unsubscribe();
                    session.reply_ok(id);
                  },
+                 [&](const protocol::StatsRequest&) { session.send(wire::stats(session.kind(), id, snapshot())); },
              },
              request);
 }
 
 void Bridge::submit_command(Session& session, const protocol::Bytes& payload, const nlohmann::json& id) {
+  ++counters_.commands_received;
+  const SteadyTime now = steady_now();
+  const bool stop = protocol::is_stop(payload);
+  // Stop and emergency stop are never held back by the rate limit.
+  if (!stop && !session.allow_command(now)) {
+    session.reply_error(id,
+                        Error{"too many commands: at most " + std::to_string(static_cast<int>(config_.command_rate)) +
+                                  " a second (bursts of " + std::to_string(static_cast<int>(config_.command_burst)) +
+                                  "); this one was not sent",
+                              protocol::ErrorCode::RateLimited});
+    return;
+  }
   const protocol::CommandToken token = next_token_++;
   pending_.emplace(token, PendingCommand{session.id(), id});
-  auto submitted = link_.submit(token, payload, steady_now());
+  auto submitted = link_.submit(token, payload, now);
+  arm_link_timer();
   if (!submitted) {
     pending_.erase(token);
-    session.reply_error(id, submitted.error().message);
-  } else if (pending_.contains(token)) {
-    session.command_started();
+    session.reply_error(id, submitted.error());
+    return;
   }
+  if (pending_.contains(token)) session.command_started();
+  if (stop) {
+    moving_ = false;
+    motion_owner_.reset();
+  } else if (const auto spec = protocol::check_command(payload); spec && spec.value()->motion) {
+    motion_owner_ = session.id();
+    moving_ = protocol::sets_robot_moving(*spec.value(), payload);
+    last_motion_ = now;
+  }
+}
+
+void Bridge::safety_stop(const std::string& reason) {
+  moving_ = false;
+  motion_owner_.reset();
+  ++counters_.safety_stops;
+  auto sent = link_.submit(next_token_++, protocol::as_bytes(protocol::kStopCode), steady_now());
   arm_link_timer();
+  log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
+  broadcast([&](ClientKind kind) { return wire::safety_stop(kind, reason); });
+}
+
+protocol::StatsSnapshot Bridge::snapshot() const {
+  protocol::StatsSnapshot snapshot;
+  snapshot.uptime_s = std::chrono::duration<double>(steady_now() - started_at_).count();
+  snapshot.link_state = link_.state();
+  snapshot.link = link_.stats();
+  snapshot.bridge = counters_;
+  for (const auto& [id, session] : sessions_) {
+    if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
+  }
+  return snapshot;
+}
+
+void Bridge::log_stats() const {
+  const protocol::StatsSnapshot s = snapshot();
+  std::uint64_t failed = 0;
+  for (const std::uint64_t n : s.bridge.failed) failed += n;
+  log_info("stats: link " + std::string(protocol::link_state_name(s.link_state)) + ", frames in " +
+           std::to_string(s.link.decoder.frames) + " out " + std::to_string(s.link.frames_sent) + ", bad checksum " +
+           std::to_string(s.link.decoder.bad_checksum) + ", implausible " + std::to_string(s.link.implausible) +
+           ", NAKs sent " + std::to_string(s.link.naks_sent) + " received " + std::to_string(s.link.naks_received) +
+           ", retransmits " + std::to_string(s.link.retransmits) + ", commands " +
+           std::to_string(s.bridge.commands_received) + " (failed " + std::to_string(failed) + "), clients " +
+           std::to_string(s.clients.size()) + " (refused " + std::to_string(s.bridge.clients_refused) + ", dead " +
+           std::to_string(s.bridge.clients_dead) + "), sensor messages dropped " +
+           std::to_string(s.bridge.sensor_messages_dropped));
 }
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
+  if (moving_ && motion_owner_ == session.id()) {
+    owed_stop_ =
+        "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone";
+  }
   if (sweeper_) {
     uv_check_start(sweeper_.get(), [](uv_check_t* check) {
       if (auto* self = owner_of<Bridge>(check)) self->sweep_closed();
@@ -250,6 +328,12 @@ void Bridge::sweep_closed() {
   for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
   closed_sessions_.clear();
   uv_check_stop(sweeper_.get());
+  if (owed_stop_) {
+    const std::string reason = std::move(*owed_stop_);
+    owed_stop_.reset();
+    // Unless another client has set the robot moving since.
+    if (!motion_owner_ || !sessions_.contains(*motion_owner_)) safety_stop(reason);
+  }
 }
 
 template <typename Encode>
@@ -272,6 +356,8 @@ void Bridge::transmit(protocol::ByteView frame) {
 }
 
 void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
+  // An Uno that is being configured has just reset: it is not moving.
+  if (state == protocol::LinkState::Handshaking || state == protocol::LinkState::Down) moving_ = false;
   const std::string text = "robot link " + std::string(protocol::link_state_name(state)) +
                            (reason.empty() ? "" : ": " + std::string(reason));
   if (state == protocol::LinkState::Up || state == protocol::LinkState::Handshaking) {
@@ -284,11 +370,16 @@ void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
 
 void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) {
   if (packet.kind != protocol::UnoPacketKind::Sensor) {
-    if (packet.kind == protocol::UnoPacketKind::Emergency) log_warning("the robot sent an emergency stop (EMG)");
+    if (packet.kind == protocol::UnoPacketKind::Emergency) {
+      log_warning("the robot sent an emergency stop (EMG)");
+      moving_ = false;
+    }
+    if (packet.kind == protocol::UnoPacketKind::MoveComplete) moving_ = false;
     broadcast([&](ClientKind kind) { return wire::packet(kind, packet, payload); });
     return;
   }
   ++sensor_seq_;
+  ++counters_.sensor_packets;
   const SteadyTime now = steady_now();
   const double received = unix_seconds_now();
   std::array<SharedBuffer, 2> encoded;
@@ -308,7 +399,7 @@ void Bridge::command_finished(protocol::CommandToken token, const protocol::Erro
   const auto session = sessions_.find(command.session);
   if (session == sessions_.end() || session->second->closing()) return;
   if (error != nullptr) {
-    session->second->reply_error(command.id, error->message);
+    session->second->reply_error(command.id, *error);
   } else {
     session->second->reply_ok(command.id, acknowledged);
   }
@@ -346,6 +437,10 @@ void Bridge::on_link_timer() {
 void Bridge::on_housekeeping() {
   const SteadyTime now = steady_now();
   for (auto& [id, session] : sessions_) session->housekeeping(now);
+  if (config_.motion_watchdog.count() > 0 && moving_ && now - last_motion_ >= config_.motion_watchdog) {
+    safety_stop("no motion command for " + std::to_string(config_.motion_watchdog.count()) +
+                " ms while the robot was moving (motion watchdog)");
+  }
 }
 
 void Bridge::stop() {
@@ -366,6 +461,7 @@ void Bridge::stop() {
   link_timer_.reset();
   housekeeping_.reset();
   sweeper_.reset();
+  stats_timer_.reset();
   for (auto& signal : signals_) signal.reset();
 }
 

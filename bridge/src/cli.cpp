@@ -85,6 +85,22 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
       ->capture_default_str()
       ->check(CLI::Range(0, 16 * 1024 * 1024));
 
+  app.add_option("--command-rate", config.command_rate,
+                 "Commands a second each client may send on average (Stop and EMG are never limited)")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 100000.0));
+  app.add_option("--command-burst", config.command_burst, "Commands a client may send at once before the rate applies")
+      ->capture_default_str()
+      ->check(CLI::Range(1.0, 100000.0));
+  millis.add(app, "--motion-watchdog-ms", config.motion_watchdog,
+             "Stop a moving robot when no motion command has come for this long (0: off)", 0);
+  millis.add(app, "--dead-peer-timeout-ms", config.dead_peer_timeout,
+             "A client whose network vanished (no FIN) is found and closed within about this long", 2000);
+  long long stats_seconds = config.stats_interval.count();
+  app.add_option("--stats-interval-s", stats_seconds, "Log the counters this often (0: never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 86400));
+
   millis.add(app, "--boot-wait-ms", config.link.boot_wait,
              "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway");
   millis.add(app, "--handshake-timeout-ms", config.link.handshake_timeout, "Wait this long for the ACK to a CFG");
@@ -107,6 +123,9 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
   app.add_option("--command-queue", config.link.max_queued_commands, "Commands that may wait for the serial line")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
+  app.add_flag("--command-ack", config.link.require_command_ack,
+               "The firmware acknowledges every command: a command not acknowledged within its window is resent, "
+               "and fails when no try was acknowledged");
   millis.add(app, "--reopen-min-ms", config.reopen_min, "First wait before reopening a vanished device");
   millis.add(app, "--reopen-max-ms", config.reopen_max, "Longest wait between attempts to reopen the device");
 
@@ -135,6 +154,7 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
 
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
   millis.apply();
+  config.stats_interval = std::chrono::seconds{stats_seconds};
   config.robot.id = static_cast<std::uint8_t>(robot_id);
   config.robot.gripper = static_cast<std::uint8_t>(gripper);
   config.robot.servo_model = static_cast<std::uint8_t>(servo_model);

@@ -6,14 +6,16 @@
 
 namespace flockbridge::bridge {
 
-void OutputQueue::push_sensor(SharedBuffer message) {
+bool OutputQueue::push_sensor(SharedBuffer message) {
   const auto waiting = std::find_if(queue_.rbegin(), queue_.rend(), [](const Entry& e) { return e.sensor; });
-  if (waiting != queue_.rend()) {
+  const bool replaced = waiting != queue_.rend();
+  if (replaced) {
     queue_.erase(std::next(waiting).base());
     ++dropped_unreported_;
     ++dropped_total_;
   }
   queue_.push_back(Entry{std::move(message), true});
+  return replaced;
 }
 
 bool OutputQueue::push(SharedBuffer message) {

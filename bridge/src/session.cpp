@@ -1,5 +1,7 @@
 #include "flockbridge/bridge/session.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -53,16 +55,19 @@ std::string_view client_kind_name(ClientKind kind) noexcept {
   return kind == ClientKind::Binary ? "binary" : "json";
 }
 
-Session::Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config)
+Session::Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
+                 protocol::BridgeCounters& counters)
     : loop_(loop),
       host_(host),
       id_(id),
       kind_(kind),
       config_(config),
+      counters_(counters),
       decoder_(kind == ClientKind::Binary ? protocol::MessageDecoder::Framing::LengthPrefixed
                                           : protocol::MessageDecoder::Framing::Lines,
                kind == ClientKind::Binary ? 255 : config.max_line),
-      queue_(config.queue_limit) {}
+      queue_(config.queue_limit),
+      limiter_(config.command_rate, config.command_burst) {}
 
 Session::~Session() {
   tcp_.reset();
@@ -75,6 +80,7 @@ int Session::accept(uv_stream_t* server) {
   if (rc < 0) return rc;
   peer_ = peer_name(tcp_.get());
   uv_tcp_nodelay(tcp_.get(), 1);
+  watch_for_dead_peer();
   if (config_.client_send_buffer > 0) {
     // A small send buffer keeps a slow client's data fresh: what the kernel
     // holds cannot be replaced by newer sensor values, what we hold can.
@@ -82,6 +88,25 @@ int Session::accept(uv_stream_t* server) {
     uv_send_buffer_size(reinterpret_cast<uv_handle_t*>(tcp_.get()), &size);
   }
   return 0;
+}
+
+void Session::watch_for_dead_peer() {
+  // A client whose network vanished sends no FIN. Keepalive probes find an
+  // idle one, TCP_USER_TIMEOUT one that leaves data unacknowledged; both
+  // within about config_.dead_peer_timeout.
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(tcp_.get()), &fd) != 0) return;
+  const auto timeout_ms = static_cast<int>(config_.dead_peer_timeout.count());
+  const int idle_s = std::max(1, timeout_ms / 2000);
+  const int interval_s = std::max(1, timeout_ms / 10000);
+  const int probes = std::max(1, (timeout_ms / 1000 - idle_s) / interval_s);
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+  const auto user_timeout = static_cast<unsigned>(timeout_ms);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
 }
 
 void Session::start(SharedBuffer greeting) {
@@ -103,9 +128,22 @@ void Session::refuse(SharedBuffer refusal) {
   send(std::move(refusal));
 }
 
-void Session::close(std::string_view reason) {
+void Session::close(std::string_view reason, CloseKind kind) {
   if (closing_) return;
   closing_ = true;
+  switch (kind) {
+    case CloseKind::Normal:
+      break;
+    case CloseKind::Stalled:
+      ++counters_.clients_closed_stalled;
+      break;
+    case CloseKind::Behind:
+      ++counters_.clients_closed_behind;
+      break;
+    case CloseKind::Dead:
+      ++counters_.clients_dead;
+      break;
+  }
   tcp_.reset();
   log_info("client " + std::to_string(id_) + " (" + std::string(client_kind_name(kind_)) + ", " + peer_ +
            ") closed: " + std::string(reason));
@@ -123,7 +161,9 @@ void Session::on_read(ssize_t nread, const uv_buf_t* buf) {
     return;
   }
   if (nread < 0) {
-    close("read failed: " + uv_error_text(static_cast<int>(nread)));
+    // ETIMEDOUT (keepalive or user timeout), ECONNRESET and the like: the
+    // client's side is gone.
+    close("connection lost: " + uv_error_text(static_cast<int>(nread)), CloseKind::Dead);
     return;
   }
   decoder_.feed(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread)),
@@ -132,7 +172,8 @@ void Session::on_read(ssize_t nread, const uv_buf_t* buf) {
     const auto event = decoder_.next();
     if (!event) break;
     if (event->kind == protocol::MessageDecoder::EventKind::TooLong) {
-      reply_error(nullptr, "line longer than " + std::to_string(config_.max_line) + " bytes; discarded");
+      reply_error(nullptr,
+                  protocol::Error{"line longer than " + std::to_string(config_.max_line) + " bytes; discarded"});
       continue;
     }
     handle_message(event->body);
@@ -143,7 +184,7 @@ void Session::handle_message(protocol::ByteView body) {
   if (kind_ == ClientKind::Binary) {
     auto request = protocol::parse_binary_request(body);
     if (!request) {
-      reply_error(nullptr, request.error().message);
+      reply_error(nullptr, request.error());
       return;
     }
     host_.session_request(*this, std::move(request).value(), nullptr);
@@ -153,7 +194,7 @@ void Session::handle_message(protocol::ByteView body) {
   auto parsed =
       protocol::json::parse_request(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
   if (!parsed.request) {
-    reply_error(parsed.id, parsed.request.error().message);
+    reply_error(parsed.id, parsed.request.error());
     return;
   }
   host_.session_request(*this, std::move(parsed.request).value(), parsed.id);
@@ -162,7 +203,7 @@ void Session::handle_message(protocol::ByteView body) {
 void Session::send(SharedBuffer message) {
   if (closing_ || !message) return;
   if (!queue_.push(std::move(message))) {
-    close("too far behind: " + std::to_string(queue_.size()) + " messages waiting");
+    close("too far behind: " + std::to_string(queue_.size()) + " messages waiting", CloseKind::Behind);
     return;
   }
   flush();
@@ -171,7 +212,8 @@ void Session::send(SharedBuffer message) {
 void Session::send_sensor(SharedBuffer message, SteadyTime now) {
   if (closing_) return;
   last_sensor_ = now;
-  queue_.push_sensor(std::move(message));
+  ++counters_.sensor_messages_sent;
+  if (queue_.push_sensor(std::move(message))) ++counters_.sensor_messages_dropped;
   flush();
 }
 
@@ -189,9 +231,14 @@ void Session::reply_ok(const nlohmann::json& id, bool acknowledged) {
   send(wire::ok(kind_, id, acknowledged));
 }
 
-void Session::reply_error(const nlohmann::json& id, std::string_view reason) {
-  log_debug("client " + std::to_string(id_) + ": " + std::string(reason));
-  send(wire::error(kind_, id, reason));
+void Session::reply_error(const nlohmann::json& id, const protocol::Error& error) {
+  ++counters_.failed[static_cast<std::size_t>(error.code)];
+  log_debug("client " + std::to_string(id_) + ": " + error.message);
+  send(wire::error(kind_, id, error));
+}
+
+protocol::ClientSnapshot Session::snapshot() const {
+  return {id_, std::string(client_kind_name(kind_)), peer_, commands_, queue_.dropped_total(), queue_.size()};
 }
 
 SharedBuffer Session::encode_dropped(std::uint64_t count) const {
@@ -253,14 +300,16 @@ void Session::housekeeping(SteadyTime now) {
   if (closing_) return;
   if (writing_ && now - write_started_ >= config_.stall_timeout) {
     close("not reading: a write has waited " +
-          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - write_started_).count()) + " ms");
+              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - write_started_).count()) +
+              " ms",
+          CloseKind::Stalled);
     return;
   }
   const std::size_t waiting = decoder_.buffered();
   if (decoder_.expire(now, config_.message_timeout)) {
-    reply_error(nullptr, "incomplete message discarded: " + std::to_string(waiting) +
-                             " bytes did not make a whole message within " +
-                             std::to_string(config_.message_timeout.count()) + " ms");
+    reply_error(nullptr, protocol::Error{"incomplete message discarded: " + std::to_string(waiting) +
+                                         " bytes did not make a whole message within " +
+                                         std::to_string(config_.message_timeout.count()) + " ms"});
   }
 }
 

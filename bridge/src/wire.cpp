@@ -58,9 +58,19 @@ SharedBuffer ok(ClientKind kind, const nlohmann::json& id, bool acknowledged) {
   return line(json::ok(id));
 }
 
-SharedBuffer error(ClientKind kind, const nlohmann::json& id, std::string_view reason) {
-  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_error(reason));
-  return line(json::error(id, reason));
+SharedBuffer error(ClientKind kind, const nlohmann::json& id, const protocol::Error& error) {
+  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_error(error.message));
+  return line(json::error(id, error));
+}
+
+SharedBuffer safety_stop(ClientKind kind, std::string_view reason) {
+  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_error("safety stop: " + std::string(reason)));
+  return line(json::safety_stop(reason));
+}
+
+SharedBuffer stats(ClientKind kind, const nlohmann::json& id, const protocol::StatsSnapshot& snapshot) {
+  if (kind == ClientKind::Binary) return nullptr;
+  return line(json::stats(id, snapshot));
 }
 
 }  // namespace flockbridge::bridge::wire

@@ -4,6 +4,28 @@
 
 namespace flockbridge::protocol {
 
+std::string_view error_code_name(ErrorCode code) noexcept {
+  switch (code) {
+    case ErrorCode::Invalid:
+      return "invalid";
+    case ErrorCode::LinkDown:
+      return "link_down";
+    case ErrorCode::QueueFull:
+      return "queue_full";
+    case ErrorCode::RateLimited:
+      return "rate_limited";
+    case ErrorCode::Refused:
+      return "refused";
+    case ErrorCode::NoAck:
+      return "no_ack";
+    case ErrorCode::LinkLost:
+      return "link_lost";
+    case ErrorCode::Cancelled:
+      return "cancelled";
+  }
+  return "invalid";
+}
+
 std::string to_hex(ByteView bytes) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   std::string text;

@@ -170,6 +170,22 @@ Result<const CommandSpec*> check_command(ByteView payload) {
                lengths_of(code) + " bytes long, got " + std::to_string(payload.size())};
 }
 
+bool sets_robot_moving(const CommandSpec& spec, ByteView payload) noexcept {
+  if (!spec.motion) return false;
+  std::size_t at = spec.code.size();
+  for (const FieldSpec& field : spec.fields()) {
+    const bool speed = field.name == "speed" || field.name == "left" || field.name == "right";
+    if (speed && at < payload.size() && read_field(payload, at, field.type) != 0) return true;
+    at += field_width(field.type);
+  }
+  return false;
+}
+
+bool is_stop(ByteView payload) noexcept {
+  return is_emergency(payload) ||
+         (payload.size() == 3 && std::equal(kStopCode.begin(), kStopCode.end(), payload.begin()));
+}
+
 Result<Bytes> build_command(const CommandSpec& spec, std::span<const long long> values, std::string_view text) {
   Bytes payload(spec.code.begin(), spec.code.end());
   std::size_t index = 0;

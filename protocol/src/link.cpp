@@ -150,17 +150,7 @@ void LinkController::on_ack(SteadyTime now) {
 void LinkController::on_nak(SteadyTime now) {
   ++stats_.naks_received;
   if (in_flight_) {
-    if (in_flight_->resends >= settings_.nak_retries) {
-      const Error error{"the robot refused this command " + std::to_string(in_flight_->resends + 1) +
-                        " times (NAK); it was dropped"};
-      finish_in_flight(&error);
-      start_next(now);
-      return;
-    }
-    ++in_flight_->resends;
-    ++stats_.retransmits;
-    in_flight_->deadline = now + settings_.nak_window;
-    send(in_flight_->frame, LastSent::Command);
+    retry_in_flight(now, ErrorCode::Refused, "the robot refused this command");
     return;
   }
   if (last_sent_ == LastSent::Cfg && phase_ == Phase::AwaitCfgAck) {
@@ -177,12 +167,26 @@ void LinkController::on_nak(SteadyTime now) {
   ++stats_.unexpected_naks;
 }
 
+void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string_view what) {
+  if (in_flight_->resends >= settings_.nak_retries) {
+    const Error error{std::string(what) + " (" + std::to_string(in_flight_->resends + 1) + " tries); it was dropped",
+                      code};
+    finish_in_flight(&error);
+    start_next(now);
+    return;
+  }
+  ++in_flight_->resends;
+  ++stats_.retransmits;
+  in_flight_->deadline = now + settings_.nak_window;
+  send(in_flight_->frame, LastSent::Command);
+}
+
 Result<Done> LinkController::submit(CommandToken token, ByteView payload, SteadyTime now) {
   const bool emergency = is_emergency(payload);
   if (state_ != LinkState::Up && !(emergency && port_open_)) {
     std::string text = "the robot link is " + std::string(link_state_name(state_));
     if (!reason_.empty()) text += " (" + reason_ + ")";
-    return Error{text + "; command not sent"};
+    return Error{text + "; command not sent", ErrorCode::LinkDown};
   }
   Bytes frame = encode_frame(payload);
   if (emergency) {
@@ -191,7 +195,7 @@ Result<Done> LinkController::submit(CommandToken token, ByteView payload, Steady
     // line has gone out and cannot be resent any more.
     for (const Queued& queued : queue_) {
       ++stats_.commands_cancelled;
-      const Error error{"cancelled by an emergency stop"};
+      const Error error{"cancelled by an emergency stop", ErrorCode::Cancelled};
       events_.command_finished(queued.token, &error, false);
     }
     queue_.clear();
@@ -202,7 +206,8 @@ Result<Done> LinkController::submit(CommandToken token, ByteView payload, Steady
   }
   if (queue_.size() >= settings_.max_queued_commands) {
     return Error{"the command queue is full (" + std::to_string(queue_.size()) +
-                 " commands waiting for the robot); send fewer commands"};
+                     " commands waiting for the robot); send fewer commands",
+                 ErrorCode::QueueFull};
   }
   queue_.push_back(Queued{token, std::move(frame), false});
   start_next(now);
@@ -227,7 +232,7 @@ void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
 }
 
 void LinkController::fail_all(const std::string& reason) {
-  const Error error{reason};
+  const Error error{reason, ErrorCode::LinkLost};
   if (in_flight_) finish_in_flight(&error);
   while (!queue_.empty()) {
     const CommandToken token = queue_.front().token;
@@ -271,8 +276,12 @@ void LinkController::go_stale(SteadyTime now) {
 
 void LinkController::tick(SteadyTime now) {
   if (in_flight_ && now >= in_flight_->deadline) {
-    finish_in_flight(nullptr);
-    start_next(now);
+    if (settings_.require_command_ack) {
+      retry_in_flight(now, ErrorCode::NoAck, "the robot did not acknowledge this command");
+    } else {
+      finish_in_flight(nullptr);
+      start_next(now);
+    }
   }
   if (phase_ != Phase::Idle && now >= handshake_deadline_) handshake_timed_out(now);
   if (state_ == LinkState::Up && now - last_received_ >= settings_.stale_timeout) go_stale(now);

@@ -16,10 +16,10 @@ std::vector<std::string> texts(const std::vector<SharedBuffer>& messages) {
 
 TEST_CASE("sensor messages: the latest wins, and the losers are counted") {
   OutputQueue queue(8);
-  queue.push_sensor(make_buffer("s1"));
+  CHECK_FALSE(queue.push_sensor(make_buffer("s1")));
   CHECK(queue.push(make_buffer("link")));
-  queue.push_sensor(make_buffer("s2"));
-  queue.push_sensor(make_buffer("s3"));
+  CHECK(queue.push_sensor(make_buffer("s2")));
+  CHECK(queue.push_sensor(make_buffer("s3")));
   CHECK(queue.size() == 2);
   CHECK(queue.take_dropped() == 2);
   CHECK(queue.take_dropped() == 0);

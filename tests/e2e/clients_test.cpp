@@ -113,16 +113,26 @@ TEST_CASE("bad JSON lines are answered with an error object and the connection s
   Rig rig({.bridge_args = {"--message-timeout-ms", "500"}});
   auto client = rig.json_client();
   const std::vector<std::pair<std::string, json>> table{
-      {"not json", {{"type", "error"}, {"error", "not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}}},
-      {R"({"cmd":"fly","id":1})", {{"type", "error"}, {"id", 1}, {"error", "unknown command 'fly'"}}},
-      {R"({"cmd":"move","id":"m"})", {{"type", "error"}, {"id", "m"}, {"error", "move: needs 'speed'"}}},
+      {"not json",
+       {{"type", "error"},
+        {"error", "not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"},
+        {"code", "invalid"}}},
+      {R"({"cmd":"fly","id":1})",
+       {{"type", "error"}, {"id", 1}, {"error", "unknown command 'fly'"}, {"code", "invalid"}}},
+      {R"({"cmd":"move","id":"m"})",
+       {{"type", "error"}, {"id", "m"}, {"error", "move: needs 'speed'"}, {"code", "invalid"}}},
       {R"({"cmd":"camera_set","pos":101,"id":3})",
-       {{"type", "error"}, {"id", 3}, {"error", "camera_set: pos must be from 0 to 100, got 101"}}},
+       {{"type", "error"},
+        {"id", 3},
+        {"error", "camera_set: pos must be from 0 to 100, got 101"},
+        {"code", "invalid"}}},
       {R"({"cmd":"subscribe","interval_ms":"soon","id":4})",
        {{"type", "error"},
         {"id", 4},
-        {"error", "subscribe: interval_ms must be a whole number of milliseconds from 0 to 3600000"}}},
-      {std::string(5000, 'x'), {{"type", "error"}, {"error", "line longer than 4096 bytes; discarded"}}},
+        {"error", "subscribe: interval_ms must be a whole number of milliseconds from 0 to 3600000"},
+        {"code", "invalid"}}},
+      {std::string(5000, 'x'),
+       {{"type", "error"}, {"error", "line longer than 4096 bytes; discarded"}, {"code", "invalid"}}},
   };
   for (const auto& [line, answer] : table) {
     CAPTURE(answer.dump());

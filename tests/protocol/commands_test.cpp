@@ -143,3 +143,23 @@ TEST_CASE("JSON names are unique and motion commands are marked") {
   CHECK_FALSE(find_command("claw_open")->motion);
   CHECK(find_command("no_such_command") == nullptr);
 }
+
+TEST_CASE("which commands set the robot moving, and which stop it") {
+  const auto moving = [](std::initializer_list<int> bytes) {
+    Bytes p;
+    for (int b : bytes) p.push_back(static_cast<Byte>(b));
+    auto spec = check_command(p);
+    REQUIRE(spec);
+    return sets_robot_moving(*spec.value(), p);
+  };
+  CHECK(moving({'D', 'M', 'S', 10}));
+  CHECK_FALSE(moving({'D', 'M', 'S', 0}));
+  CHECK(moving({'D', 'M', 'W', 0, 0xF6}));
+  CHECK_FALSE(moving({'D', 'M', 'W', 0, 0}));
+  CHECK(moving({'D', 'R', 'D', 20, 90, 0}));
+  CHECK_FALSE(moving({'D', 'G', 'O'}));
+  CHECK_FALSE(moving({'D', 'S', 'T'}));
+  CHECK(is_stop(as_bytes("DST")));
+  CHECK(is_stop(as_bytes("EMG")));
+  CHECK_FALSE(is_stop(as_bytes("DMS\x00")));
+}

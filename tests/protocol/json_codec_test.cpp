@@ -54,6 +54,29 @@ TEST_CASE("every JSON command builds the payload of the protocol tables") {
   CHECK(command_of(R"({"cmd":"raw","payload":[68,77,83,10]})") == b("DMS", {10}));
 }
 
+TEST_CASE("the stats message carries every counter") {
+  StatsSnapshot snapshot;
+  snapshot.uptime_s = 2.5;
+  snapshot.link_state = LinkState::Up;
+  snapshot.link.decoder.bad_checksum = 3;
+  snapshot.link.naks_received = 4;
+  snapshot.bridge.failed[static_cast<std::size_t>(ErrorCode::RateLimited)] = 5;
+  snapshot.bridge.clients_refused = 6;
+  snapshot.clients.push_back(ClientSnapshot{7, "json", "127.0.0.1:9", 8, 9, 1});
+  const Json stats = Json::parse(codec::stats(11, snapshot));
+  CHECK(stats["type"] == "stats");
+  CHECK(stats["id"] == 11);
+  CHECK(stats["link"]["state"] == "up");
+  CHECK(stats["link"]["bad_checksum"] == 3);
+  CHECK(stats["link"]["naks_received"] == 4);
+  CHECK(stats["commands"]["failed"]["rate_limited"] == 5);
+  CHECK(stats["commands"]["failed"].size() == kErrorCodeCount);
+  CHECK(stats["clients"]["refused"] == 6);
+  CHECK(stats["clients"]["list"][0]["sensor_dropped"] == 9);
+  auto request = codec::parse_request(R"({"cmd":"stats","id":1})");
+  CHECK(std::holds_alternative<StatsRequest>(request.request.value()));
+}
+
 TEST_CASE("subscribe and unsubscribe - the id is echoed whatever its type") {
   auto sub = codec::parse_request(R"({"cmd":"subscribe","interval_ms":250,"id":"a1"})");
   REQUIRE(sub.request);
@@ -119,8 +142,10 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::dropped(12) == R"({"type":"dropped","count":12})");
   CHECK(codec::ok(nullptr) == R"({"type":"ok"})");
   CHECK(codec::ok(7) == R"({"type":"ok","id":7})");
-  CHECK(codec::error("x", "bad") == R"({"type":"error","id":"x","error":"bad"})");
+  CHECK(codec::error("x", Error{"bad", ErrorCode::LinkDown}) ==
+        R"({"type":"error","id":"x","error":"bad","code":"link_down"})");
+  CHECK(codec::safety_stop("why") == R"({"type":"safety_stop","reason":"why"})");
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
-  CHECK_NOTHROW((void)codec::error(nullptr, std::string("\xFF\xFE")));
+  CHECK_NOTHROW((void)codec::error(nullptr, Error{std::string("\xFF\xFE")}));
 }

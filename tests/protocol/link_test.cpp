@@ -146,7 +146,7 @@ TEST_CASE_FIXTURE(Fixture, "a NAK inside the window resends that command, up to 
   uno_sends("NAK");  // the fourth NAK: three resends are spent
   REQUIRE(events.finished.size() == 1);
   CHECK(events.finished[0].first == 1);
-  CHECK(events.finished[0].second.find("refused this command 4 times") != std::string::npos);
+  CHECK(events.finished[0].second == "the robot refused this command (4 tries); it was dropped");
   CHECK(events.last_sent() == "DGC");
   CHECK(link.stats().retransmits == 3);
 }
@@ -262,4 +262,30 @@ TEST_CASE_FIXTURE(Fixture, "the command queue is bounded") {
   auto full = link.submit(999, as_bytes("DGO"), now);
   REQUIRE_FALSE(full);
   CHECK(full.error().message.find("queue is full") != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "with acknowledgements required, a window without ACK resends, then fails") {
+  settings.require_command_ack = true;
+  LinkController acking(settings, RobotConfig{}, events);
+  acking.port_opened(now);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  REQUIRE(acking.state() == LinkState::Up);
+  events.sent.clear();
+  REQUIRE(acking.submit(1, as_bytes("DGO"), now));
+  REQUIRE(acking.submit(2, as_bytes("DGC"), now));
+  for (int i = 0; i < 3; ++i) {
+    now += 10ms;
+    acking.tick(now);
+  }
+  CHECK(events.sent.size() == 4);  // the first try and three resends
+  CHECK(events.finished.empty());
+  now += 10ms;
+  acking.tick(now);
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0] == std::pair<CommandToken, std::string>{
+                                  1, "the robot did not acknowledge this command (4 tries); it was dropped"});
+  CHECK(events.last_sent() == "DGC");
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  CHECK(events.finished.back() == std::pair<CommandToken, std::string>{2, "ack"});
 }

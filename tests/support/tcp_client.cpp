@@ -1,6 +1,7 @@
 #include "support/tcp_client.hpp"
 
 #include <arpa/inet.h>
+#include <linux/filter.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -48,6 +49,14 @@ void TcpClient::send(const std::vector<std::uint8_t>& bytes) {
 
 void TcpClient::shutdown_send() {
   ::shutdown(fd_, SHUT_WR);
+}
+
+void TcpClient::vanish() {
+  sock_filter drop_all[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+  sock_fprog program{1, drop_all};
+  if (::setsockopt(fd_, SOL_SOCKET, SO_ATTACH_FILTER, &program, sizeof(program)) != 0) {
+    throw std::runtime_error("SO_ATTACH_FILTER failed");
+  }
 }
 
 bool TcpClient::fill(std::chrono::steady_clock::time_point deadline) {

@@ -28,6 +28,10 @@ class TcpClient {
   void send(const std::vector<std::uint8_t>& bytes);
   /// Ends the sending side (what `echo ... | nc -N` does); reading goes on.
   void shutdown_send();
+  /// Makes this client's network vanish without a FIN: a socket filter
+  /// drops every segment that arrives for it, so its kernel never again
+  /// acknowledges anything the bridge sends.
+  void vanish();
 
   /// The next length-prefixed message (without its length byte).
   std::optional<std::string> read_message(std::chrono::milliseconds timeout = 5s);

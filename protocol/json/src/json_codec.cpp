@@ -147,10 +147,66 @@ std::string ok(const nlohmann::json& id) {
   return dump(message);
 }
 
-std::string error(const nlohmann::json& id, std::string_view reason) {
+std::string error(const nlohmann::json& id, const Error& error) {
   ordered message{{"type", "error"}};
   if (!id.is_null()) message["id"] = id;
-  message["error"] = reason;
+  message["error"] = error.message;
+  message["code"] = error_code_name(error.code);
+  return dump(message);
+}
+
+std::string safety_stop(std::string_view reason) {
+  return dump(ordered{{"type", "safety_stop"}, {"reason", reason}});
+}
+
+std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
+  const LinkStats& l = s.link;
+  ordered failed = ordered::object();
+  for (std::size_t i = 0; i < kErrorCodeCount; ++i) {
+    failed[std::string(error_code_name(static_cast<ErrorCode>(i)))] = s.bridge.failed[i];
+  }
+  ordered clients = ordered::array();
+  for (const ClientSnapshot& c : s.clients) {
+    clients.push_back(ordered{{"id", c.id},
+                              {"kind", c.kind},
+                              {"peer", c.peer},
+                              {"commands", c.commands},
+                              {"sensor_dropped", c.sensor_dropped},
+                              {"queued", c.queued}});
+  }
+  ordered message{{"type", "stats"}};
+  if (!id.is_null()) message["id"] = id;
+  message["uptime_s"] = s.uptime_s;
+  message["link"] = ordered{{"state", link_state_name(s.link_state)},
+                            {"frames_received", l.decoder.frames},
+                            {"frames_sent", l.frames_sent},
+                            {"bad_checksum", l.decoder.bad_checksum},
+                            {"bad_length", l.decoder.bad_length},
+                            {"discarded_bytes", l.decoder.discarded_bytes},
+                            {"implausible", l.implausible},
+                            {"naks_sent", l.naks_sent},
+                            {"naks_received", l.naks_received},
+                            {"unexpected_naks", l.unexpected_naks},
+                            {"retransmits", l.retransmits},
+                            {"cfg_sent", l.cfg_sent},
+                            {"reboots", l.reboots},
+                            {"stale", l.stale}};
+  message["commands"] = ordered{{"received", s.bridge.commands_received},
+                                {"sent", l.commands_sent},
+                                {"acknowledged", l.commands_acknowledged},
+                                {"delivered", l.commands_delivered},
+                                {"failed", failed}};
+  message["sensors"] = ordered{{"published", s.bridge.sensor_packets},
+                               {"sent", s.bridge.sensor_messages_sent},
+                               {"dropped", s.bridge.sensor_messages_dropped}};
+  message["safety_stops"] = s.bridge.safety_stops;
+  message["clients"] = ordered{{"connected", s.clients.size()},
+                               {"accepted", s.bridge.clients_accepted},
+                               {"refused", s.bridge.clients_refused},
+                               {"closed_stalled", s.bridge.clients_closed_stalled},
+                               {"closed_behind", s.bridge.clients_closed_behind},
+                               {"dead", s.bridge.clients_dead},
+                               {"list", clients}};
   return dump(message);
 }
 
@@ -168,6 +224,7 @@ ParsedRequest parse_request(std::string_view line) {
   if (name == "subscribe") return {std::move(id), parse_subscribe(object)};
   if (name == "unsubscribe") return {std::move(id), ClientRequest{Unsubscribe{}}};
   if (name == "raw") return {std::move(id), parse_raw(object)};
+  if (name == "stats") return {std::move(id), ClientRequest{StatsRequest{}}};
   const CommandSpec* spec = find_command(name);
   if (spec == nullptr) return {std::move(id), Error{"unknown command '" + name + "'"}};
   return {std::move(id), parse_table_command(*spec, object)};

@@ -21,6 +21,7 @@
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
 
@@ -45,6 +46,8 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
   [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
   [[nodiscard]] PtyUno* simulator() noexcept { return simulator_.get(); }
+  /// Every counter, as clients get it in a "stats" message.
+  [[nodiscard]] protocol::StatsSnapshot snapshot() const;
 
  private:
   struct Listener {
@@ -77,6 +80,9 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   [[nodiscard]] protocol::Result<protocol::Done> listen(Listener& listener);
   void on_connection(Listener& listener, int status);
   void submit_command(Session& session, const protocol::Bytes& payload, const nlohmann::json& id);
+  /// Sends Stop on the bridge's own account and tells every client why.
+  void safety_stop(const std::string& reason);
+  void log_stats() const;
   void arm_link_timer();
   void on_link_timer();
   void on_housekeeping();
@@ -100,9 +106,20 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   std::uint64_t next_session_ = 1;
   protocol::CommandToken next_token_ = 1;
   std::uint64_t sensor_seq_ = 0;
+  protocol::BridgeCounters counters_;
+  SteadyTime started_at_ = steady_now();
+
+  // Safety: who last set the robot moving, and when.
+  std::optional<std::uint64_t> motion_owner_;
+  bool moving_ = false;
+  SteadyTime last_motion_{};
+  /// A Stop owed because the driving client went away, sent after the
+  /// current callbacks (never from inside the link controller's).
+  std::optional<std::string> owed_stop_;
   DeadlineTimer link_timer_;
   UvHandle<uv_timer_t> housekeeping_;
   UvHandle<uv_check_t> sweeper_;
+  UvHandle<uv_timer_t> stats_timer_;
   std::array<UvHandle<uv_signal_t>, 2> signals_;
   bool stopped_ = false;
 };

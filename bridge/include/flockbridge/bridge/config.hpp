@@ -39,6 +39,13 @@ struct Config {
   std::chrono::milliseconds stall_timeout{10000};   ///< a client whose writes stay stuck this long is closed
   int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
 
+  // Safety and dead peers.
+  double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)
+  double command_burst = 20;  ///< commands a client may send at once
+  std::chrono::milliseconds motion_watchdog{0};  ///< stop a moving robot without motion commands this long (0: off)
+  std::chrono::milliseconds dead_peer_timeout{10000};  ///< a client whose network vanished is closed within about this
+  std::chrono::seconds stats_interval{300};            ///< log the counters this often (0: never)
+
   // The built-in simulated Uno (--simulate).
   bool simulate = false;
   sim::UnoModelSettings sim;

@@ -28,8 +28,9 @@ class OutputQueue {
  public:
   explicit OutputQueue(std::size_t limit) : limit_(limit) {}
 
-  /// Queues a sensor message, replacing one still waiting.
-  void push_sensor(SharedBuffer message);
+  /// Queues a sensor message, replacing one still waiting. Returns true
+  /// when it replaced (dropped) one.
+  bool push_sensor(SharedBuffer message);
   /// Queues any other message. Returns false (and queues nothing) when the
   /// limit is reached.
   [[nodiscard]] bool push(SharedBuffer message);

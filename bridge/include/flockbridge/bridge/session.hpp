@@ -17,9 +17,11 @@
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
+#include "flockbridge/bridge/rate_limiter.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/client_codec.hpp"
 #include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
 
@@ -41,7 +43,11 @@ class Session {
     virtual void session_closed(Session& session) = 0;
   };
 
-  Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config);
+  /// Why a session closed, for the counters.
+  enum class CloseKind { Normal, Stalled, Behind, Dead };
+
+  Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
+          protocol::BridgeCounters& counters);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   ~Session();
@@ -53,7 +59,7 @@ class Session {
   /// Sends `refusal` and closes without reading anything.
   void refuse(SharedBuffer refusal);
   /// Closes the connection (idempotent) and logs why.
-  void close(std::string_view reason);
+  void close(std::string_view reason, CloseKind kind = CloseKind::Normal);
 
   /// Queues a message that must not be lost; a client too far behind is closed.
   void send(SharedBuffer message);
@@ -62,11 +68,18 @@ class Session {
   [[nodiscard]] bool wants_sensor(SteadyTime now) const noexcept;
 
   void reply_ok(const nlohmann::json& id, bool acknowledged = false);
-  void reply_error(const nlohmann::json& id, std::string_view reason);
+  /// Tells the client why its message was refused or its command failed, and counts it.
+  void reply_error(const nlohmann::json& id, const protocol::Error& error);
+
+  /// Takes a token of the client's command rate; false when it sends too fast.
+  [[nodiscard]] bool allow_command(SteadyTime now) noexcept { return limiter_.allow(now); }
 
   /// A command of this client went to the link; the session stays open until
   /// it is finished, even after the client has stopped sending.
-  void command_started() noexcept { ++pending_commands_; }
+  void command_started() noexcept {
+    ++pending_commands_;
+    ++commands_;
+  }
   void command_finished();
 
   void subscribe(std::uint32_t interval_ms);
@@ -81,9 +94,10 @@ class Session {
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
   [[nodiscard]] bool closing() const noexcept { return closing_; }
   [[nodiscard]] bool refusing() const noexcept { return refusing_; }
-  [[nodiscard]] std::uint64_t dropped_total() const noexcept { return queue_.dropped_total(); }
+  [[nodiscard]] protocol::ClientSnapshot snapshot() const;
 
  private:
+  void watch_for_dead_peer();
   void on_read(ssize_t nread, const uv_buf_t* buf);
   void handle_message(protocol::ByteView body);
   void flush();
@@ -97,10 +111,13 @@ class Session {
   std::uint64_t id_;
   ClientKind kind_;
   const Config& config_;
+  protocol::BridgeCounters& counters_;
   UvHandle<uv_tcp_t> tcp_;
   std::string peer_;
   protocol::MessageDecoder decoder_;
   OutputQueue queue_;
+  RateLimiter limiter_;
+  std::uint64_t commands_ = 0;
   bool writing_ = false;
   SteadyTime write_started_{};
   bool closing_ = false;

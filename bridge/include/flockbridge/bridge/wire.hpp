@@ -12,6 +12,7 @@
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/stats.hpp"
 #include "flockbridge/protocol/uno_packets.hpp"
 
 namespace flockbridge::bridge::wire {
@@ -26,6 +27,10 @@ namespace flockbridge::bridge::wire {
 [[nodiscard]] SharedBuffer dropped(ClientKind kind, std::uint64_t count);
 /// JSON: {"type":"ok"}. Binary: the Uno's ACK when it acknowledged the command, else nothing.
 [[nodiscard]] SharedBuffer ok(ClientKind kind, const nlohmann::json& id, bool acknowledged);
-[[nodiscard]] SharedBuffer error(ClientKind kind, const nlohmann::json& id, std::string_view reason);
+[[nodiscard]] SharedBuffer error(ClientKind kind, const nlohmann::json& id, const protocol::Error& error);
+/// The bridge stopped the robot on its own. Binary: ERR "safety stop: ...".
+[[nodiscard]] SharedBuffer safety_stop(ClientKind kind, std::string_view reason);
+/// JSON only.
+[[nodiscard]] SharedBuffer stats(ClientKind kind, const nlohmann::json& id, const protocol::StatsSnapshot& snapshot);
 
 }  // namespace flockbridge::bridge::wire

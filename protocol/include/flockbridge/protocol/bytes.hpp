@@ -18,9 +18,27 @@ using Byte = std::uint8_t;
 using Bytes = std::vector<Byte>;
 using ByteView = std::span<const Byte>;
 
+/// Why something was refused or failed, for programs (the message is for people).
+enum class ErrorCode : std::uint8_t {
+  Invalid,      ///< malformed, unknown, or out of range
+  LinkDown,     ///< the robot link is not up
+  QueueFull,    ///< too many commands waiting for the serial line
+  RateLimited,  ///< the client sends commands faster than allowed
+  Refused,      ///< the robot answered NAK to every try
+  NoAck,        ///< the robot did not acknowledge any try
+  LinkLost,     ///< the link went down (or the robot rebooted) while the command waited
+  Cancelled,    ///< an emergency stop cancelled it
+};
+inline constexpr std::size_t kErrorCodeCount = 8;
+
+/// "invalid", "link_down", "queue_full", "rate_limited", "refused", "no_ack",
+/// "link_lost", "cancelled": the names clients see.
+[[nodiscard]] std::string_view error_code_name(ErrorCode code) noexcept;
+
 /// A refusal with a sentence a student can act on.
 struct Error {
   std::string message;
+  ErrorCode code = ErrorCode::Invalid;
 };
 
 /// Either a value or an Error. Callers cannot ignore it.

@@ -26,9 +26,11 @@ struct Subscribe {
   std::uint32_t interval_ms = 0;
 };
 struct Unsubscribe {};
+/// The bridge's counters (JSON clients only).
+struct StatsRequest {};
 
 /// What a client asks of the bridge, whichever port it came through.
-using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe>;
+using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest>;
 
 /// Parses one port-2005 message body (what follows the length byte).
 [[nodiscard]] Result<ClientRequest> parse_binary_request(ByteView body);

@@ -64,6 +64,13 @@ inline constexpr std::string_view kStopCode = "DST";
 [[nodiscard]] Result<Bytes> build_command(const CommandSpec& spec, std::span<const long long> values,
                                           std::string_view text = {});
 
+/// Whether a checked payload sets the robot moving: a motion command with a
+/// speed (or a wheel speed) that is not zero.
+[[nodiscard]] bool sets_robot_moving(const CommandSpec& spec, ByteView payload) noexcept;
+
+/// Stop or emergency stop: commands that must never be held back.
+[[nodiscard]] bool is_stop(ByteView payload) noexcept;
+
 [[nodiscard]] inline bool is_emergency(ByteView payload) noexcept {
   return payload.size() == 3 && payload[0] == 'E' && payload[1] == 'M' && payload[2] == 'G';
 }

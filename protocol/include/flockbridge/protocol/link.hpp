@@ -64,6 +64,10 @@ struct LinkSettings {
   std::chrono::milliseconds handshake_slow_interval{5000};
   std::chrono::milliseconds nak_window{10};
   unsigned nak_retries = 3;
+  /// For firmware that acknowledges every command: a command whose window
+  /// ends without an ACK is sent again (up to nak_retries times), and fails
+  /// when no try was acknowledged. Off: a window without NAK means delivered.
+  bool require_command_ack = false;
   std::chrono::milliseconds stale_timeout{1000};
   std::size_t max_queued_commands = 64;
 };
@@ -161,6 +165,9 @@ class LinkController {
   void go_stale(SteadyTime now);
   void start_next(SteadyTime now);
   void finish_in_flight(const Error* error, bool acknowledged = false);
+  /// Sends the command in flight again, or fails it with `code` when its
+  /// resends are spent.
+  void retry_in_flight(SteadyTime now, ErrorCode code, std::string_view what);
   void fail_all(const std::string& reason);
   void set_state(LinkState state, std::string reason);
 

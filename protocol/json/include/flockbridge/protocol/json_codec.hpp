@@ -12,6 +12,7 @@
 
 #include "flockbridge/protocol/client_codec.hpp"
 #include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/stats.hpp"
 #include "flockbridge/protocol/uno_packets.hpp"
 
 namespace flockbridge::protocol::json {
@@ -35,8 +36,12 @@ inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 [[nodiscard]] std::string dropped(std::uint64_t count);
 /// {"type":"ok","id":..}; "id" only when the command had one (not null).
 [[nodiscard]] std::string ok(const nlohmann::json& id);
-/// {"type":"error","id":..,"error":"..."}; "id" only when not null.
-[[nodiscard]] std::string error(const nlohmann::json& id, std::string_view reason);
+/// {"type":"error","id":..,"error":"...","code":"..."}; "id" only when not null.
+[[nodiscard]] std::string error(const nlohmann::json& id, const Error& error);
+/// {"type":"safety_stop","reason":"..."}: the bridge stopped the robot on its own.
+[[nodiscard]] std::string safety_stop(std::string_view reason);
+/// {"type":"stats","id":..,"uptime_s":..,"link":{...},"commands":{...},"sensors":{...},"clients":{...}}
+[[nodiscard]] std::string stats(const nlohmann::json& id, const StatsSnapshot& snapshot);
 
 struct ParsedRequest {
   nlohmann::json id;  ///< the command's "id", null when it had none (or was unreadable)

@@ -1,0 +1,46 @@
+// The bridge's counters as one snapshot: what clients get in a "stats"
+// message and what the periodic log line summarises. Plain data.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/link.hpp"
+
+namespace flockbridge::protocol {
+
+struct ClientSnapshot {
+  std::uint64_t id = 0;
+  std::string kind;  ///< "binary" or "json"
+  std::string peer;
+  std::uint64_t commands = 0;
+  std::uint64_t sensor_dropped = 0;
+  std::size_t queued = 0;
+};
+
+struct BridgeCounters {
+  std::uint64_t commands_received = 0;
+  std::array<std::uint64_t, kErrorCodeCount> failed{};  ///< refused or failed commands, by ErrorCode
+  std::uint64_t sensor_packets = 0;                     ///< published to clients
+  std::uint64_t sensor_messages_sent = 0;               ///< queued for a client
+  std::uint64_t sensor_messages_dropped = 0;            ///< replaced before a slow client took them
+  std::uint64_t clients_accepted = 0;
+  std::uint64_t clients_refused = 0;  ///< over the limit
+  std::uint64_t clients_closed_stalled = 0;
+  std::uint64_t clients_closed_behind = 0;  ///< too many messages waiting
+  std::uint64_t clients_dead = 0;           ///< their network vanished (timeouts, resets)
+  std::uint64_t safety_stops = 0;           ///< Stops the bridge sent on its own
+};
+
+struct StatsSnapshot {
+  double uptime_s = 0;
+  LinkState link_state = LinkState::Down;
+  LinkStats link;
+  BridgeCounters bridge;
+  std::vector<ClientSnapshot> clients;
+};
+
+}  // namespace flockbridge::protocol
