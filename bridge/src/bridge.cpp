@@ -153,8 +153,10 @@ Result<Done> Bridge::start() {
   }
 
   if (config_.simulate) {
+    PtyUnoSettings simulated;
+    simulated.model = config_.sim;
     simulator_ = std::make_unique<PtyUno>(
-        loop_, config_.sim, [](std::string_view line) { log_debug("simulated Uno: " + std::string(line)); });
+        loop_, simulated, [](std::string_view line) { log_debug("simulated Uno: " + std::string(line)); });
     auto plugged = simulator_->plug_in({});
     if (!plugged) return plugged.error();
     serial_.set_path(simulator_->device_path());
@@ -404,6 +406,10 @@ void Bridge::command_finished(protocol::CommandToken token, const protocol::Erro
     session->second->reply_ok(command.id, acknowledged);
   }
   session->second->command_finished();
+}
+
+void Bridge::note(std::string_view what) {
+  log_debug("link: " + std::string(what));
 }
 
 void Bridge::serial_opened() {

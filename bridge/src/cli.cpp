@@ -55,6 +55,8 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
       "Binary clients (the Flockbot socket protocol) connect to --port, JSON-lines clients to --json-port.",
       "flockbridge"};
   app.set_version_flag("--version", kVersion);
+  // A later option overrides an earlier one (a wrapper script's defaults, then the user's).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   MillisecondOptions millis;
 
   app.add_option("--device", config.device, "Serial device of the Uno")->capture_default_str();
@@ -115,6 +117,9 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
   app.add_option("--nak-retries", config.link.nak_retries, "Resends of a NAKed command before it fails")
       ->capture_default_str()
       ->check(CLI::Range(0, 20));
+  millis.add(
+      app, "--reboot-confirm-ms", config.link.reboot_confirm,
+      "After an ACK that nothing explains, a packet other than ACK within this time shows the Uno did not reboot");
   millis.add(app, "--stale-timeout-ms", config.link.stale_timeout,
              "Silence from the Uno after which the link is reported stale and CFG is sent again");
   app.add_option("--max-payload", config.link.max_payload, "Serial frames with a longer LEN are taken for noise")
@@ -173,10 +178,12 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
 
 std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const char* const* argv) {
   SimulatorOptions options;
+  sim::UnoModelSettings& model = options.uno.model;
   CLI::App app{
       "flockbot-sim: a simulated Flockbot Uno on a pseudo-terminal.\n"
       "It creates a pseudo-terminal, makes --link a symlink to it, and plays the Uno: the boot ACK when the port\n"
       "is opened, CFG, sensor packets, a model of the robot's motion, DMC when a bounded move completes.\n"
+      "Faults can be injected on the line, in the Uno, and in the device, by options or by commands.\n"
       "Events go to standard output, one line each. Commands on standard input, one per line:\n"
       "  reboot        reset the Uno while the port stays open (it sends ACK and waits for CFG)\n"
       "  unplug        close the pseudo-terminal and remove the link (the device vanishes)\n"
@@ -186,22 +193,62 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
       "  silent on|off stop or resume sending anything\n"
       "  emergency     send EMG\n"
       "  bump L H      set the bumper bytes\n"
-      "  quit          exit",
+      "  counters      print what the line faults have done so far\n"
+      "  quit          exit (the end of standard input does the same)",
       "flockbot-sim"};
   app.set_version_flag("--version", kVersion);
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--link", options.link,
                  "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)")
       ->required();
-  app.add_option("--rate-hz", options.model.rate_hz, "Sensor packets per second")
+  app.add_option("--rate-hz", model.rate_hz, "Sensor packets per second")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 2000.0));
   MillisecondOptions millis;
-  millis.add(app, "--boot-ms", options.model.boot_delay, "From the port's opening to the boot ACK", 0);
-  app.add_flag("--ack-commands", options.model.ack_commands,
-               "Acknowledge every command with ACK, as some firmware does");
-  app.add_option("--seed", options.model.seed, "Seed of the IR readings' noise")->capture_default_str();
+  millis.add(app, "--boot-ms", model.boot_delay, "From the port's opening to the boot ACK", 0);
+  app.add_flag("--ack-commands", model.ack_commands, "Acknowledge every command with ACK, as some firmware does");
+  app.add_option("--seed", model.seed, "Seed of the IR readings' noise and of every random fault")
+      ->capture_default_str();
+
+  const auto rate = CLI::Range(0.0, 1.0);
+  double ber = 0;
+  double ber_to_host = -1;
+  double ber_to_uno = -1;
+  double drop = 0;
+  double duplicate = 0;
+  app.add_option("--ber", ber, "Bit-error rate on the line, both directions")->capture_default_str()->check(rate);
+  app.add_option("--ber-to-host", ber_to_host, "Bit-error rate on what the Uno sends (default: --ber)")->check(rate);
+  app.add_option("--ber-to-uno", ber_to_uno, "Bit-error rate on what the Uno receives (default: --ber)")->check(rate);
+  app.add_option("--drop-rate", drop, "Share of bytes lost on the line, both directions")
+      ->capture_default_str()
+      ->check(rate);
+  app.add_option("--dup-rate", duplicate, "Share of bytes that arrive twice, both directions")
+      ->capture_default_str()
+      ->check(rate);
+  app.add_option("--nak-rate", model.nak_rate, "Share of good frames the Uno answers with NAK anyway")
+      ->capture_default_str()
+      ->check(rate);
+  const auto seconds = CLI::Range(0.0, 86400.0);
+  app.add_option("--reboot-every-s", options.reboot_every_s, "Reboot at random, on average this often (0: never)")
+      ->capture_default_str()
+      ->check(seconds);
+  app.add_option("--silence-every-s", options.silence_every_s, "Go silent at random, on average this often (0: never)")
+      ->capture_default_str()
+      ->check(seconds);
+  millis.add(app, "--silence-ms", options.silence_for, "How long each random silence lasts");
+  app.add_option("--unplug-every-s", options.unplug_every_s,
+                 "Vanish as a device at random, on average this often (0: never)")
+      ->capture_default_str()
+      ->check(seconds);
+  millis.add(app, "--unplug-ms", options.unplug_for, "How long the device stays away each time");
+  app.add_flag("--report-frames", options.uno.report_frames,
+               "Print every sensor packet sent, and every frame whose damage a checksum cannot see");
+  app.add_flag("--timestamps", options.timestamps, "Prefix each event line with the monotonic clock, in seconds");
+
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
   millis.apply();
+  options.uno.to_host = {ber_to_host >= 0 ? ber_to_host : ber, drop, duplicate};
+  options.uno.to_uno = {ber_to_uno >= 0 ? ber_to_uno : ber, drop, duplicate};
   return options;
 }
 

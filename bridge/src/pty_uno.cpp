@@ -5,6 +5,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -22,12 +23,19 @@ std::string errno_text(int error) {
 
 }  // namespace
 
-PtyUno::PtyUno(uv_loop_t* loop, sim::UnoModelSettings settings, Log log)
+PtyUno::PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log)
     : loop_(loop),
       log_(std::move(log)),
+      report_frames_(settings.report_frames),
+      to_host_(settings.to_host, settings.model.seed * 2654435761U + 1),
+      to_uno_(settings.to_uno, settings.model.seed * 2654435761U + 2),
       model_(
-          settings, [this](protocol::ByteView frame) { transmit(frame); },
+          settings.model, [this](protocol::ByteView frame) { transmit(frame); },
           [this](std::string_view line) { log_(line); }) {
+  if (report_frames_ && to_uno_.settings().any()) {
+    model_.set_frame_observer(
+        [this](protocol::ByteView payload, std::uint64_t position) { check_received_frame(payload, position); });
+  }
   (void)watch_.init<PtyUno, &PtyUno::check_open>(loop_, this);
   (void)tick_.init<PtyUno, &PtyUno::on_tick>(loop_, this);
 }
@@ -137,7 +145,22 @@ void PtyUno::on_readable() {
   for (;;) {
     const ssize_t n = ::read(master_, buffer.data(), buffer.size());
     if (n > 0) {
-      model_.bytes_received(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)), steady_now());
+      const protocol::ByteView received(buffer.data(), static_cast<std::size_t>(n));
+      if (to_uno_.settings().any()) {
+        if (report_frames_) {
+          sent_frames_.feed(received);
+          while (const auto event = sent_frames_.next()) {
+            if (event->kind != protocol::FrameDecoder::EventKind::Frame) continue;
+            sent_by_position_[event->position].assign(event->payload.begin(), event->payload.end());
+            if (sent_by_position_.size() > 256) sent_by_position_.erase(sent_by_position_.begin());
+          }
+        }
+        damaged_.clear();
+        to_uno_.apply(received, damaged_);
+        model_.bytes_received(damaged_, steady_now());
+      } else {
+        model_.bytes_received(received, steady_now());
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -170,12 +193,45 @@ void PtyUno::schedule_tick() {
   }
 }
 
+void PtyUno::report_if_undetectable(protocol::ByteView sent) {
+  // Would a receiver that sees only this frame take the damaged bytes for a
+  // good frame? Then the checksum cannot catch this damage.
+  protocol::FrameDecoder decoder(protocol::kMaxPayloadLimit);
+  decoder.feed(damaged_);
+  while (const auto event = decoder.next()) {
+    if (event->kind != protocol::FrameDecoder::EventKind::Frame) continue;
+    if (!std::equal(event->payload.begin(), event->payload.end(), sent.begin(), sent.end())) {
+      log_("tx-undetectable " + protocol::to_hex(sent) + " -> " + protocol::to_hex(event->payload));
+    }
+  }
+}
+
+void PtyUno::check_received_frame(protocol::ByteView payload, std::uint64_t position) {
+  const auto sent = sent_by_position_.find(position);
+  if (sent != sent_by_position_.end() &&
+      std::equal(payload.begin(), payload.end(), sent->second.begin(), sent->second.end())) {
+    return;
+  }
+  log_("rx-damaged " + protocol::to_hex(payload) + " was " +
+       (sent == sent_by_position_.end() ? std::string("nothing") : protocol::to_hex(sent->second)));
+}
+
 void PtyUno::transmit(protocol::ByteView frame) {
   if (master_ < 0 || !connected_) return;
+  const protocol::ByteView payload = frame.subspan(protocol::kSyncLength + 1, frame.size() - protocol::kFrameOverhead);
+  if (report_frames_ && payload.size() >= 3 && payload[0] == 'S' && payload[1] == 'E' && payload[2] == 'N') {
+    log_("tx-sensor " + protocol::to_hex(payload));
+  }
+  protocol::ByteView on_line = frame;
+  if (to_host_.settings().any()) {
+    damaged_.clear();
+    if (to_host_.apply(frame, damaged_) && report_frames_) report_if_undetectable(payload);
+    on_line = damaged_;
+  }
   // A real UART does not wait for a reader either: what does not fit in the
   // pseudo-terminal's buffer is lost.
-  const ssize_t n = ::write(master_, frame.data(), frame.size());
-  const bool overrun = n < static_cast<ssize_t>(frame.size());
+  const ssize_t n = ::write(master_, on_line.data(), on_line.size());
+  const bool overrun = n < static_cast<ssize_t>(on_line.size());
   if (overrun && !overrun_) log_("tx-overrun: the host is not reading; packets are lost");
   overrun_ = overrun;
 }

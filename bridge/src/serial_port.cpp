@@ -12,6 +12,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <utility>
 
@@ -164,8 +165,10 @@ void SerialPort::try_open() {
     }
     backoff_ = std::clamp(backoff_ * 2, settings_.reopen_min, settings_.reopen_max);
     reopen_.start_after(backoff_);
+    watch_for_device();
     return;
   }
+  folder_watch_.reset();
   device_ = std::move(device).value();
   const int rc = poll_.init(this, [this](uv_poll_t* p) { return uv_poll_init(loop_, p, device_.fd()); });
   if (rc < 0) {
@@ -182,6 +185,30 @@ void SerialPort::try_open() {
   log_info("opened " + settings_.path + (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " +
            std::to_string(settings_.baud) + " baud");
   listener_.serial_opened();
+}
+
+void SerialPort::watch_for_device() {
+  if (folder_watch_) return;
+  const std::filesystem::path folder = std::filesystem::path(settings_.path).parent_path();
+  int rc = folder_watch_.init(this, [this](uv_fs_event_t* e) { return uv_fs_event_init(loop_, e); });
+  if (rc == 0) {
+    rc = uv_fs_event_start(
+        folder_watch_.get(),
+        [](uv_fs_event_t* handle, const char* name, int, int status) {
+          auto* self = owner_of<SerialPort>(handle);
+          if (self != nullptr && status == 0) self->on_folder_changed(name);
+        },
+        folder.empty() ? "." : folder.c_str(), 0);
+  }
+  // Without a watch (the folder itself is missing) the retries still find the device.
+  if (rc < 0) folder_watch_.reset();
+}
+
+void SerialPort::on_folder_changed(const char* name) {
+  if (device_.is_open() || !running_) return;
+  if (name != nullptr && std::filesystem::path(settings_.path).filename() != name) return;
+  reopen_.stop();
+  try_open();
 }
 
 void SerialPort::update_poll() {
@@ -271,12 +298,14 @@ void SerialPort::lose_device(const std::string& reason) {
   if (running_) {
     backoff_ = settings_.reopen_min;
     reopen_.start_after(backoff_);
+    watch_for_device();
   }
 }
 
 void SerialPort::close() {
   running_ = false;
   reopen_.reset();
+  folder_watch_.reset();
   failure_timer_.reset();
   poll_.reset();
   device_.close();

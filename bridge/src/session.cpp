@@ -246,41 +246,59 @@ SharedBuffer Session::encode_dropped(std::uint64_t count) const {
 }
 
 void Session::flush() {
-  if (writing_ || closing_ || queue_.empty()) return;
-  auto* write = new WriteRequest;
-  write->request.data = write;
-  if (const std::uint64_t dropped = queue_.take_dropped(); dropped > 0) {
-    write->messages.push_back(encode_dropped(dropped));
+  auto* stream = reinterpret_cast<uv_stream_t*>(tcp_.get());
+  while (!writing_ && !closing_ && !queue_.empty()) {
+    std::vector<SharedBuffer> messages;
+    if (const std::uint64_t dropped = queue_.take_dropped(); dropped > 0) messages.push_back(encode_dropped(dropped));
+    for (SharedBuffer& message : queue_.take(kWriteBatch)) messages.push_back(std::move(message));
+    std::vector<uv_buf_t> buffers;
+    buffers.reserve(messages.size());
+    for (const SharedBuffer& message : messages) {
+      buffers.push_back(uv_buf_init(const_cast<char*>(message->data()), static_cast<unsigned>(message->size())));
+    }
+
+    // Straight into the kernel when it has room: a client that keeps up then
+    // never has a write in flight, so latest-wins only ever drops messages
+    // for clients that really are behind.
+    const int written = uv_try_write(stream, buffers.data(), static_cast<unsigned>(buffers.size()));
+    if (written < 0 && written != UV_EAGAIN) {
+      close("write failed: " + uv_error_text(written), CloseKind::Dead);
+      return;
+    }
+    std::size_t skip = written > 0 ? static_cast<std::size_t>(written) : 0;
+    std::size_t first = 0;
+    while (first < buffers.size() && skip >= buffers[first].len) skip -= buffers[first++].len;
+    if (first == buffers.size()) continue;  // all of it went out
+    buffers[first].base += skip;
+    buffers[first].len -= static_cast<decltype(buffers[first].len)>(skip);
+
+    // The rest waits for the socket; the request owns its buffers until its callback.
+    auto* write = new WriteRequest;
+    write->request.data = write;
+    write->messages = std::move(messages);
+    write->buffers.assign(buffers.begin() + static_cast<std::ptrdiff_t>(first), buffers.end());
+    const int rc = uv_write(&write->request, stream, write->buffers.data(),
+                            static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
+                              auto* done = static_cast<WriteRequest*>(request->data);
+                              auto* self = owner_of<Session>(request->handle);
+                              delete done;
+                              if (self != nullptr) self->on_write_done(status);
+                            });
+    if (rc < 0) {
+      delete write;
+      close("write failed: " + uv_error_text(rc), CloseKind::Dead);
+      return;
+    }
+    writing_ = true;
+    write_started_ = steady_now();
   }
-  for (SharedBuffer& message : queue_.take(kWriteBatch)) write->messages.push_back(std::move(message));
-  write->buffers.reserve(write->messages.size());
-  for (const SharedBuffer& message : write->messages) {
-    write->buffers.push_back(uv_buf_init(const_cast<char*>(message->data()), static_cast<unsigned>(message->size())));
-  }
-  const int rc = uv_write(&write->request, reinterpret_cast<uv_stream_t*>(tcp_.get()), write->buffers.data(),
-                          static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
-                            auto* done = static_cast<WriteRequest*>(request->data);
-                            auto* self = owner_of<Session>(request->handle);
-                            delete done;
-                            if (self != nullptr) self->on_write_done(status);
-                          });
-  if (rc < 0) {
-    delete write;
-    close("write failed: " + uv_error_text(rc));
-    return;
-  }
-  writing_ = true;
-  write_started_ = steady_now();
+  if (refusing_ && !writing_ && queue_.empty()) close("refused: too many clients");
 }
 
 void Session::on_write_done(int status) {
   writing_ = false;
   if (status < 0) {
-    close("write failed: " + uv_error_text(status));
-    return;
-  }
-  if (refusing_ && queue_.empty()) {
-    close("refused: too many clients");
+    close("write failed: " + uv_error_text(status), CloseKind::Dead);
     return;
   }
   flush();

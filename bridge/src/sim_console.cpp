@@ -7,21 +7,65 @@
 #include <sstream>
 
 namespace flockbridge::bridge {
-namespace {
 
-void print(std::string_view line) {
+SimConsole::SimConsole(uv_loop_t* loop, SimulatorOptions options)
+    : loop_(loop),
+      options_(std::move(options)),
+      uno_(loop, options_.uno, [this](std::string_view line) { say(line); }),
+      lines_(protocol::MessageDecoder::Framing::Lines, 256),
+      random_(options_.uno.model.seed) {}
+
+void SimConsole::say(std::string_view line) const {
+  if (options_.timestamps) {
+    const double now = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    std::fprintf(stdout, "[%.6f] ", now);
+  }
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
 }
 
-}  // namespace
+void SimConsole::schedule(DeadlineTimer& timer, double mean_seconds) {
+  if (mean_seconds <= 0) return;
+  std::exponential_distribution<double> wait(1.0 / mean_seconds);
+  timer.start_after(std::chrono::milliseconds{static_cast<long long>(wait(random_) * 1000.0)});
+}
 
-SimConsole::SimConsole(uv_loop_t* loop, SimulatorOptions options)
-    : loop_(loop),
-      options_(std::move(options)),
-      uno_(loop, options_.model, print),
-      lines_(protocol::MessageDecoder::Framing::Lines, 256) {}
+void SimConsole::on_random_reboot() {
+  say("random fault: reboot");
+  uno_.reboot();
+  schedule(reboot_timer_, options_.reboot_every_s);
+}
+
+void SimConsole::on_random_silence() {
+  say("random fault: silent for " + std::to_string(options_.silence_for.count()) + " ms");
+  uno_.model().set_silent(true);
+  silence_timer_.reset();
+  (void)silence_timer_.init<SimConsole, &SimConsole::on_silence_over>(loop_, this);
+  silence_timer_.start_after(options_.silence_for);
+}
+
+void SimConsole::on_silence_over() {
+  uno_.model().set_silent(false);
+  silence_timer_.reset();
+  (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);
+  schedule(silence_timer_, options_.silence_every_s);
+}
+
+void SimConsole::on_random_unplug() {
+  say("random fault: unplugged for " + std::to_string(options_.unplug_for.count()) + " ms");
+  uno_.unplug();
+  unplug_timer_.reset();
+  (void)unplug_timer_.init<SimConsole, &SimConsole::on_unplug_over>(loop_, this);
+  unplug_timer_.start_after(options_.unplug_for);
+}
+
+void SimConsole::on_unplug_over() {
+  if (auto plugged = uno_.replug(); !plugged) say("error " + plugged.error().message);
+  unplug_timer_.reset();
+  (void)unplug_timer_.init<SimConsole, &SimConsole::on_random_unplug>(loop_, this);
+  schedule(unplug_timer_, options_.unplug_every_s);
+}
 
 protocol::Result<protocol::Done> SimConsole::start() {
   const std::array<int, 2> stop_signals{SIGINT, SIGTERM};
@@ -38,8 +82,14 @@ protocol::Result<protocol::Done> SimConsole::start() {
   }
   auto plugged = uno_.plug_in(options_.link);
   if (!plugged) return plugged.error();
-  print("ready " + options_.link);
+  say("ready " + options_.link);
   start_input();
+  (void)reboot_timer_.init<SimConsole, &SimConsole::on_random_reboot>(loop_, this);
+  (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);
+  (void)unplug_timer_.init<SimConsole, &SimConsole::on_random_unplug>(loop_, this);
+  schedule(reboot_timer_, options_.reboot_every_s);
+  schedule(silence_timer_, options_.silence_every_s);
+  schedule(unplug_timer_, options_.unplug_every_s);
   return protocol::Done{};
 }
 
@@ -96,7 +146,7 @@ void SimConsole::run_command(const std::string& line) {
   } else if (command == "unplug") {
     uno_.unplug();
   } else if (command == "replug") {
-    if (auto plugged = uno_.replug(); !plugged) print("error " + plugged.error().message);
+    if (auto plugged = uno_.replug(); !plugged) say("error " + plugged.error().message);
   } else if (command == "nak-next") {
     unsigned count = 1;
     words >> count;
@@ -114,18 +164,28 @@ void SimConsole::run_command(const std::string& line) {
     unsigned high = 0;
     words >> low >> high;
     uno_.model().set_bumpers(static_cast<std::uint8_t>(low), static_cast<std::uint8_t>(high));
+  } else if (command == "counters") {
+    const auto& host = uno_.to_host_faults().counters();
+    const auto& uno = uno_.to_uno_faults().counters();
+    say("counters to-host bytes " + std::to_string(host.bytes) + " bits-flipped " + std::to_string(host.bits_flipped) +
+        " dropped " + std::to_string(host.bytes_dropped) + " duplicated " + std::to_string(host.bytes_duplicated) +
+        " to-uno bytes " + std::to_string(uno.bytes) + " bits-flipped " + std::to_string(uno.bits_flipped) +
+        " dropped " + std::to_string(uno.bytes_dropped) + " duplicated " + std::to_string(uno.bytes_duplicated));
   } else if (command == "quit") {
     stop();
     return;
   } else {
-    print("error unknown command '" + command + "'");
+    say("error unknown command '" + command + "'");
     return;
   }
-  print("done " + command);
+  say("done " + command);
 }
 
 void SimConsole::stop() {
   input_ = nullptr;
+  reboot_timer_.reset();
+  silence_timer_.reset();
+  unplug_timer_.reset();
   tty_.reset();
   pipe_.reset();
   for (auto& signal : signals_) signal.reset();

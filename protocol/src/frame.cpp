@@ -34,12 +34,14 @@ void FrameDecoder::feed(ByteView bytes) {
   // frame, or everything examined while hunting for a header.
   const std::size_t keep_from = state_ == State::Sync1 ? pos_ : start_;
   buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(keep_from));
+  buffer_position_ += keep_from;
   pos_ -= keep_from;
   start_ -= std::min(start_, keep_from);
   buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
 }
 
 void FrameDecoder::reset() noexcept {
+  buffer_position_ += buffer_.size();
   buffer_.clear();
   pos_ = start_ = length_ = 0;
   state_ = State::Sync1;
@@ -81,7 +83,7 @@ std::optional<FrameDecoder::Event> FrameDecoder::next() {
         if (length_ == 0 || length_ > max_payload_) {
           ++stats_.bad_length;
           reject_candidate();
-          return Event{EventKind::BadLength, {}};
+          return Event{EventKind::BadLength, {}, buffer_position_ + start_};
         }
         state_ = State::Payload;
         ++pos_;
@@ -101,12 +103,12 @@ std::optional<FrameDecoder::Event> FrameDecoder::next() {
         if (byte != frame_checksum(payload)) {
           ++stats_.bad_checksum;
           reject_candidate();
-          return Event{EventKind::BadChecksum, payload};
+          return Event{EventKind::BadChecksum, payload, buffer_position_ + start_};
         }
         ++stats_.frames;
         ++pos_;
         state_ = State::Sync1;
-        return Event{EventKind::Frame, payload};
+        return Event{EventKind::Frame, payload, buffer_position_ + start_};
       }
     }
   }

@@ -59,6 +59,9 @@ LinkStats LinkController::stats() const {
 void LinkController::port_opened(SteadyTime now) {
   port_open_ = true;
   decoder_.reset();
+  possible_strays_ = 0;
+  quiet_until_ = now;
+  reboot_suspected_until_.reset();
   last_received_ = now;
   last_sent_ = LastSent::Nothing;
   phase_ = Phase::AwaitBootAck;
@@ -69,6 +72,7 @@ void LinkController::port_opened(SteadyTime now) {
 
 void LinkController::port_closed(std::string_view reason) {
   port_open_ = false;
+  reboot_suspected_until_.reset();
   phase_ = Phase::Idle;
   fail_all("the robot link went down: " + std::string(reason));
   set_state(LinkState::Down, std::string(reason));
@@ -83,16 +87,27 @@ void LinkController::bytes_received(ByteView bytes, SteadyTime now) {
         break;
       case FrameDecoder::EventKind::BadChecksum:
       case FrameDecoder::EventKind::BadLength:
-        on_bad_frame();
+        on_bad_frame(event->payload, now);
         break;
     }
   }
 }
 
-void LinkController::on_bad_frame() {
+void LinkController::on_bad_frame(ByteView payload, SteadyTime now) {
+  if (settings_.require_command_ack && payload.size() == kSensorPayloadLength) {
+    ++stats_.damaged_sensors_not_naked;
+    return;
+  }
   ++stats_.naks_sent;
   nak_resends_ = 0;
+  expect_possible_stray(now);
   send(nak_frame(), LastSent::Nak);
+}
+
+void LinkController::expect_possible_stray(SteadyTime now) {
+  if (now >= quiet_until_) possible_strays_ = 0;  // the earlier ones had their time
+  ++possible_strays_;
+  quiet_until_ = now + settings_.nak_window;
 }
 
 void LinkController::on_frame(ByteView payload, SteadyTime now) {
@@ -101,6 +116,13 @@ void LinkController::on_frame(ByteView payload, SteadyTime now) {
   if (!packet) {
     ++stats_.implausible;
     return;
+  }
+  if (reboot_suspected_until_ && packet.value().kind != UnoPacketKind::Ack) {
+    // A rebooted Uno would send nothing but ACK: that ACK was a stray.
+    reboot_suspected_until_.reset();
+    ++stats_.stray_acks;
+    events_.note("an unexplained ACK was followed by other packets: a stray, not a reboot");
+    start_next(now);
   }
   switch (packet.value().kind) {
     case UnoPacketKind::Ack:
@@ -120,6 +142,8 @@ void LinkController::on_frame(ByteView payload, SteadyTime now) {
 
 void LinkController::on_ack(SteadyTime now) {
   if (in_flight_) {
+    // Every ACK while a command is on the line belongs to that command: the
+    // quiet period before it let the earlier exchange's strays pass.
     ++stats_.commands_acknowledged;
     finish_in_flight(nullptr, true);
     start_next(now);
@@ -131,17 +155,21 @@ void LinkController::on_ack(SteadyTime now) {
       return;
     case Phase::AwaitCfgAck:
       phase_ = Phase::Idle;
+      // CFG went out more than once: its other ACKs may still come.
+      for (unsigned extra = 1; extra < cfg_attempts_; ++extra) expect_possible_stray(now);
       cfg_attempts_ = 0;
       set_state(LinkState::Up, "");
       start_next(now);
       return;
     case Phase::Idle:
-      if (state_ == LinkState::Up) {
-        ++stats_.reboots;
-        fail_all("the robot rebooted");
-        cfg_attempts_ = 0;
-        set_state(LinkState::Handshaking, "the robot rebooted; configuring it again");
-        send_cfg(now);
+      if (possible_strays_ > 0 && now < quiet_until_) {
+        --possible_strays_;
+        ++stats_.stray_acks;
+        return;
+      }
+      if (state_ == LinkState::Up && !reboot_suspected_until_) {
+        // Hold new commands until the Uno shows whether it rebooted.
+        reboot_suspected_until_ = now + settings_.reboot_confirm;
       }
       return;
   }
@@ -155,12 +183,14 @@ void LinkController::on_nak(SteadyTime now) {
   }
   if (last_sent_ == LastSent::Cfg && phase_ == Phase::AwaitCfgAck) {
     ++stats_.retransmits;
+    ++cfg_attempts_;
     send(cfg_frame_, LastSent::Cfg);
     return;
   }
   if (last_sent_ == LastSent::Nak && nak_resends_ < settings_.nak_retries) {
     ++nak_resends_;
     ++stats_.retransmits;
+    expect_possible_stray(now);
     send(nak_frame(), LastSent::Nak);
     return;
   }
@@ -177,6 +207,7 @@ void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string
   }
   ++in_flight_->resends;
   ++stats_.retransmits;
+  expect_possible_stray(now);
   in_flight_->deadline = now + settings_.nak_window;
   send(in_flight_->frame, LastSent::Command);
 }
@@ -217,6 +248,10 @@ Result<Done> LinkController::submit(CommandToken token, ByteView payload, Steady
 void LinkController::start_next(SteadyTime now) {
   if (in_flight_ || queue_.empty() || !port_open_) return;
   if (state_ != LinkState::Up && !queue_.front().emergency) return;
+  // After a noisy exchange, wait until its stray ACKs have had their time;
+  // an emergency stop never waits.
+  if ((reboot_suspected_until_ || (now < quiet_until_ && possible_strays_ > 0)) && !queue_.front().emergency) return;
+  possible_strays_ = 0;
   Queued next = std::move(queue_.front());
   queue_.pop_front();
   in_flight_ = InFlight{next.token, std::move(next.frame), 0, now + settings_.nak_window};
@@ -265,7 +300,18 @@ void LinkController::handshake_timed_out(SteadyTime now) {
   send_cfg(now);
 }
 
+void LinkController::confirm_reboot(SteadyTime now) {
+  reboot_suspected_until_.reset();
+  events_.note("an ACK and then nothing else: the robot rebooted");
+  ++stats_.reboots;
+  fail_all("the robot rebooted");
+  cfg_attempts_ = 0;
+  set_state(LinkState::Handshaking, "the robot rebooted; configuring it again");
+  send_cfg(now);
+}
+
 void LinkController::go_stale(SteadyTime now) {
+  reboot_suspected_until_.reset();
   ++stats_.stale;
   fail_all("the robot link went stale");
   cfg_attempts_ = 0;
@@ -275,6 +321,8 @@ void LinkController::go_stale(SteadyTime now) {
 }
 
 void LinkController::tick(SteadyTime now) {
+  if (reboot_suspected_until_ && now >= *reboot_suspected_until_) confirm_reboot(now);
+  if (!in_flight_ && now >= quiet_until_) start_next(now);
   if (in_flight_ && now >= in_flight_->deadline) {
     if (settings_.require_command_ack) {
       retry_in_flight(now, ErrorCode::NoAck, "the robot did not acknowledge this command");
@@ -291,8 +339,10 @@ std::optional<SteadyTime> LinkController::next_deadline() const {
   std::optional<SteadyTime> deadline;
   const auto consider = [&](SteadyTime t) { deadline = deadline ? std::min(*deadline, t) : t; };
   if (in_flight_) consider(in_flight_->deadline);
+  if (!in_flight_ && !queue_.empty() && possible_strays_ > 0) consider(quiet_until_);
   if (phase_ != Phase::Idle) consider(handshake_deadline_);
   if (state_ == LinkState::Up) consider(last_received_ + settings_.stale_timeout);
+  if (reboot_suspected_until_) consider(*reboot_suspected_until_);
   return deadline;
 }
 

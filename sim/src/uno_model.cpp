@@ -32,7 +32,8 @@ UnoModel::UnoModel(UnoModelSettings settings, std::function<void(ByteView)> tran
       transmit_(std::move(transmit)),
       log_(std::move(log)),
       decoder_(protocol::kMaxPayloadLimit),
-      random_(settings.seed) {
+      random_(settings.seed),
+      nak_anyway_(std::clamp(settings.nak_rate, 0.0, 1.0)) {
   settings_.rate_hz = std::clamp(settings_.rate_hz, 0.1, 2000.0);
   reading_.battery = 800;
 }
@@ -95,8 +96,9 @@ void UnoModel::bytes_received(ByteView bytes, SteadyTime now) {
       send(protocol::as_bytes("NAK"));
       continue;
     }
-    if (nak_next_ > 0) {
-      --nak_next_;
+    if (frame_observer_) frame_observer_(event->payload, event->position);
+    if (nak_next_ > 0 || (settings_.nak_rate > 0 && nak_anyway_(random_))) {
+      if (nak_next_ > 0) --nak_next_;
       log("nak-injected " + protocol::to_hex(event->payload));
       send(protocol::as_bytes("NAK"));
       continue;

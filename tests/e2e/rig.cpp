@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <exception>
 
@@ -14,6 +16,43 @@ std::string bytes(std::initializer_list<int> values) {
   for (int v : values) out.push_back(static_cast<char>(v));
   return out;
 }
+
+namespace {
+
+/// What the last rig's programs said, kept for the listener below.
+std::string g_transcript;
+
+std::string tail_of(const std::vector<std::string>& lines, const char* title, std::size_t most = 80) {
+  std::string text =
+      std::string("---- ") + title + " (last " + std::to_string(std::min(most, lines.size())) + " lines)\n";
+  for (std::size_t i = lines.size() > most ? lines.size() - most : 0; i < lines.size(); ++i) text += lines[i] + "\n";
+  return text;
+}
+
+/// Prints the bridge's log and the simulator's events when an end-to-end
+/// test fails, so that a failure on a CI machine explains itself.
+struct TranscriptOnFailure : doctest::IReporter {
+  explicit TranscriptOnFailure(const doctest::ContextOptions&) {}
+  void report_query(const doctest::QueryData&) override {}
+  void test_run_start() override {}
+  void test_run_end(const doctest::TestRunStats&) override {}
+  void test_case_start(const doctest::TestCaseData&) override { g_transcript.clear(); }
+  void test_case_reenter(const doctest::TestCaseData&) override {}
+  void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
+    if ((stats.failure_flags != 0 || stats.numAssertsFailedCurrentTest > 0) && !g_transcript.empty()) {
+      std::fputs(g_transcript.c_str(), stderr);
+    }
+  }
+  void test_case_exception(const doctest::TestCaseException&) override {}
+  void subcase_start(const doctest::SubcaseSignature&) override {}
+  void subcase_end() override {}
+  void log_assert(const doctest::AssertData&) override {}
+  void log_message(const doctest::MessageData&) override {}
+  void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+REGISTER_LISTENER("transcript", 1, TranscriptOnFailure);
+
+}  // namespace
 
 Rig::Rig(RigOptions options) {
   std::string pattern = (std::filesystem::temp_directory_path() / "flockbridge-test-XXXXXX").string();
@@ -49,6 +88,8 @@ Rig::~Rig() {
   // means no sanitizer report when they are built with sanitizers.
   const int bridge_status = bridge_ ? bridge_->terminate() : 0;
   const int sim_status = sim_ ? sim_->terminate() : 0;
+  if (bridge_) g_transcript += tail_of(bridge_->lines(ChildProcess::Stream::Stderr), "flockbridge log");
+  if (sim_) g_transcript += tail_of(sim_->lines(ChildProcess::Stream::Stdout), "flockbot-sim events");
   if (std::uncaught_exceptions() == 0) {
     CHECK_MESSAGE(bridge_status == 0, "flockbridge exited with " << bridge_status);
     CHECK_MESSAGE(sim_status == 0, "flockbot-sim exited with " << sim_status);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "e2e/rig.hpp"
+#include "support/command_audit.hpp"
 
 using namespace flockbridge::testing;
 using Stream = ChildProcess::Stream;
@@ -180,4 +181,26 @@ TEST_CASE("connection churn: thousands of clients come and go, some mid-message,
   CHECK(stats["clients"]["accepted"].get<long>() + stats["clients"]["refused"].get<long>() == 3001);
   CHECK(stats["commands"]["received"] == 0);
   CHECK(steady.read_json_type("sensor"));
+}
+
+TEST_CASE("on a noisy line every command is delivered or its client is told - none is lost without a word") {
+  // Bit errors both ways, firmware that acknowledges commands. The audit
+  // compares every answer with what the Uno really received.
+  Rig rig({.rate_hz = 100,
+           .bridge_args = {"--command-ack", "--nak-window-ms", "50", "--command-rate", "100000", "--command-burst",
+                           "100000"},
+           .sim_args = {"--ber", "2e-3", "--ack-commands", "--report-frames", "--seed", "11"}});
+  auto client = rig.json_client();
+  const CommandAudit audit = audit_commands(client, rig.sim(), 400, 4, [](const json&) {});
+  CAPTURE(audit.delivered_exact);
+  CAPTURE(audit.answered_error);
+  CAPTURE(audit.damaged_accepted);
+  CHECK(audit.unanswered == 0);
+  CHECK(audit.lost_without_word == 0);
+  CHECK(audit.answered_ok + audit.answered_error == 400);
+  CHECK(audit.delivered_exact + audit.damaged_accepted >= audit.answered_ok);
+  const auto stats = stats_of(client);
+  CHECK(stats["link"]["bad_checksum"].get<long>() > 0);  // the noise was real
+  CHECK(stats["link"]["reboots"] == 0);
+  CHECK(stats["link"]["state"] == "up");
 }

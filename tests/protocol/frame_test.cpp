@@ -179,3 +179,17 @@ TEST_CASE("the maximum payload is configurable and bounded by the LEN byte") {
   CHECK(FrameDecoder(1000).max_payload() == 255);
   CHECK(FrameDecoder(0).max_payload() == 1);
 }
+
+TEST_CASE("events say where in the stream their frame began") {
+  FrameDecoder decoder;
+  const Bytes first = frame("ACK");
+  decoder.feed(bytes("xyz"));
+  decoder.feed(first);
+  auto event = decoder.next();
+  REQUIRE(event);
+  CHECK(event->position == 3);
+  decoder.feed(frame("DMC"));
+  event = decoder.next();
+  REQUIRE(event);
+  CHECK(event->position == 3 + first.size());
+}

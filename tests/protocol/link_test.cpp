@@ -147,6 +147,9 @@ TEST_CASE_FIXTURE(Fixture, "a NAK inside the window resends that command, up to 
   REQUIRE(events.finished.size() == 1);
   CHECK(events.finished[0].first == 1);
   CHECK(events.finished[0].second == "the robot refused this command (4 tries); it was dropped");
+  // The next command waits one window: the resends may still bring ACKs.
+  CHECK(events.last_sent() == "DGO");
+  advance(10ms);
   CHECK(events.last_sent() == "DGC");
   CHECK(link.stats().retransmits == 3);
 }
@@ -161,10 +164,14 @@ TEST_CASE_FIXTURE(Fixture, "an ACK inside a window confirms the command and ends
   CHECK(link.state() == LinkState::Up);
 }
 
-TEST_CASE_FIXTURE(Fixture, "an ACK with no command pending means the Uno rebooted") {
+TEST_CASE_FIXTURE(Fixture, "an ACK with no command pending and then silence means the Uno rebooted") {
   bring_up();
   events.sent.clear();
   uno_sends("ACK");
+  CHECK(link.state() == LinkState::Up);  // not yet: a rebooted Uno then sends nothing but ACK
+  advance(199ms);
+  CHECK(link.state() == LinkState::Up);
+  advance(1ms);
   CHECK(link.state() == LinkState::Handshaking);
   CHECK(events.last_sent() == "CFG");
   CHECK(link.stats().reboots == 1);
@@ -288,4 +295,94 @@ TEST_CASE_FIXTURE(Fixture, "with acknowledgements required, a window without ACK
   CHECK(events.last_sent() == "DGC");
   acking.bytes_received(encode_frame(as_bytes("ACK")), now);
   CHECK(events.finished.back() == std::pair<CommandToken, std::string>{2, "ack"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "a duplicate ACK after a noisy exchange is a stray - not a reboot, not the next command's") {
+  settings.require_command_ack = true;
+  LinkController acking(settings, RobotConfig{}, events);
+  acking.port_opened(now);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  REQUIRE(acking.state() == LinkState::Up);
+  events.sent.clear();
+  REQUIRE(acking.submit(1, as_bytes("DGO"), now));
+  REQUIRE(acking.submit(2, as_bytes("DGC"), now));
+  // The first try's ACK is lost; the resend is acknowledged...
+  now += 10ms;
+  acking.tick(now);
+  CHECK(events.sent.size() == 2);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  CHECK(events.finished.back() == std::pair<CommandToken, std::string>{1, "ack"});
+  // ...and the next command waits while the first try's late ACK may still come.
+  CHECK(events.sent.size() == 2);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now + 1ms);
+  CHECK(acking.stats().stray_acks == 1);
+  CHECK(acking.stats().reboots == 0);
+  CHECK(acking.state() == LinkState::Up);
+  now += 10ms;
+  acking.tick(now);
+  CHECK(events.last_sent() == "DGC");
+  CHECK(events.finished.size() == 1);  // DGC is not confirmed by the stray
+}
+
+TEST_CASE_FIXTURE(Fixture, "an ACK long after any noise still means a reboot") {
+  bring_up();
+  Bytes broken = encode_frame(as_bytes("DMC"));
+  broken.back() ^= 1;
+  link.bytes_received(broken, now);  // we NAK: one stray ACK may come within a window
+  advance(50ms);
+  uno_sends("ACK");
+  advance(settings.reboot_confirm);
+  CHECK(link.stats().reboots == 1);
+  CHECK(link.state() == LinkState::Handshaking);
+}
+
+TEST_CASE_FIXTURE(Fixture, "an emergency stop does not wait for a quiet period") {
+  bring_up();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  uno_sends("NAK");  // resend: a stray may follow
+  uno_sends("ACK");
+  REQUIRE(link.submit(2, as_bytes("DGC"), now));
+  REQUIRE(link.submit(3, as_bytes("EMG"), now));
+  CHECK(events.last_sent() == "EMG");
+}
+
+TEST_CASE_FIXTURE(Fixture, "an unexplained ACK followed by sensor data is a stray - commands held meanwhile go out") {
+  bring_up();
+  events.sent.clear();
+  uno_sends("ACK");
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  CHECK(events.sent.empty());  // held while a reboot is suspected
+  SensorReading reading;
+  link.bytes_received(encode_frame(encode_sensor_payload(reading)), now + 30ms);
+  CHECK(events.last_sent() == "DGO");
+  advance(500ms);
+  CHECK(link.stats().reboots == 0);
+  CHECK(link.stats().stray_acks == 1);
+  CHECK(link.state() == LinkState::Up);
+}
+
+TEST_CASE_FIXTURE(Fixture, "an emergency stop is not held by a suspected reboot") {
+  bring_up();
+  uno_sends("ACK");
+  REQUIRE(link.submit(1, as_bytes("EMG"), now));
+  CHECK(events.last_sent() == "EMG");
+}
+
+TEST_CASE_FIXTURE(Fixture, "with acknowledging firmware a damaged sensor packet is not NAKed - other damage is") {
+  settings.require_command_ack = true;
+  LinkController acking(settings, RobotConfig{}, events);
+  acking.port_opened(now);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  events.sent.clear();
+  Bytes sensor = encode_frame(encode_sensor_payload(SensorReading{}));
+  sensor.back() ^= 0x01;
+  acking.bytes_received(sensor, now);
+  CHECK(events.sent.empty());
+  CHECK(acking.stats().damaged_sensors_not_naked == 1);
+  Bytes dmc = encode_frame(as_bytes("DMC"));
+  dmc.back() ^= 0x01;
+  acking.bytes_received(dmc, now);
+  CHECK(events.last_sent() == "NAK");
 }

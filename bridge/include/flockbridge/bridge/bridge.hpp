@@ -67,6 +67,7 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   void link_changed(protocol::LinkState state, std::string_view reason) override;
   void packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) override;
   void command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) override;
+  void note(std::string_view what) override;
 
   // SerialPort::Listener
   void serial_opened() override;

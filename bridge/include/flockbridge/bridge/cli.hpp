@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/pty_uno.hpp"
 
 namespace flockbridge::bridge {
 
@@ -15,7 +16,14 @@ namespace flockbridge::bridge {
 
 struct SimulatorOptions {
   std::string link;
-  sim::UnoModelSettings model;
+  PtyUnoSettings uno;
+  // Random faults: mean seconds between them (exponentially distributed), 0: none.
+  double reboot_every_s = 0;
+  double silence_every_s = 0;
+  std::chrono::milliseconds silence_for{1500};
+  double unplug_every_s = 0;
+  std::chrono::milliseconds unplug_for{1000};
+  bool timestamps = false;  ///< prefix each event line with the monotonic clock, in seconds
 };
 
 [[nodiscard]] std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const char* const* argv);

@@ -48,7 +48,7 @@ struct Config {
 
   // The built-in simulated Uno (--simulate).
   bool simulate = false;
-  sim::UnoModelSettings sim;
+  sim::UnoModelSettings sim;  ///< the built-in simulated Uno runs without line noise
 
   LogLevel log_level = LogLevel::Info;
 };

@@ -13,20 +13,33 @@
 #include <uv.h>
 
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/sim/line_faults.hpp"
 #include "flockbridge/sim/uno_model.hpp"
 
 namespace flockbridge::bridge {
+
+struct PtyUnoSettings {
+  sim::UnoModelSettings model;
+  sim::LineFaultSettings to_host;  ///< noise on what the Uno sends
+  sim::LineFaultSettings to_uno;   ///< noise on what the Uno receives
+  /// Report every sensor packet sent ("tx-sensor <hex>"), every frame whose
+  /// damage a receiver's checksum cannot see ("tx-undetectable <sent> -> <received>"),
+  /// and every damaged frame the Uno took for good ("rx-damaged <received> was <sent>",
+  /// exact while the line only flips bits, so that both streams stay aligned).
+  bool report_frames = false;
+};
 
 class PtyUno {
  public:
   using Log = std::function<void(std::string_view)>;
 
-  PtyUno(uv_loop_t* loop, sim::UnoModelSettings settings, Log log);
+  PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log);
   PtyUno(const PtyUno&) = delete;
   PtyUno& operator=(const PtyUno&) = delete;
   ~PtyUno();
@@ -47,6 +60,8 @@ class PtyUno {
   /// The link path if there is one, else the slave's /dev/pts path.
   [[nodiscard]] const std::string& device_path() const noexcept;
   [[nodiscard]] bool connected() const noexcept { return connected_; }
+  [[nodiscard]] const sim::LineFaults& to_host_faults() const noexcept { return to_host_; }
+  [[nodiscard]] const sim::LineFaults& to_uno_faults() const noexcept { return to_uno_; }
 
  private:
   void check_open();
@@ -55,9 +70,18 @@ class PtyUno {
   void on_tick();
   void schedule_tick();
   void transmit(protocol::ByteView frame);
+  void report_if_undetectable(protocol::ByteView sent);
+  void check_received_frame(protocol::ByteView payload, std::uint64_t position);
 
   uv_loop_t* loop_;
   Log log_;
+  bool report_frames_;
+  sim::LineFaults to_host_;
+  sim::LineFaults to_uno_;
+  protocol::Bytes damaged_;
+  /// The frames the host really sent, by stream position (recent ones only).
+  protocol::FrameDecoder sent_frames_{protocol::kMaxPayloadLimit};
+  std::map<std::uint64_t, protocol::Bytes> sent_by_position_;
   sim::UnoModel model_;
   int master_ = -1;
   std::string slave_path_;

@@ -91,12 +91,17 @@ class SerialPort {
   void lose_device(const std::string& reason);
   void fail_soon(std::string reason);
   void on_failure();
+  /// Watches the device's folder, so that the device is opened the moment
+  /// it (or its link) appears there, not at the next retry.
+  void watch_for_device();
+  void on_folder_changed(const char* name);
 
   uv_loop_t* loop_;
   Settings settings_;
   Listener& listener_;
   SerialDevice device_;
   UvHandle<uv_poll_t> poll_;
+  UvHandle<uv_fs_event_t> folder_watch_;
   DeadlineTimer reopen_;
   DeadlineTimer failure_timer_;
   std::string failure_;  ///< a write failure waiting to be reported

@@ -5,7 +5,9 @@
 #include <uv.h>
 
 #include <array>
+#include <random>
 #include <string>
+#include <string_view>
 
 #include "flockbridge/bridge/cli.hpp"
 #include "flockbridge/bridge/pty_uno.hpp"
@@ -28,6 +30,14 @@ class SimConsole {
   void start_input();
   void on_input(ssize_t nread, const uv_buf_t* buf);
   void run_command(const std::string& line);
+  void say(std::string_view line) const;
+  /// Arms `timer` for a random time with the given mean (exponential).
+  void schedule(DeadlineTimer& timer, double mean_seconds);
+  void on_random_reboot();
+  void on_random_silence();
+  void on_silence_over();
+  void on_random_unplug();
+  void on_unplug_over();
 
   uv_loop_t* loop_;
   SimulatorOptions options_;
@@ -37,6 +47,10 @@ class SimConsole {
   uv_stream_t* input_ = nullptr;
   protocol::MessageDecoder lines_;
   std::array<UvHandle<uv_signal_t>, 2> signals_;
+  std::mt19937 random_;
+  DeadlineTimer reboot_timer_;
+  DeadlineTimer silence_timer_;
+  DeadlineTimer unplug_timer_;
   std::array<char, 1024> buffer_{};
 };
 

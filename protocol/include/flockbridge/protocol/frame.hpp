@@ -62,6 +62,8 @@ class FrameDecoder {
     /// Frame: the payload. BadChecksum: the rejected payload. BadLength: empty.
     /// Valid until the next call to feed().
     ByteView payload;
+    /// Where the frame's first header byte was in the stream (bytes fed before it).
+    std::uint64_t position = 0;
   };
 
   /// `max_payload` is clamped to 1..255.
@@ -88,9 +90,10 @@ class FrameDecoder {
 
   std::size_t max_payload_;
   Bytes buffer_;
-  std::size_t pos_ = 0;     ///< next byte to examine
-  std::size_t start_ = 0;   ///< first header byte of the candidate frame
-  std::size_t length_ = 0;  ///< LEN of the candidate frame
+  std::uint64_t buffer_position_ = 0;  ///< stream position of buffer_[0]
+  std::size_t pos_ = 0;                ///< next byte to examine
+  std::size_t start_ = 0;              ///< first header byte of the candidate frame
+  std::size_t length_ = 0;             ///< LEN of the candidate frame
   State state_ = State::Sync1;
   FrameDecoderStats stats_;
 };

@@ -11,6 +11,24 @@
 // Firmware may or may not acknowledge commands; an ACK inside a window ends it
 // early, an ACK outside any window while the link is up means a reboot.
 //
+// On a noisy line that last rule needs care: every resend, and every NAK the
+// Pi sends (the Uno then resends its last packet, which may be an ACK), can
+// bring one more ACK, and such an ACK arrives within one window. So after an
+// exchange that had a resend or a NAK, the next command waits one window (a
+// quiet period), and ACKs in it are counted as strays: neither a reboot nor
+// the next command's confirmation. Without that, a duplicate ACK would
+// confirm a command that was never received.
+//
+// Timing alone cannot settle it (a stalled process makes any answer late), so
+// a reboot is confirmed by evidence: a rebooted Uno sends nothing but ACK
+// until it has CFG. An ACK that nothing explains only raises a suspicion,
+// during which no new command is sent (an emergency stop still is); any other
+// packet within reboot_confirm clears it, silence confirms the reboot. And
+// with acknowledging firmware a damaged sensor packet is not NAKed: a newer
+// one follows within a period, while the NAK would make the Uno resend
+// whatever it sent last, which after an acknowledged command is an ACK that
+// nothing can tell from a new one.
+//
 // The controller does no I/O and reads no clock: the caller feeds it bytes,
 // events and the current time, arms one timer for next_deadline(), and acts
 // on the calls it receives through LinkEvents.
@@ -69,6 +87,9 @@ struct LinkSettings {
   /// when no try was acknowledged. Off: a window without NAK means delivered.
   bool require_command_ack = false;
   std::chrono::milliseconds stale_timeout{1000};
+  /// After an ACK that nothing explains: a packet other than ACK within this
+  /// time shows that the Uno did not reboot (a rebooted one waits for CFG).
+  std::chrono::milliseconds reboot_confirm{200};
   std::size_t max_queued_commands = 64;
 };
 
@@ -77,9 +98,11 @@ struct LinkStats {
   std::uint64_t frames_sent = 0;
   std::uint64_t implausible = 0;  ///< passed the checksum, broke the packet table
   std::uint64_t naks_sent = 0;
+  std::uint64_t damaged_sensors_not_naked = 0;  ///< with acknowledging firmware, see above
   std::uint64_t naks_received = 0;
   std::uint64_t unexpected_naks = 0;  ///< NAKs with nothing to resend
   std::uint64_t retransmits = 0;
+  std::uint64_t stray_acks = 0;  ///< duplicates of an earlier ACK, ignored
   std::uint64_t commands_sent = 0;
   std::uint64_t commands_acknowledged = 0;  ///< ended early by an ACK
   std::uint64_t commands_delivered = 0;
@@ -111,6 +134,8 @@ class LinkEvents {
   /// not NAKed within its window; `acknowledged` when the Uno's ACK ended the
   /// window early.
   virtual void command_finished(CommandToken token, const Error* error, bool acknowledged) = 0;
+  /// A decision worth a line in a debug log (why a reboot was assumed, ...).
+  virtual void note(std::string_view /*what*/) {}
 };
 
 class LinkController {
@@ -158,7 +183,10 @@ class LinkController {
   void on_frame(ByteView payload, SteadyTime now);
   void on_ack(SteadyTime now);
   void on_nak(SteadyTime now);
-  void on_bad_frame();
+  void on_bad_frame(ByteView payload, SteadyTime now);
+  void confirm_reboot(SteadyTime now);
+  /// One more ACK may come within a window: hold back the next command.
+  void expect_possible_stray(SteadyTime now);
   void send(ByteView frame, LastSent kind);
   void send_cfg(SteadyTime now);
   void handshake_timed_out(SteadyTime now);
@@ -186,6 +214,11 @@ class LinkController {
   SteadyTime last_received_{};
   LastSent last_sent_ = LastSent::Nothing;
   unsigned nak_resends_ = 0;
+  /// ACKs that may still come from an earlier exchange, until quiet_until_.
+  unsigned possible_strays_ = 0;
+  SteadyTime quiet_until_{};
+  /// Set while an unexplained ACK waits for the evidence of a reboot.
+  std::optional<SteadyTime> reboot_suspected_until_;
   std::deque<Queued> queue_;
   std::optional<InFlight> in_flight_;
 };

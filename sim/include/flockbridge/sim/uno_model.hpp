@@ -32,7 +32,8 @@ struct UnoModelSettings {
   double rate_hz = 33.0;                      ///< sensor packets per second
   std::chrono::milliseconds boot_delay{100};  ///< from power-on to the boot ACK
   bool ack_commands = false;                  ///< acknowledge every command (some firmware does)
-  std::uint32_t seed = 1;                     ///< for the IR readings' noise
+  std::uint32_t seed = 1;                     ///< for the IR readings' noise and injected faults
+  double nak_rate = 0;                        ///< answer this share of good frames with NAK anyway
 };
 
 /// The simulated robot's physical constants: odometers count millimetres,
@@ -57,6 +58,12 @@ class UnoModel {
   void bytes_received(ByteView bytes, SteadyTime now);
   void tick(SteadyTime now);
   [[nodiscard]] std::optional<SteadyTime> next_deadline() const;
+
+  /// Called with every frame that passes the checksum, before the Uno acts
+  /// on it, and where in the received stream it began.
+  void set_frame_observer(std::function<void(ByteView payload, std::uint64_t position)> observer) {
+    frame_observer_ = std::move(observer);
+  }
 
   // Faults. nak_next: answer the next `count` frames with NAK.
   void nak_next(unsigned count = 1) { nak_next_ = count; }
@@ -84,8 +91,10 @@ class UnoModel {
   UnoModelSettings settings_;
   std::function<void(ByteView)> transmit_;
   std::function<void(std::string_view)> log_;
+  std::function<void(ByteView, std::uint64_t)> frame_observer_;
   protocol::FrameDecoder decoder_;
   std::mt19937 random_;
+  std::bernoulli_distribution nak_anyway_;
 
   Phase phase_ = Phase::Off;
   SteadyTime boot_at_{};

@@ -1,0 +1,43 @@
+// Sends numbered commands through the bridge and checks each against what
+// the simulated Uno received: the ground truth for "nothing is lost without a
+// word". Each command writes its own number on the LCD ("n00042"), so the
+// simulator's "rx" lines say exactly which commands arrived, how often, and
+// which arrived damaged.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "support/process.hpp"
+#include "support/tcp_client.hpp"
+
+namespace flockbridge::testing {
+
+struct CommandAudit {
+  long sent = 0;
+  long answered_ok = 0;
+  long answered_error = 0;
+  long unanswered = 0;            ///< no reply at all: must be 0
+  long delivered_exact = 0;       ///< the Uno received it byte-exact (at least once)
+  long delivered_twice = 0;       ///< extra exact copies (a resend after a lost ACK)
+  long lost_without_word = 0;     ///< the client was told ok, the Uno never received it: must be 0
+  long failed_but_delivered = 0;  ///< reported failed, yet it did arrive (its ACKs were lost)
+  long damaged_accepted = 0;      ///< told ok, but only a damaged copy arrived (the XOR's blind spot)
+  long damaged_frames = 0;        ///< damaged frames the Uno took for good, of any command
+  std::map<std::string, long> failed_by_code;
+};
+
+/// Strips the "[seconds] " prefix of a timestamped simulator line.
+std::string without_timestamp(const std::string& line);
+
+/// Sends `count` LCD commands through `client` (a JSON client), keeping at
+/// most `window` unanswered, and audits them against the simulator's log.
+/// Messages that are not replies go to `other` (sensor messages, notices).
+CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int window,
+                            const std::function<void(const nlohmann::json&)>& other);
+
+}  // namespace flockbridge::testing
