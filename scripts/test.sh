@@ -1,9 +1,51 @@
 #!/bin/sh
 # The second command of the README: installs what is missing, builds, and
-# runs every test through ctest.
-set -eu
+# runs every test, in three stages:
+#   1. the whole suite (build/),
+#   2. the whole suite again under AddressSanitizer and UBSan (build-asan/),
+#   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/).
+# `scripts/test.sh --quick` runs the first stage only. The last line counts
+# every test of every stage.
+set -u
 cd "$(dirname "$0")/.."
-scripts/deps.sh
-scripts/build.sh -DFLOCKBRIDGE_TESTS=ON
-cd "${BUILD_DIR:-build}"
-ctest --output-on-failure --parallel 2 "$@"
+scripts/deps.sh || exit 1
+
+passed=0
+failed=0
+status=0
+
+# run_stage NAME COMMAND...: runs a stage that ends in ctest and adds up its counts.
+run_stage() {
+  name="$1"
+  shift
+  echo "==== $name"
+  log="$(mktemp)"
+  "$@" 2>&1 | tee "$log"
+  summary="$(grep -E '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)"
+  if [ -z "$summary" ]; then
+    echo "==== $name did not run its tests"
+    failed=$((failed + 1))
+    status=1
+  else
+    stage_failed="$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')"
+    stage_total="$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')"
+    passed=$((passed + stage_total - stage_failed))
+    failed=$((failed + stage_failed))
+    [ "$stage_failed" -eq 0 ] || status=1
+  fi
+  rm -f "$log"
+}
+
+suite() {
+  build_dir="$1"
+  shift
+  BUILD_DIR="$build_dir" scripts/build.sh -DFLOCKBRIDGE_TESTS=ON "$@" && (cd "$build_dir" && ctest --output-on-failure --parallel 2)
+}
+
+run_stage "tests" suite build
+if [ "${1:-}" != "--quick" ]; then
+  run_stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" suite build-asan -DFLOCKBRIDGE_SANITIZE=ON
+  run_stage "fuzzing" scripts/fuzz.sh
+fi
+echo "flockbridge: $passed passed, $failed failed"
+exit $status

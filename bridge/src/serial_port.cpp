@@ -296,7 +296,9 @@ void SerialPort::lose_device(const std::string& reason) {
   log_warning(reason + "; reopening");
   listener_.serial_closed(reason);
   if (running_) {
-    backoff_ = settings_.reopen_min;
+    // Try again at once: a device that came back before its loss was noticed
+    // (a quick replug, a reset adapter) gives its folder no event to watch for.
+    backoff_ = std::chrono::milliseconds{0};
     reopen_.start_after(backoff_);
     watch_for_device();
   }

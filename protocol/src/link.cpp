@@ -61,6 +61,7 @@ void LinkController::port_opened(SteadyTime now) {
   decoder_.reset();
   possible_strays_ = 0;
   quiet_until_ = now;
+  nak_owed_ = false;
   reboot_suspected_until_.reset();
   last_received_ = now;
   last_sent_ = LastSent::Nothing;
@@ -98,6 +99,15 @@ void LinkController::on_bad_frame(ByteView payload, SteadyTime now) {
     ++stats_.damaged_sensors_not_naked;
     return;
   }
+  if (settings_.require_command_ack && in_flight_) {
+    ++stats_.naks_deferred;
+    nak_owed_ = true;
+    return;
+  }
+  send_nak(now);
+}
+
+void LinkController::send_nak(SteadyTime now) {
   ++stats_.naks_sent;
   nak_resends_ = 0;
   expect_possible_stray(now);
@@ -246,7 +256,12 @@ Result<Done> LinkController::submit(CommandToken token, ByteView payload, Steady
 }
 
 void LinkController::start_next(SteadyTime now) {
-  if (in_flight_ || queue_.empty() || !port_open_) return;
+  if (in_flight_) return;
+  if (nak_owed_ && port_open_) {
+    nak_owed_ = false;
+    send_nak(now);  // its answer is a stray at worst: the quiet period below lets it pass
+  }
+  if (queue_.empty() || !port_open_) return;
   if (state_ != LinkState::Up && !queue_.front().emergency) return;
   // After a noisy exchange, wait until its stray ACKs have had their time;
   // an emergency stop never waits.

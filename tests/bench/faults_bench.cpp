@@ -322,6 +322,22 @@ void clients(const Options& o) {
   std::printf("   the bridge closed %ld vanished clients (dead peers); %ld clients connected; peak RSS %s\n",
               stats["clients"].value("dead", 0L), stats["clients"].value("connected", 0L),
               vm(setup.bridge->pid(), "VmHWM").c_str());
+
+  // Churn: connections that come and go, a third of them mid-message.
+  const std::string before = vm(setup.bridge->pid(), "VmRSS");
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < 3000; ++i) {
+      TcpClient churn(setup.json_port);
+      if (i % 3 == 1) churn.send("{\"cmd\":\"move\",\"spe");
+    }
+    json after = setup.stats(readers[0]);
+    for (int tries = 0; tries < 200 && after["clients"].value("connected", 0L) != 20; ++tries) {
+      after = setup.stats(readers[0]);
+    }
+    std::printf(
+        "   churn round %d: 3000 connections come and go; clients connected %ld; bridge RSS %s (before churn %s)\n",
+        round + 1, after["clients"].value("connected", 0L), vm(setup.bridge->pid(), "VmRSS").c_str(), before.c_str());
+  }
 }
 
 }  // namespace

@@ -111,3 +111,31 @@ TEST_CASE("stopping the bridge stops the robot and exits cleanly") {
   rig.expect_sim("rx 44 53 54");
   CHECK(json.wait_closed());
 }
+
+TEST_CASE("random reboots and unplugs for a while: clients stay connected and the link comes back each time") {
+  Rig rig({.rate_hz = 50,
+           .sim_args = {"--reboot-every-s", "0.7", "--unplug-every-s", "1.1", "--unplug-ms", "300", "--seed", "5"}});
+  auto client = rig.json_client();
+  int reboots = 0;
+  int unplugs = 0;
+  // Wait for a few of each, then for the link to be up again.
+  while (reboots < 3 || unplugs < 3) {
+    auto line = rig.sim().wait_for(Stream::Stdout, "random fault: ", 30s);
+    REQUIRE(line);
+    reboots += line->find("reboot") != std::string::npos;
+    unplugs += line->find("unplugged") != std::string::npos;
+  }
+  // A reboot that falls while the device is unplugged does nothing; the
+  // bridge sees one of the others sooner or later.
+  const bool rebooted = rig.bridge().seen(Stream::Stderr, "the robot rebooted") ||
+                        rig.bridge().wait_for(Stream::Stderr, "the robot rebooted", 60s).has_value();
+  CHECK(rebooted);
+  // The link ends up again, with the same client connection throughout.
+  std::string state;
+  while (state != "up") {
+    auto message = client.read_json_type("link", 30s);
+    REQUIRE(message);
+    state = (*message)["state"];
+  }
+  CHECK(client.read_json_type("sensor"));
+}

@@ -195,6 +195,9 @@ TEST_CASE("on a noisy line every command is delivered or its client is told - no
   CAPTURE(audit.delivered_exact);
   CAPTURE(audit.answered_error);
   CAPTURE(audit.damaged_accepted);
+  std::string lost;
+  for (const int id : audit.lost_ids) lost += std::to_string(id) + " ";
+  CAPTURE(lost);
   CHECK(audit.unanswered == 0);
   CHECK(audit.lost_without_word == 0);
   CHECK(audit.answered_ok + audit.answered_error == 400);

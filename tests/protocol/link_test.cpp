@@ -60,6 +60,24 @@ struct Fixture {
   }
 };
 
+/// A link up with firmware that acknowledges commands (--command-ack).
+struct AckingFixture : Fixture {
+  LinkSettings ack_settings = with_acks(settings);
+  LinkController acking{ack_settings, RobotConfig{}, events};
+
+  AckingFixture() {
+    acking.port_opened(now);
+    acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+    acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+    REQUIRE(acking.state() == LinkState::Up);
+    events.sent.clear();
+  }
+  static LinkSettings with_acks(LinkSettings s) {
+    s.require_command_ack = true;
+    return s;
+  }
+};
+
 }  // namespace
 
 TEST_CASE_FIXTURE(Fixture, "handshake: Uno ACK, Pi CFG, Uno ACK, and only then up") {
@@ -271,14 +289,7 @@ TEST_CASE_FIXTURE(Fixture, "the command queue is bounded") {
   CHECK(full.error().message.find("queue is full") != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(Fixture, "with acknowledgements required, a window without ACK resends, then fails") {
-  settings.require_command_ack = true;
-  LinkController acking(settings, RobotConfig{}, events);
-  acking.port_opened(now);
-  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
-  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
-  REQUIRE(acking.state() == LinkState::Up);
-  events.sent.clear();
+TEST_CASE_FIXTURE(AckingFixture, "with acknowledgements required, a window without ACK resends, then fails") {
   REQUIRE(acking.submit(1, as_bytes("DGO"), now));
   REQUIRE(acking.submit(2, as_bytes("DGC"), now));
   for (int i = 0; i < 3; ++i) {
@@ -297,14 +308,7 @@ TEST_CASE_FIXTURE(Fixture, "with acknowledgements required, a window without ACK
   CHECK(events.finished.back() == std::pair<CommandToken, std::string>{2, "ack"});
 }
 
-TEST_CASE_FIXTURE(Fixture, "a duplicate ACK after a noisy exchange is a stray - not a reboot, not the next command's") {
-  settings.require_command_ack = true;
-  LinkController acking(settings, RobotConfig{}, events);
-  acking.port_opened(now);
-  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
-  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
-  REQUIRE(acking.state() == LinkState::Up);
-  events.sent.clear();
+TEST_CASE_FIXTURE(AckingFixture, "a duplicate ACK after a noisy exchange is a stray - not a reboot, not the next command's") {
   REQUIRE(acking.submit(1, as_bytes("DGO"), now));
   REQUIRE(acking.submit(2, as_bytes("DGC"), now));
   // The first try's ACK is lost; the resend is acknowledged...
@@ -369,13 +373,7 @@ TEST_CASE_FIXTURE(Fixture, "an emergency stop is not held by a suspected reboot"
   CHECK(events.last_sent() == "EMG");
 }
 
-TEST_CASE_FIXTURE(Fixture, "with acknowledging firmware a damaged sensor packet is not NAKed - other damage is") {
-  settings.require_command_ack = true;
-  LinkController acking(settings, RobotConfig{}, events);
-  acking.port_opened(now);
-  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
-  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
-  events.sent.clear();
+TEST_CASE_FIXTURE(AckingFixture, "with acknowledging firmware a damaged sensor packet is not NAKed - other damage is") {
   Bytes sensor = encode_frame(encode_sensor_payload(SensorReading{}));
   sensor.back() ^= 0x01;
   acking.bytes_received(sensor, now);
@@ -385,4 +383,23 @@ TEST_CASE_FIXTURE(Fixture, "with acknowledging firmware a damaged sensor packet 
   dmc.back() ^= 0x01;
   acking.bytes_received(dmc, now);
   CHECK(events.last_sent() == "NAK");
+}
+
+TEST_CASE_FIXTURE(AckingFixture, "with acknowledging firmware no NAK goes out while a command awaits its ACK") {
+  REQUIRE(acking.submit(1, as_bytes("DGO"), now));
+  REQUIRE(acking.submit(2, as_bytes("DGC"), now));
+  Bytes damaged = encode_frame(as_bytes("DMC"));
+  damaged.back() ^= 0x01;
+  acking.bytes_received(damaged, now);
+  CHECK(events.last_sent() == "DGO");  // the NAK is owed, not sent
+  CHECK(acking.stats().naks_deferred == 1);
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  // Settled: now the NAK goes out, and the next command waits while its answer may be an old ACK.
+  CHECK(events.last_sent() == "NAK");
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now + 1ms);
+  CHECK(acking.stats().stray_acks == 1);
+  now += 10ms;
+  acking.tick(now);
+  CHECK(events.last_sent() == "DGC");
+  CHECK(events.finished.size() == 1);
 }

@@ -90,7 +90,10 @@ CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int
     audit.unanswered += outcome[i] == 0;
     audit.delivered_exact += got > 0;
     audit.delivered_twice += got > 1 ? got - 1 : 0;
-    audit.lost_without_word += outcome[i] == 1 && got == 0 && damaged[i] == 0;
+    if (outcome[i] == 1 && got == 0 && damaged[i] == 0) {
+      ++audit.lost_without_word;
+      audit.lost_ids.push_back(static_cast<int>(i));
+    }
     audit.damaged_accepted += outcome[i] == 1 && got == 0 && damaged[i] > 0;
     audit.failed_but_delivered += outcome[i] == 2 && got > 0;
   }

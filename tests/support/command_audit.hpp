@@ -29,6 +29,7 @@ struct CommandAudit {
   long damaged_accepted = 0;      ///< told ok, but only a damaged copy arrived (the XOR's blind spot)
   long damaged_frames = 0;        ///< damaged frames the Uno took for good, of any command
   std::map<std::string, long> failed_by_code;
+  std::vector<int> lost_ids;  ///< the numbers of the commands lost without a word
 };
 
 /// Strips the "[seconds] " prefix of a timestamped simulator line.

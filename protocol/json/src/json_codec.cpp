@@ -68,7 +68,8 @@ Result<ClientRequest> parse_raw(const json& object) {
 }
 
 Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& object) {
-  for (const auto& [key, value] : object.items()) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
     if (key == "cmd" || key == "id") continue;
     const auto fields = spec.fields();
     if (std::none_of(fields.begin(), fields.end(), [&](const FieldSpec& f) { return f.name == key; })) {

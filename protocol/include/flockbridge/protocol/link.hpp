@@ -27,7 +27,10 @@
 // with acknowledging firmware a damaged sensor packet is not NAKed: a newer
 // one follows within a period, while the NAK would make the Uno resend
 // whatever it sent last, which after an acknowledged command is an ACK that
-// nothing can tell from a new one.
+// nothing can tell from a new one. For the same reason no NAK is sent while a
+// command waits for its ACK (the answer could be the previous command's ACK
+// and confirm a command the Uno never received): it is owed, and sent as soon
+// as the command is settled.
 //
 // The controller does no I/O and reads no clock: the caller feeds it bytes,
 // events and the current time, arms one timer for next_deadline(), and acts
@@ -99,6 +102,7 @@ struct LinkStats {
   std::uint64_t implausible = 0;  ///< passed the checksum, broke the packet table
   std::uint64_t naks_sent = 0;
   std::uint64_t damaged_sensors_not_naked = 0;  ///< with acknowledging firmware, see above
+  std::uint64_t naks_deferred = 0;              ///< held back while a command awaited its ACK
   std::uint64_t naks_received = 0;
   std::uint64_t unexpected_naks = 0;  ///< NAKs with nothing to resend
   std::uint64_t retransmits = 0;
@@ -185,6 +189,7 @@ class LinkController {
   void on_nak(SteadyTime now);
   void on_bad_frame(ByteView payload, SteadyTime now);
   void confirm_reboot(SteadyTime now);
+  void send_nak(SteadyTime now);
   /// One more ACK may come within a window: hold back the next command.
   void expect_possible_stray(SteadyTime now);
   void send(ByteView frame, LastSent kind);
@@ -215,6 +220,7 @@ class LinkController {
   LastSent last_sent_ = LastSent::Nothing;
   unsigned nak_resends_ = 0;
   /// ACKs that may still come from an earlier exchange, until quiet_until_.
+  bool nak_owed_ = false;  ///< a NAK held back while a command awaits its ACK
   unsigned possible_strays_ = 0;
   SteadyTime quiet_until_{};
   /// Set while an unexplained ACK waits for the evidence of a reboot.

@@ -1,0 +1,13 @@
+#!/bin/sh
+# Builds the libFuzzer targets with clang (ASan and UBSan on) into
+# build-fuzz/ and runs each for FUZZ_SECONDS (default 60) from the seed
+# corpus in tests/fuzz/corpus/. What a run finds stays in build-fuzz/.
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+install_missing clang libclang-rt-14-dev
+seconds="${FUZZ_SECONDS:-60}"
+BUILD_DIR=build-fuzz scripts/build.sh -DFLOCKBRIDGE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
+  -DFLOCKBRIDGE_FUZZ_SECONDS="$seconds" -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cd build-fuzz
+ctest --output-on-failure
