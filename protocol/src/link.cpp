@@ -191,6 +191,14 @@ void LinkController::on_nak(SteadyTime now) {
     retry_in_flight(now, ErrorCode::Refused, "the robot refused this command");
     return;
   }
+  if (settings_.require_command_ack && last_sent_ == LastSent::Command && !last_command_.empty() &&
+      state_ == LinkState::Up) {
+    ++stats_.retransmits;
+    expect_possible_stray(now);
+    in_flight_ = InFlight{kResentToken, last_command_, 1, now + settings_.nak_window};
+    send(in_flight_->frame, LastSent::Command);
+    return;
+  }
   if (last_sent_ == LastSent::Cfg && phase_ == Phase::AwaitCfgAck) {
     ++stats_.retransmits;
     ++cfg_attempts_;
@@ -271,12 +279,14 @@ void LinkController::start_next(SteadyTime now) {
   queue_.pop_front();
   in_flight_ = InFlight{next.token, std::move(next.frame), 0, now + settings_.nak_window};
   ++stats_.commands_sent;
+  last_command_ = in_flight_->frame;
   send(in_flight_->frame, LastSent::Command);
 }
 
 void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
   const CommandToken token = in_flight_->token;
   in_flight_.reset();
+  if (token == kResentToken) return;  // a settled command sent again: counted and answered already
   ++(error ? stats_.commands_failed : stats_.commands_delivered);
   events_.command_finished(token, error, acknowledged);
 }

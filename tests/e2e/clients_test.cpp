@@ -229,7 +229,7 @@ TEST_CASE("clients beyond the limit are told so and closed - the others are not 
 
   auto b1 = rig.binary_client();
   auto b2 = rig.binary_client();
-  auto b3 = rig.binary_client();
+  TcpClient b3(rig.port());  // refused: never accepted as a client
   auto binary_refusal = b3.read_message();
   REQUIRE(binary_refusal);
   CHECK(binary_refusal->rfind("ERRtoo many clients", 0) == 0);

@@ -116,6 +116,13 @@ std::string Rig::expect_log(std::string_view needle, std::chrono::milliseconds t
   return *line;
 }
 
+TcpClient Rig::binary_client(int receive_buffer) {
+  TcpClient client(port_, receive_buffer);
+  const std::string accepted = "(binary, 127.0.0.1:" + std::to_string(client.local_port()) + ") connected";
+  REQUIRE_MESSAGE(bridge_->wait_seen(ChildProcess::Stream::Stderr, accepted), "the bridge did not accept the client");
+  return client;
+}
+
 TcpClient Rig::json_client(int receive_buffer) {
   TcpClient client(json_port_, receive_buffer);
   auto hello = client.read_json();

@@ -44,7 +44,9 @@ class Rig {
   /// Waits for a bridge log line containing `needle`; fails the test if none comes.
   std::string expect_log(std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
-  TcpClient binary_client(int receive_buffer = 0) { return TcpClient(port_, receive_buffer); }
+  /// A binary client the bridge has accepted (it sends no greeting, so its
+  /// acceptance is read from the bridge's log).
+  TcpClient binary_client(int receive_buffer = 0);
   /// A JSON client whose hello has been read.
   TcpClient json_client(int receive_buffer = 0);
 

@@ -308,7 +308,8 @@ TEST_CASE_FIXTURE(AckingFixture, "with acknowledgements required, a window witho
   CHECK(events.finished.back() == std::pair<CommandToken, std::string>{2, "ack"});
 }
 
-TEST_CASE_FIXTURE(AckingFixture, "a duplicate ACK after a noisy exchange is a stray - not a reboot, not the next command's") {
+TEST_CASE_FIXTURE(AckingFixture,
+                  "a duplicate ACK after a noisy exchange is a stray - not a reboot, not the next command's") {
   REQUIRE(acking.submit(1, as_bytes("DGO"), now));
   REQUIRE(acking.submit(2, as_bytes("DGC"), now));
   // The first try's ACK is lost; the resend is acknowledged...
@@ -402,4 +403,16 @@ TEST_CASE_FIXTURE(AckingFixture, "with acknowledging firmware no NAK goes out wh
   acking.tick(now);
   CHECK(events.last_sent() == "DGC");
   CHECK(events.finished.size() == 1);
+}
+
+TEST_CASE_FIXTURE(AckingFixture, "a NAK after the command was settled, with nothing sent since, resends it") {
+  REQUIRE(acking.submit(1, as_bytes("DGO"), now));
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);  // a stray came first...
+  REQUIRE(events.finished.size() == 1);
+  acking.bytes_received(encode_frame(as_bytes("NAK")), now);  // ...then the Uno's NAK for the damaged DGO
+  CHECK(events.sent.size() == 2);
+  CHECK(events.last_sent() == "DGO");
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  CHECK(events.finished.size() == 1);  // the client was answered once
+  CHECK(acking.stats().commands_delivered == 1);
 }

@@ -97,6 +97,18 @@ std::optional<std::string> ChildProcess::wait_for(Stream stream, std::string_vie
   return found;
 }
 
+bool ChildProcess::wait_seen(Stream stream, std::string_view needle, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  Output& out = output(stream);
+  std::size_t checked = 0;
+  return changed_.wait_for(lock, timeout, [&] {
+    for (; checked < out.lines.size(); ++checked) {
+      if (out.lines[checked].find(needle) != std::string::npos) return true;
+    }
+    return out.closed;
+  }) && checked < out.lines.size();
+}
+
 bool ChildProcess::seen(Stream stream, std::string_view needle) {
   std::lock_guard lock(mutex_);
   for (const std::string& line : output(stream).lines) {

@@ -32,6 +32,9 @@ class ChildProcess {
   /// success moves the cursor past it and returns the line.
   std::optional<std::string> wait_for(Stream stream, std::string_view needle,
                                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// Waits for a line containing `needle` anywhere in the output, from the
+  /// start; the cursor does not move.
+  bool wait_seen(Stream stream, std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   /// Whether any line so far, from the start, contains `needle`.
   bool seen(Stream stream, std::string_view needle);
   /// Every line so far.

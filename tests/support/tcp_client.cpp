@@ -47,6 +47,13 @@ void TcpClient::send(const std::vector<std::uint8_t>& bytes) {
   send(std::string(bytes.begin(), bytes.end()));
 }
 
+std::uint16_t TcpClient::local_port() const {
+  sockaddr_in address{};
+  socklen_t length = sizeof(address);
+  ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+  return ntohs(address.sin_port);
+}
+
 void TcpClient::shutdown_send() {
   ::shutdown(fd_, SHUT_WR);
 }

@@ -48,6 +48,8 @@ class TcpClient {
   bool drain_available();
 
   [[nodiscard]] int fd() const noexcept { return fd_; }
+  /// This end's port on 127.0.0.1.
+  [[nodiscard]] std::uint16_t local_port() const;
   [[nodiscard]] std::string& buffer() noexcept { return buffer_; }
 
  private:

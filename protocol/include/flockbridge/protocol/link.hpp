@@ -30,7 +30,12 @@
 // nothing can tell from a new one. For the same reason no NAK is sent while a
 // command waits for its ACK (the answer could be the previous command's ACK
 // and confirm a command the Uno never received): it is owed, and sent as soon
-// as the command is settled.
+// as the command is settled. A NAK that arrives after a command was settled,
+// with nothing sent since, resends that command: the base rule, "resend the
+// last packet transmitted", for the case where a stray ACK came first.
+//
+// All of this assumes that the Uno answers within one NAK window, which must
+// therefore exceed the worst response time of the Uno and of this process.
 //
 // The controller does no I/O and reads no clock: the caller feeds it bytes,
 // events and the current time, arms one timer for next_deadline(), and acts
@@ -118,6 +123,8 @@ struct LinkStats {
 };
 
 using CommandToken = std::uint64_t;
+/// Reserved: callers' tokens must not be 0 (it marks a settled command sent again).
+inline constexpr CommandToken kResentToken = 0;
 
 /// What the controller asks of its owner. Implementations must not call back
 /// into the controller from these functions.
@@ -227,6 +234,10 @@ class LinkController {
   std::optional<SteadyTime> reboot_suspected_until_;
   std::deque<Queued> queue_;
   std::optional<InFlight> in_flight_;
+  /// The last command's frame, until another frame goes out: with
+  /// acknowledging firmware a NAK that comes after the command was settled
+  /// still means that command went wrong, and it is resent.
+  Bytes last_command_;
 };
 
 }  // namespace flockbridge::protocol
