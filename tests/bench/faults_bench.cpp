@@ -44,6 +44,7 @@ struct Options {
   double rate_hz = 300;
   int trials = 30;
   double seconds = 5;
+  bool acks = true;  ///< firmware that acknowledges commands (--command-ack)
 };
 
 Options parse(int argc, char** argv) {
@@ -61,8 +62,12 @@ Options parse(int argc, char** argv) {
       o.trials = static_cast<int>(value);
     else if (name == "--seconds")
       o.seconds = value;
+    else if (name == "--acks")
+      o.acks = value != 0;
     else {
-      std::fprintf(stderr, "usage: faults_bench [--commands N] [--ber P] [--rate-hz R] [--trials T] [--seconds S]\n");
+      std::fprintf(
+          stderr,
+          "usage: faults_bench [--commands N] [--ber P] [--rate-hz R] [--trials T] [--seconds S] [--acks 1|0]\n");
       std::exit(2);
     }
   }
@@ -151,10 +156,15 @@ struct Setup {
 void noise(const Options& o) {
   char ber[32];
   std::snprintf(ber, sizeof(ber), "%g", o.ber);
-  Setup setup(
-      "noise",
-      {"--ber", ber, "--ack-commands", "--report-frames", "--seed", "42", "--rate-hz", std::to_string(o.rate_hz)},
-      {"--command-ack", "--nak-window-ms", "20", "--command-rate", "100000", "--command-burst", "100000"});
+  std::vector<std::string> sim_args{"--ber", ber,         "--report-frames",        "--seed",
+                                    "42",    "--rate-hz", std::to_string(o.rate_hz)};
+  std::vector<std::string> bridge_args{"--nak-window-ms", "20",    "--command-rate", "100000",
+                                       "--command-burst", "100000"};
+  if (o.acks) {
+    sim_args.push_back("--ack-commands");
+    bridge_args.push_back("--command-ack");
+  }
+  Setup setup("noise", sim_args, bridge_args);
   TcpClient client = setup.client();
   std::multiset<std::string> received_sensors;
   const CommandAudit audit = audit_commands(client, *setup.sim, o.commands, 4, [&](const json& m) {
@@ -176,10 +186,9 @@ void noise(const Options& o) {
   long damaged_delivered = 0;
   for (const std::string& hex : received_sensors) damaged_delivered += sent_sensors.count(hex) == 0;
 
-  std::printf(
-      "1. Noise: bit-error rate %g in both directions, %d commands (LCD text, numbered), firmware acknowledging "
-      "commands\n",
-      o.ber, o.commands);
+  std::printf("1. Noise: bit-error rate %g in both directions, %d commands (LCD text, numbered), %s\n", o.ber,
+              o.commands,
+              o.acks ? "firmware acknowledging commands (--command-ack)" : "firmware that never acknowledges");
   std::printf("   line: %s\n", counters ? without_timestamp(*counters).substr(9).c_str() : "?");
   std::printf("   commands reached the Uno byte-exact       %6ld of %ld\n", audit.delivered_exact, audit.sent);
   std::printf("   reported to their client as failed        %6ld", audit.answered_error);
@@ -346,6 +355,7 @@ int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   try {
     noise(options);
+    if (options.trials == 0) return 0;
     recovery(options);
     clients(options);
   } catch (const std::exception& error) {
