@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "support/listening.hpp"
+#include "support/measure.hpp"
 #include "support/process.hpp"
 #include "support/tcp_client.hpp"
 
@@ -54,62 +55,15 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-std::string status_field(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) {
-      line.erase(0, field.size() + 1);
-      line.erase(0, line.find_first_not_of(" \t"));
-      return line;
-    }
-  }
-  return "?";
-}
-
-struct Phase {
-  std::vector<double> latency_ms;
-  long messages = 0;
-  long missed = 0;
-};
-
 /// Reads every reader for `seconds`, collecting latencies and gaps in seq.
-Phase measure(std::vector<TcpClient>& readers, std::vector<long>& last_seq, double seconds) {
-  Phase phase;
-  std::vector<pollfd> fds;
-  for (auto& r : readers) fds.push_back({r.fd(), POLLIN, 0});
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-  while (std::chrono::steady_clock::now() < end) {
-    ::poll(fds.data(), fds.size(), 50);
-    for (std::size_t i = 0; i < readers.size(); ++i) {
-      if ((fds[i].revents & POLLIN) == 0) continue;
-      readers[i].drain_available();
-      const double now = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
-      while (auto message = readers[i].read_json(0ms)) {
-        if ((*message)["type"] != "sensor") continue;
-        const long seq = (*message)["seq"];
-        if (last_seq[i] != 0 && seq > last_seq[i] + 1) phase.missed += seq - last_seq[i] - 1;
-        last_seq[i] = seq;
-        phase.latency_ms.push_back((now - (*message)["ts"].get<double>()) * 1000.0);
-        ++phase.messages;
-      }
-    }
-  }
-  return phase;
-}
 
-double percentile(std::vector<double>& values, double p) {
-  if (values.empty()) return 0;
-  std::sort(values.begin(), values.end());
-  return values[std::min(values.size() - 1, static_cast<std::size_t>(p * static_cast<double>(values.size())))];
-}
-
-void report(const char* name, Phase& phase, pid_t bridge) {
-  const double p50 = percentile(phase.latency_ms, 0.50);
-  const double p99 = percentile(phase.latency_ms, 0.99);
-  const double max = phase.latency_ms.empty() ? 0 : phase.latency_ms.back();
+void report(const char* name, const SensorLatency& phase, pid_t bridge) {
+  const double p50 = percentile(phase.ms, 0.50);
+  const double p99 = percentile(phase.ms, 0.99);
+  const double max = phase.ms.empty() ? 0 : phase.ms.back();
   std::printf("%-28s messages %8ld  missed %5ld  latency p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms  bridge RSS %s\n",
-              name, phase.messages, phase.missed, p50, p99, max, status_field(bridge, "VmRSS").c_str());
+              name, static_cast<long>(phase.ms.size()), phase.missed, p50, p99, max,
+              process_status(bridge, "VmRSS").c_str());
 }
 
 }  // namespace
@@ -136,17 +90,17 @@ int main(int argc, char** argv) {
   std::vector<TcpClient> readers;
   for (int i = 0; i < options.clients; ++i) readers.emplace_back(json_port);
   std::vector<long> last_seq(readers.size(), 0);
-  measure(readers, last_seq, 1.0);  // let every client settle
+  read_sensor_latency(readers, last_seq, 1.0);  // let every client settle
   std::printf("flockbridge clients_bench: %d JSON readers, %d stalled, %.0f sensor packets/s, %.1f s per phase\n",
               options.clients, options.stalled, options.rate_hz, options.seconds);
-  Phase alone = measure(readers, last_seq, options.seconds);
+  SensorLatency alone = read_sensor_latency(readers, last_seq, options.seconds);
   report("all clients reading", alone, bridge.pid());
 
   std::vector<TcpClient> stalled;
   for (int i = 0; i < options.stalled; ++i) stalled.emplace_back(json_port, 2048);
-  Phase with_stalled = measure(readers, last_seq, options.seconds);
+  SensorLatency with_stalled = read_sensor_latency(readers, last_seq, options.seconds);
   report("with stalled clients", with_stalled, bridge.pid());
-  std::printf("%-28s %s (peak RSS of the bridge)\n", "", status_field(bridge.pid(), "VmHWM").c_str());
+  std::printf("%-28s %s (peak RSS of the bridge)\n", "", process_status(bridge.pid(), "VmHWM").c_str());
 
   long dropped = 0;
   for (auto& client : stalled) {

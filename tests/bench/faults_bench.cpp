@@ -28,6 +28,7 @@
 #include "flockbridge/protocol/uno_packets.hpp"
 #include "support/command_audit.hpp"
 #include "support/listening.hpp"
+#include "support/measure.hpp"
 #include "support/process.hpp"
 #include "support/tcp_client.hpp"
 
@@ -72,19 +73,6 @@ Options parse(int argc, char** argv) {
     }
   }
   return o;
-}
-
-std::string vm(pid_t pid, const std::string& field) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind(field + ":", 0) == 0) {
-      line.erase(0, field.size() + 1);
-      line.erase(0, line.find_first_not_of(" \t"));
-      return line;
-    }
-  }
-  return "?";
 }
 
 double seconds_now() {
@@ -226,11 +214,8 @@ void print_times(const char* name, std::vector<double> ms) {
     return;
   }
   std::sort(ms.begin(), ms.end());
-  const auto at = [&](double p) {
-    return ms[std::min(ms.size() - 1, static_cast<std::size_t>(p * static_cast<double>(ms.size())))];
-  };
-  std::printf("   %-44s %3zu trials: median %7.1f ms  p90 %7.1f ms  max %7.1f ms\n", name, ms.size(), at(0.5), at(0.9),
-              ms.back());
+  std::printf("   %-44s %3zu trials: median %7.1f ms  p90 %7.1f ms  max %7.1f ms\n", name, ms.size(),
+              percentile(ms, 0.5), percentile(ms, 0.9), ms.back());
 }
 
 void recovery(const Options& o) {
@@ -271,53 +256,19 @@ void recovery(const Options& o) {
   print_times("device reappears -> link up (clients told)", unplug_ms);
 }
 
-struct Latency {
-  std::vector<double> ms;
-  long missed = 0;
-};
-
-Latency read_for(std::vector<TcpClient>& readers, std::vector<long>& last, double seconds) {
-  Latency result;
-  std::vector<pollfd> fds;
-  for (auto& r : readers) fds.push_back({r.fd(), POLLIN, 0});
-  const double end = seconds_now() + seconds;
-  while (seconds_now() < end) {
-    ::poll(fds.data(), fds.size(), 50);
-    const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-    for (std::size_t i = 0; i < readers.size(); ++i) {
-      if ((fds[i].revents & POLLIN) == 0) continue;
-      readers[i].drain_available();
-      while (auto m = readers[i].read_json(std::chrono::milliseconds(0))) {
-        if ((*m)["type"] != "sensor") continue;
-        const long seq = (*m)["seq"];
-        if (last[i] != 0 && seq > last[i] + 1) result.missed += seq - last[i] - 1;
-        last[i] = seq;
-        result.ms.push_back((wall - (*m)["ts"].get<double>()) * 1000.0);
-      }
-    }
-  }
-  std::sort(result.ms.begin(), result.ms.end());
-  return result;
-}
-
 void clients(const Options& o) {
   Setup setup("clients", {"--rate-hz", "100"}, {"--dead-peer-timeout-ms", "2000", "--stall-timeout-ms", "600000"});
   std::vector<TcpClient> readers;
   for (int i = 0; i < 20; ++i) readers.push_back(setup.client());
   std::vector<long> last(readers.size(), 0);
-  read_for(readers, last, 1.0);
-  const auto report = [&](const char* name, Latency l) {
-    const auto at = [&](double p) {
-      return l.ms.empty()
-                 ? 0.0
-                 : l.ms[std::min(l.ms.size() - 1, static_cast<std::size_t>(p * static_cast<double>(l.ms.size())))];
-    };
+  read_sensor_latency(readers, last, 1.0);
+  const auto report = [&](const char* name, const SensorLatency& l) {
     std::printf("   %-34s %6zu messages, missed %ld, latency p50 %5.2f ms p99 %5.2f ms max %6.2f ms; bridge RSS %s\n",
-                name, l.ms.size(), l.missed, at(0.5), at(0.99), l.ms.empty() ? 0.0 : l.ms.back(),
-                vm(setup.bridge->pid(), "VmRSS").c_str());
+                name, l.ms.size(), l.missed, percentile(l.ms, 0.5), percentile(l.ms, 0.99),
+                l.ms.empty() ? 0.0 : l.ms.back(), process_status(setup.bridge->pid(), "VmRSS").c_str());
   };
   std::printf("3. Slow and vanished clients: 20 readers, 100 sensor packets/s, %.0f s per phase\n", o.seconds);
-  report("before", read_for(readers, last, o.seconds));
+  report("before", read_sensor_latency(readers, last, o.seconds));
   std::vector<TcpClient> stalled;
   for (int i = 0; i < 10; ++i) stalled.emplace_back(setup.json_port, 2048);
   std::vector<TcpClient> vanished;
@@ -325,15 +276,15 @@ void clients(const Options& o) {
     vanished.push_back(setup.client());
     vanished.back().vanish();
   }
-  report("with 10 stalled + 5 vanished", read_for(readers, last, o.seconds));
-  report("and after that", read_for(readers, last, o.seconds));
+  report("with 10 stalled + 5 vanished", read_sensor_latency(readers, last, o.seconds));
+  report("and after that", read_sensor_latency(readers, last, o.seconds));
   const json stats = setup.stats(readers[0]);
   std::printf("   the bridge closed %ld vanished clients (dead peers); %ld clients connected; peak RSS %s\n",
               stats["clients"].value("dead", 0L), stats["clients"].value("connected", 0L),
-              vm(setup.bridge->pid(), "VmHWM").c_str());
+              process_status(setup.bridge->pid(), "VmHWM").c_str());
 
   // Churn: connections that come and go, a third of them mid-message.
-  const std::string before = vm(setup.bridge->pid(), "VmRSS");
+  const std::string before = process_status(setup.bridge->pid(), "VmRSS");
   for (int round = 0; round < 3; ++round) {
     for (int i = 0; i < 3000; ++i) {
       TcpClient churn(setup.json_port);
@@ -345,7 +296,8 @@ void clients(const Options& o) {
     }
     std::printf(
         "   churn round %d: 3000 connections come and go; clients connected %ld; bridge RSS %s (before churn %s)\n",
-        round + 1, after["clients"].value("connected", 0L), vm(setup.bridge->pid(), "VmRSS").c_str(), before.c_str());
+        round + 1, after["clients"].value("connected", 0L), process_status(setup.bridge->pid(), "VmRSS").c_str(),
+        before.c_str());
   }
 }
 
