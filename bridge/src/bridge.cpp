@@ -229,7 +229,7 @@ void Bridge::on_connection(Listener& listener, int status) {
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
   std::visit(Overloaded{
-                 [&](const protocol::SendCommand& command) { submit_command(session, command.payload, id); },
+                 [&](const protocol::SendCommand& command) { submit_command(session, command, id); },
                  [&](const protocol::Subscribe& subscribe) {
                    session.subscribe(subscribe.interval_ms);
                    session.reply_ok(id);
@@ -243,7 +243,8 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
              request);
 }
 
-void Bridge::submit_command(Session& session, const protocol::Bytes& payload, const nlohmann::json& id) {
+void Bridge::submit_command(Session& session, const protocol::SendCommand& command, const nlohmann::json& id) {
+  const protocol::Bytes& payload = command.payload;
   ++counters_.commands_received;
   const SteadyTime now = steady_now();
   const bool stop = protocol::is_stop(payload);
@@ -269,9 +270,9 @@ void Bridge::submit_command(Session& session, const protocol::Bytes& payload, co
   if (stop) {
     moving_ = false;
     motion_owner_.reset();
-  } else if (const auto spec = protocol::check_command(payload); spec && spec.value()->motion) {
+  } else if (command.spec != nullptr && command.spec->motion) {
     motion_owner_ = session.id();
-    moving_ = protocol::sets_robot_moving(*spec.value(), payload);
+    moving_ = protocol::sets_robot_moving(*command.spec, payload);
     last_motion_ = now;
   }
 }

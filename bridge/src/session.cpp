@@ -241,15 +241,12 @@ protocol::ClientSnapshot Session::snapshot() const {
   return {id_, std::string(client_kind_name(kind_)), peer_, commands_, queue_.dropped_total(), queue_.size()};
 }
 
-SharedBuffer Session::encode_dropped(std::uint64_t count) const {
-  return wire::dropped(kind_, count);
-}
-
 void Session::flush() {
   auto* stream = reinterpret_cast<uv_stream_t*>(tcp_.get());
   while (!writing_ && !closing_ && !queue_.empty()) {
     std::vector<SharedBuffer> messages;
-    if (const std::uint64_t dropped = queue_.take_dropped(); dropped > 0) messages.push_back(encode_dropped(dropped));
+    if (const std::uint64_t dropped = queue_.take_dropped(); dropped > 0)
+      messages.push_back(wire::dropped(kind_, dropped));
     for (SharedBuffer& message : queue_.take(kWriteBatch)) messages.push_back(std::move(message));
     std::vector<uv_buf_t> buffers;
     buffers.reserve(messages.size());

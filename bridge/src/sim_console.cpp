@@ -40,30 +40,22 @@ void SimConsole::on_random_reboot() {
 void SimConsole::on_random_silence() {
   say("random fault: silent for " + std::to_string(options_.silence_for.count()) + " ms");
   uno_.model().set_silent(true);
-  silence_timer_.reset();
-  (void)silence_timer_.init<SimConsole, &SimConsole::on_silence_over>(loop_, this);
-  silence_timer_.start_after(options_.silence_for);
+  silence_over_timer_.start_after(options_.silence_for);
 }
 
 void SimConsole::on_silence_over() {
   uno_.model().set_silent(false);
-  silence_timer_.reset();
-  (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);
   schedule(silence_timer_, options_.silence_every_s);
 }
 
 void SimConsole::on_random_unplug() {
   say("random fault: unplugged for " + std::to_string(options_.unplug_for.count()) + " ms");
   uno_.unplug();
-  unplug_timer_.reset();
-  (void)unplug_timer_.init<SimConsole, &SimConsole::on_unplug_over>(loop_, this);
-  unplug_timer_.start_after(options_.unplug_for);
+  unplug_over_timer_.start_after(options_.unplug_for);
 }
 
 void SimConsole::on_unplug_over() {
   if (auto plugged = uno_.replug(); !plugged) say("error " + plugged.error().message);
-  unplug_timer_.reset();
-  (void)unplug_timer_.init<SimConsole, &SimConsole::on_random_unplug>(loop_, this);
   schedule(unplug_timer_, options_.unplug_every_s);
 }
 
@@ -87,6 +79,8 @@ protocol::Result<protocol::Done> SimConsole::start() {
   (void)reboot_timer_.init<SimConsole, &SimConsole::on_random_reboot>(loop_, this);
   (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);
   (void)unplug_timer_.init<SimConsole, &SimConsole::on_random_unplug>(loop_, this);
+  (void)silence_over_timer_.init<SimConsole, &SimConsole::on_silence_over>(loop_, this);
+  (void)unplug_over_timer_.init<SimConsole, &SimConsole::on_unplug_over>(loop_, this);
   schedule(reboot_timer_, options_.reboot_every_s);
   schedule(silence_timer_, options_.silence_every_s);
   schedule(unplug_timer_, options_.unplug_every_s);
@@ -186,6 +180,8 @@ void SimConsole::stop() {
   reboot_timer_.reset();
   silence_timer_.reset();
   unplug_timer_.reset();
+  silence_over_timer_.reset();
+  unplug_over_timer_.reset();
   tty_.reset();
   pipe_.reset();
   for (auto& signal : signals_) signal.reset();

@@ -15,7 +15,7 @@ bool starts_with(ByteView body, char a, char b) {
 Result<ClientRequest> command_request(ByteView payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
-  return ClientRequest{SendCommand{Bytes(payload.begin(), payload.end())}};
+  return ClientRequest{SendCommand{Bytes(payload.begin(), payload.end()), checked.value()}};
 }
 
 Bytes with_length(std::string_view tag, ByteView rest) {

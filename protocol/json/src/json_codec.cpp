@@ -49,7 +49,7 @@ Result<ClientRequest> parse_subscribe(const json& object) {
 Result<ClientRequest> checked_command(Bytes payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
-  return ClientRequest{SendCommand{std::move(payload)}};
+  return ClientRequest{SendCommand{std::move(payload), checked.value()}};
 }
 
 Result<ClientRequest> parse_raw(const json& object) {
@@ -97,7 +97,7 @@ Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& o
   }
   auto payload = build_command(spec, std::span(values.data(), spec.fields().size()), text);
   if (!payload) return payload.error();
-  return ClientRequest{SendCommand{std::move(payload).value()}};
+  return ClientRequest{SendCommand{std::move(payload).value(), &spec}};
 }
 
 }  // namespace

@@ -45,7 +45,6 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   [[nodiscard]] const protocol::LinkController& link() const noexcept { return link_; }
   [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
   [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
-  [[nodiscard]] PtyUno* simulator() noexcept { return simulator_.get(); }
   /// Every counter, as clients get it in a "stats" message.
   [[nodiscard]] protocol::StatsSnapshot snapshot() const;
 
@@ -80,7 +79,7 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
 
   [[nodiscard]] protocol::Result<protocol::Done> listen(Listener& listener);
   void on_connection(Listener& listener, int status);
-  void submit_command(Session& session, const protocol::Bytes& payload, const nlohmann::json& id);
+  void submit_command(Session& session, const protocol::SendCommand& command, const nlohmann::json& id);
   /// Sends Stop on the bridge's own account and tells every client why.
   void safety_stop(const std::string& reason);
   void log_stats() const;

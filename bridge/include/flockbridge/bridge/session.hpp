@@ -104,7 +104,6 @@ class Session {
   void on_write_done(int status);
   /// Closes a client that has stopped sending once it has had every answer.
   void finish_if_done();
-  [[nodiscard]] SharedBuffer encode_dropped(std::uint64_t count) const;
 
   uv_loop_t* loop_;
   Host& host_;

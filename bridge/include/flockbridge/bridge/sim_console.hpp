@@ -49,8 +49,10 @@ class SimConsole {
   std::array<UvHandle<uv_signal_t>, 2> signals_;
   std::mt19937 random_;
   DeadlineTimer reboot_timer_;
-  DeadlineTimer silence_timer_;
-  DeadlineTimer unplug_timer_;
+  DeadlineTimer silence_timer_;       ///< starts a random silence
+  DeadlineTimer silence_over_timer_;  ///< ends it
+  DeadlineTimer unplug_timer_;        ///< starts a random unplug
+  DeadlineTimer unplug_over_timer_;   ///< ends it
   std::array<char, 1024> buffer_{};
 };
 

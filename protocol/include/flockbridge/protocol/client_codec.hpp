@@ -13,13 +13,15 @@
 #include <variant>
 
 #include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/commands.hpp"
 #include "flockbridge/protocol/uno_packets.hpp"
 
 namespace flockbridge::protocol {
 
-/// A payload for the Uno that passed check_command().
+/// A payload for the Uno that passed check_command(), with its table entry.
 struct SendCommand {
   Bytes payload;
+  const CommandSpec* spec = nullptr;
 };
 /// Send sensor messages at most once every `interval_ms` (0: every packet).
 struct Subscribe {

@@ -50,9 +50,4 @@ struct UnoPacket {
 /// The 29-byte SEN payload of a reading (used by the simulated Uno).
 [[nodiscard]] Bytes encode_sensor_payload(const SensorReading& reading);
 
-/// The three-letter payload of a link packet: "ACK", "NAK", "EMG", "DMC".
-[[nodiscard]] inline ByteView link_payload(std::string_view three_letters) noexcept {
-  return as_bytes(three_letters);
-}
-
 }  // namespace flockbridge::protocol

@@ -74,7 +74,6 @@ class UnoModel {
 
   [[nodiscard]] Phase phase() const noexcept { return phase_; }
   [[nodiscard]] const protocol::SensorReading& reading() const noexcept { return reading_; }
-  [[nodiscard]] const protocol::FrameDecoderStats& decoder_stats() const noexcept { return decoder_.stats(); }
 
  private:
   enum class Goal { None, Distance, Angle };
