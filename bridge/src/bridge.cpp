@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/commands.hpp"
 
@@ -29,8 +30,14 @@ double unix_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-std::size_t kind_index(ClientKind kind) {
-  return kind == ClientKind::Binary ? 0 : 1;
+std::size_t encoding_index(Encoding encoding) {
+  return encoding == Encoding::Binary ? 0 : 1;
+}
+
+/// "127.0.0.1:8080", "[::1]:8080".
+std::string host_port(const std::string& address, std::uint16_t port) {
+  const bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
 }
 
 }  // namespace
@@ -75,7 +82,8 @@ Bridge::Bridge(uv_loop_t* loop, Config config)
       config_(std::move(config)),
       session_id_(new_session_id()),
       link_(config_.link, config_.robot, *this),
-      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
+      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this),
+      web_(loop, *this) {
   listeners_[0].bridge = listeners_[1].bridge = this;
   listeners_[0].kind = ClientKind::Binary;
   listeners_[0].port = config_.port;
@@ -100,6 +108,10 @@ Result<Done> Bridge::start() {
   for (Listener& listener : listeners_) {
     auto listening = listen(listener);
     if (!listening) return listening.error();
+  }
+  if (config_.http) {
+    auto serving = start_web_server(files);
+    if (!serving) return serving.error();
   }
   if (link_timer_.init<Bridge, &Bridge::on_link_timer>(loop_, this) < 0 ||
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
@@ -163,9 +175,25 @@ Result<Done> Bridge::start() {
     log_info("simulated Uno on " + simulator_->device_path());
   }
   serial_.start();
-  log_info("listening: binary clients on " + config_.bind + ":" + std::to_string(port()) + ", JSON clients on " +
-           config_.bind + ":" + std::to_string(json_port()) + "; session " + session_id_);
+  std::string listening = "listening: binary clients on " + host_port(config_.bind, port()) + ", JSON clients on " +
+                          host_port(config_.bind, json_port());
+  if (config_.http) listening += ", dashboard on http://" + host_port(config_.effective_http_bind(), http_port()) + "/";
+  log_info(listening + "; session " + session_id_);
   return Done{};
+}
+
+Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
+  WebServer::Settings settings;
+  settings.bind = config_.effective_http_bind();
+  settings.port = config_.http_port;
+  settings.root = config_.http_root.empty() ? WebServer::default_root() : config_.http_root;
+  settings.max_message = config_.max_line;
+  // lws finds a connection by its descriptor's number, so it must know of
+  // every number the process may hand it: each port's clients, the device,
+  // the listeners, and the page's own short connections.
+  settings.fd_limit = static_cast<unsigned>(
+      std::min<std::uint64_t>(file_limit, std::max<std::uint64_t>(1024, 4 * config_.max_clients + 256)));
+  return web_.start(std::move(settings));
 }
 
 Result<Done> Bridge::listen(Listener& listener) {
@@ -204,27 +232,40 @@ void Bridge::on_connection(Listener& listener, int status) {
     log_warning("accepting a client failed: " + uv_error_text(status));
     return;
   }
-  const std::uint64_t id = next_session_++;
-  auto session = std::make_unique<Session>(loop_, *this, id, listener.kind, config_, counters_);
+  auto session = std::make_unique<TcpSession>(loop_, *this, next_session_++, listener.kind, config_, counters_);
   if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
     log_warning("accepting a client failed: " + uv_error_text(rc));
     return;
   }
+  admit(std::move(session), listener.bound_port);
+}
+
+WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connection) {
+  if (stopped_) return nullptr;
+  auto session = std::make_unique<WebSocketSession>(*this, next_session_++, config_, counters_, wsi, connection);
+  WebSocketSession* opened = session.get();
+  admit(std::move(session), http_port());
+  return opened;
+}
+
+void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
+  const std::uint64_t id = session->id();
+  const ClientKind kind = session->kind();
   Session& added = *sessions_.emplace(id, std::move(session)).first->second;
-  const std::size_t active = active_clients(listener.kind) - 1;
+  const std::size_t active = active_clients(kind) - 1;
   if (active >= config_.max_clients) {
     const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
-                             std::to_string(listener.bound_port) + " (the limit is " +
-                             std::to_string(config_.max_clients) + "); try again later";
-    log_warning("refused client " + added.peer() + " on port " + std::to_string(listener.bound_port) + ": " + text);
+                             std::to_string(port) + " (the limit is " + std::to_string(config_.max_clients) +
+                             "); try again later";
+    log_warning("refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
-    added.refuse(wire::error(listener.kind, nullptr, Error{text}));
+    added.refuse(wire::error(added.encoding(), nullptr, Error{text}));
     return;
   }
   ++counters_.clients_accepted;
-  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(listener.kind)) + ", " + added.peer() +
+  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
            ") connected");
-  added.start(wire::hello(listener.kind, session_id_, link_.state(), link_.reason()));
+  added.start(wire::hello(added.encoding(), session_id_, link_.state(), link_.reason()));
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
@@ -238,7 +279,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.unsubscribe();
                    session.reply_ok(id);
                  },
-                 [&](const protocol::StatsRequest&) { session.send(wire::stats(session.kind(), id, snapshot())); },
+                 [&](const protocol::StatsRequest&) { session.send(wire::stats(session.encoding(), id, snapshot())); },
              },
              request);
 }
@@ -284,7 +325,7 @@ void Bridge::safety_stop(const std::string& reason) {
   auto sent = link_.submit(next_token_++, protocol::as_bytes(protocol::kStopCode), steady_now());
   arm_link_timer();
   log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
-  broadcast([&](ClientKind kind) { return wire::safety_stop(kind, reason); });
+  broadcast([&](Encoding encoding) { return wire::safety_stop(encoding, reason); });
 }
 
 protocol::StatsSnapshot Bridge::snapshot() const {
@@ -345,9 +386,9 @@ void Bridge::broadcast(Encode&& encode) {
   std::array<bool, 2> done{};
   for (auto& [id, session] : sessions_) {
     if (session->closing() || session->refusing()) continue;
-    const std::size_t k = kind_index(session->kind());
+    const std::size_t k = encoding_index(session->encoding());
     if (!done[k]) {
-      encoded[k] = encode(session->kind());
+      encoded[k] = encode(session->encoding());
       done[k] = true;
     }
     session->send(encoded[k]);
@@ -368,7 +409,7 @@ void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
   } else {
     log_warning(text);
   }
-  broadcast([&](ClientKind kind) { return wire::link(kind, state, reason); });
+  broadcast([&](Encoding encoding) { return wire::link(encoding, state, reason); });
 }
 
 void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) {
@@ -378,7 +419,7 @@ void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteVi
       moving_ = false;
     }
     if (packet.kind == protocol::UnoPacketKind::MoveComplete) moving_ = false;
-    broadcast([&](ClientKind kind) { return wire::packet(kind, packet, payload); });
+    broadcast([&](Encoding encoding) { return wire::packet(encoding, packet, payload); });
     return;
   }
   ++sensor_seq_;
@@ -388,8 +429,8 @@ void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteVi
   std::array<SharedBuffer, 2> encoded;
   for (auto& [id, session] : sessions_) {
     if (!session->wants_sensor(now)) continue;
-    SharedBuffer& message = encoded[kind_index(session->kind())];
-    if (!message) message = wire::sensor(session->kind(), payload, packet.sensor, sensor_seq_, received);
+    SharedBuffer& message = encoded[encoding_index(session->encoding())];
+    if (!message) message = wire::sensor(session->encoding(), payload, packet.sensor, sensor_seq_, received);
     session->send_sensor(message, now);
   }
 }
@@ -459,8 +500,9 @@ void Bridge::stop() {
     serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
   }
   for (Listener& listener : listeners_) listener.tcp.reset();
-  for (auto& [id, session] : sessions_) session->close("the bridge is stopping");
+  for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);
   sessions_.clear();
+  web_.stop();
   closed_sessions_.clear();
   pending_.clear();
   serial_.close();

@@ -52,7 +52,8 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
   Config config;
   CLI::App app{
       "flockbridge: the Flockbot's bridge between the Uno's serial link and the classroom network.\n"
-      "Binary clients (the Flockbot socket protocol) connect to --port, JSON-lines clients to --json-port.",
+      "Binary clients (the Flockbot socket protocol) connect to --port, JSON-lines clients to --json-port;\n"
+      "the web dashboard and its WebSocket feed (/ws) are on --http-port.",
       "flockbridge"};
   app.set_version_flag("--version", kVersion);
   // A later option overrides an earlier one (a wrapper script's defaults, then the user's).
@@ -71,6 +72,14 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
   app.add_option("--port", config.port, "TCP port for binary clients (0: any free port)")->capture_default_str();
   app.add_option("--json-port", config.json_port, "TCP port for JSON-lines clients (0: any free port)")
       ->capture_default_str();
+  app.add_option("--http-port", config.http_port,
+                 "TCP port of the web dashboard (/) and its WebSocket JSON feed (/ws) (0: any free port)")
+      ->capture_default_str();
+  app.add_option("--http-bind", config.http_bind, "Address the web server listens on (default: --bind)");
+  app.add_option("--http-root", config.http_root,
+                 "Folder of the dashboard's files (default: share/flockbridge/www beside the program's bin/)");
+  bool no_http = false;
+  app.add_flag("--no-http", no_http, "Run no web server");
   app.add_option("--max-clients", config.max_clients, "Most clients per port; more are told so and closed")
       ->capture_default_str()
       ->check(CLI::Range(1, 10000));
@@ -159,6 +168,7 @@ std::variant<Config, int> parse_bridge_command_line(int argc, const char* const*
 
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
   millis.apply();
+  config.http = !no_http;
   config.stats_interval = std::chrono::seconds{stats_seconds};
   config.robot.id = static_cast<std::uint8_t>(robot_id);
   config.robot.gripper = static_cast<std::uint8_t>(gripper);

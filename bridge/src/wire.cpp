@@ -21,55 +21,55 @@ SharedBuffer binary(const protocol::Bytes& bytes) {
 
 }  // namespace
 
-SharedBuffer hello(ClientKind kind, std::string_view session, protocol::LinkState state, std::string_view reason) {
-  if (kind == ClientKind::Binary) return nullptr;
+SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state, std::string_view reason) {
+  if (encoding == Encoding::Binary) return nullptr;
   return line(json::hello(session, state, reason));
 }
 
-SharedBuffer link(ClientKind kind, protocol::LinkState state, std::string_view reason) {
-  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_link(protocol::link_state_name(state)));
+SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view reason) {
+  if (encoding == Encoding::Binary) return binary(protocol::encode_binary_link(protocol::link_state_name(state)));
   return line(json::link(state, reason));
 }
 
-SharedBuffer sensor(ClientKind kind, protocol::ByteView payload, const protocol::SensorReading& reading,
+SharedBuffer sensor(Encoding encoding, protocol::ByteView payload, const protocol::SensorReading& reading,
                     std::uint64_t seq, double unix_seconds) {
-  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_sensor(payload));
+  if (encoding == Encoding::Binary) return binary(protocol::encode_binary_sensor(payload));
   return line(json::sensor(reading, seq, unix_seconds));
 }
 
-SharedBuffer packet(ClientKind kind, const protocol::UnoPacket& packet, protocol::ByteView payload) {
-  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_packet(payload));
+SharedBuffer packet(Encoding encoding, const protocol::UnoPacket& packet, protocol::ByteView payload) {
+  if (encoding == Encoding::Binary) return binary(protocol::encode_binary_packet(payload));
   if (packet.kind == protocol::UnoPacketKind::Emergency) return line(json::emergency());
   return line(json::packet(payload));
 }
 
-SharedBuffer dropped(ClientKind kind, std::uint64_t count) {
-  if (kind == ClientKind::Binary) {
+SharedBuffer dropped(Encoding encoding, std::uint64_t count) {
+  if (encoding == Encoding::Binary) {
     return binary(
         protocol::encode_binary_dropped(static_cast<std::uint32_t>(std::min<std::uint64_t>(count, UINT32_MAX))));
   }
   return line(json::dropped(count));
 }
 
-SharedBuffer ok(ClientKind kind, const nlohmann::json& id, bool acknowledged) {
-  if (kind == ClientKind::Binary) {
+SharedBuffer ok(Encoding encoding, const nlohmann::json& id, bool acknowledged) {
+  if (encoding == Encoding::Binary) {
     return acknowledged ? binary(protocol::encode_binary_packet(protocol::as_bytes("ACK"))) : nullptr;
   }
   return line(json::ok(id));
 }
 
-SharedBuffer error(ClientKind kind, const nlohmann::json& id, const protocol::Error& error) {
-  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_error(error.message));
+SharedBuffer error(Encoding encoding, const nlohmann::json& id, const protocol::Error& error) {
+  if (encoding == Encoding::Binary) return binary(protocol::encode_binary_error(error.message));
   return line(json::error(id, error));
 }
 
-SharedBuffer safety_stop(ClientKind kind, std::string_view reason) {
-  if (kind == ClientKind::Binary) return binary(protocol::encode_binary_error("safety stop: " + std::string(reason)));
+SharedBuffer safety_stop(Encoding encoding, std::string_view reason) {
+  if (encoding == Encoding::Binary) return binary(protocol::encode_binary_error("safety stop: " + std::string(reason)));
   return line(json::safety_stop(reason));
 }
 
-SharedBuffer stats(ClientKind kind, const nlohmann::json& id, const protocol::StatsSnapshot& snapshot) {
-  if (kind == ClientKind::Binary) return nullptr;
+SharedBuffer stats(Encoding encoding, const nlohmann::json& id, const protocol::StatsSnapshot& snapshot) {
+  if (encoding == Encoding::Binary) return nullptr;
   return line(json::stats(id, snapshot));
 }
 

@@ -35,6 +35,7 @@ bridge::Config test_config() {
   config.bind = "127.0.0.1";
   config.port = 0;
   config.json_port = 0;
+  config.http_port = 0;
   config.sim.boot_delay = 20ms;
   return config;
 }

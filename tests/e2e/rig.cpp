@@ -70,8 +70,9 @@ Rig::Rig(RigOptions options) {
 
   // A generous NAK window: the tests run beside other work on small machines.
   std::vector<std::string> bridge_argv{
-      FLOCKBRIDGE_BIN, "--device", device_,           "--bind", "127.0.0.1",       "--port", "0",
-      "--json-port",   "0",        "--nak-window-ms", "100",    "--reopen-max-ms", "500"};
+      FLOCKBRIDGE_BIN, "--device",    device_, "--bind",          "127.0.0.1", "--port",
+      "0",             "--json-port", "0",     "--http-port",     "0",         "--nak-window-ms",
+      "100",           "--reopen-max-ms",      "500"};
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   bridge_ = std::make_unique<ChildProcess>(bridge_argv);
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
@@ -80,6 +81,7 @@ Rig::Rig(RigOptions options) {
   REQUIRE(ports);
   port_ = ports->binary;
   json_port_ = ports->json;
+  http_port_ = ports->http;
   if (options.start_sim && options.wait_until_up) expect_log("robot link up");
 }
 
@@ -125,6 +127,15 @@ TcpClient Rig::binary_client(int receive_buffer) {
 
 TcpClient Rig::json_client(int receive_buffer) {
   TcpClient client(json_port_, receive_buffer);
+  auto hello = client.read_json();
+  REQUIRE(hello);
+  REQUIRE((*hello)["type"] == "hello");
+  return client;
+}
+
+WebSocketClient Rig::web_client(int receive_buffer) {
+  WebSocketClient client(http_port_, "/ws", receive_buffer);
+  REQUIRE_MESSAGE(client.accepted(), "the WebSocket upgrade was refused: " << client.handshake_response());
   auto hello = client.read_json();
   REQUIRE(hello);
   REQUIRE((*hello)["type"] == "hello");

@@ -13,6 +13,7 @@
 
 #include "support/process.hpp"
 #include "support/tcp_client.hpp"
+#include "support/web_client.hpp"
 
 namespace flockbridge::testing {
 
@@ -35,6 +36,7 @@ class Rig {
   ChildProcess& bridge() { return *bridge_; }
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   [[nodiscard]] std::uint16_t json_port() const noexcept { return json_port_; }
+  [[nodiscard]] std::uint16_t http_port() const noexcept { return http_port_; }
   [[nodiscard]] const std::string& device() const noexcept { return device_; }
 
   /// Runs a simulator command and waits for it to be done.
@@ -49,6 +51,8 @@ class Rig {
   TcpClient binary_client(int receive_buffer = 0);
   /// A JSON client whose hello has been read.
   TcpClient json_client(int receive_buffer = 0);
+  /// A WebSocket client of /ws whose hello has been read.
+  WebSocketClient web_client(int receive_buffer = 0);
 
  private:
   std::filesystem::path directory_;
@@ -57,6 +61,7 @@ class Rig {
   std::unique_ptr<ChildProcess> bridge_;
   std::uint16_t port_ = 0;
   std::uint16_t json_port_ = 0;
+  std::uint16_t http_port_ = 0;
 };
 
 /// Bytes from a list of values, for binary messages.

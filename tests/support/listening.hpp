@@ -1,5 +1,6 @@
 // The ports in the bridge's start-up line:
-// "listening: binary clients on 127.0.0.1:41234, JSON clients on 127.0.0.1:41235; session ..."
+// "listening: binary clients on 127.0.0.1:41234, JSON clients on 127.0.0.1:41235,
+//  dashboard on http://127.0.0.1:41236/; session ..."
 #pragma once
 
 #include <cstdint>
@@ -11,6 +12,7 @@ namespace flockbridge::testing {
 struct ListeningPorts {
   std::uint16_t binary = 0;
   std::uint16_t json = 0;
+  std::uint16_t http = 0;  ///< 0 when the web server is off
 };
 
 inline std::optional<std::uint16_t> port_after(const std::string& line, const std::string& label) {
@@ -27,7 +29,8 @@ inline std::optional<ListeningPorts> listening_ports(const std::string& line) {
   const auto binary = port_after(line, "binary clients on ");
   const auto json = port_after(line, "JSON clients on ");
   if (!binary || !json) return std::nullopt;
-  return ListeningPorts{*binary, *json};
+  const auto http = port_after(line, "dashboard on http://");
+  return ListeningPorts{*binary, *json, http.value_or(0)};
 }
 
 }  // namespace flockbridge::testing

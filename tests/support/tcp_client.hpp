@@ -51,13 +51,14 @@ class TcpClient {
   /// This end's port on 127.0.0.1.
   [[nodiscard]] std::uint16_t local_port() const;
   [[nodiscard]] std::string& buffer() noexcept { return buffer_; }
+  /// Reads more into the buffer; false on timeout or EOF.
+  bool fill(std::chrono::steady_clock::time_point deadline);
+  [[nodiscard]] bool eof() const noexcept { return eof_; }
 
  private:
   /// Reads messages with `read` until one satisfies `match`; nothing on timeout.
   template <typename Message, typename Read, typename Match>
   std::optional<Message> read_until(std::chrono::milliseconds timeout, Read read, Match match);
-  /// Reads more into the buffer; false on timeout or EOF.
-  bool fill(std::chrono::steady_clock::time_point deadline);
 
   int fd_ = -1;
   std::string buffer_;

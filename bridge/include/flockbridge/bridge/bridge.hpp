@@ -1,7 +1,8 @@
 // The daemon: one libuv loop that holds the serial link to the Uno, serves
-// binary clients on port 2005 and JSON-lines clients on port 2006, forwards
-// their commands through the link controller and fans the Uno's packets out
-// to them. All work happens in loop callbacks; there are no threads.
+// binary clients on port 2005, JSON-lines clients on port 2006 and the web
+// dashboard with its WebSocket feed on port 8080, forwards their commands
+// through the link controller and fans the Uno's packets out to them. All
+// work happens in loop callbacks; there are no threads.
 #pragma once
 
 #include <uv.h>
@@ -20,12 +21,16 @@
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/bridge/web_server.hpp"
 #include "flockbridge/protocol/link.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
 
-class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, public Session::Host {
+class Bridge final : public protocol::LinkEvents,
+                     public SerialPort::Listener,
+                     public Session::Host,
+                     public WebServer::Host {
  public:
   Bridge(uv_loop_t* loop, Config config);
   Bridge(const Bridge&) = delete;
@@ -42,6 +47,8 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
 
   [[nodiscard]] std::uint16_t port() const noexcept { return listeners_[0].bound_port; }
   [[nodiscard]] std::uint16_t json_port() const noexcept { return listeners_[1].bound_port; }
+  /// The web server's port; 0 when it is off.
+  [[nodiscard]] std::uint16_t http_port() const noexcept { return web_.port(); }
   [[nodiscard]] const protocol::LinkController& link() const noexcept { return link_; }
   [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
   [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
@@ -77,8 +84,14 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   void session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) override;
   void session_closed(Session& session) override;
 
+  // WebServer::Host
+  WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection) override;
+
   [[nodiscard]] protocol::Result<protocol::Done> listen(Listener& listener);
   void on_connection(Listener& listener, int status);
+  /// Takes a new client in, or refuses it when its port has too many.
+  void admit(std::unique_ptr<Session> session, std::uint16_t port);
+  [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
   void submit_command(Session& session, const protocol::SendCommand& command, const nlohmann::json& id);
   /// Sends Stop on the bridge's own account and tells every client why.
   void safety_stop(const std::string& reason);
@@ -89,7 +102,7 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   void sweep_closed();
   [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
 
-  /// Sends one message to every client, encoded once per kind of client.
+  /// Sends one message to every client, encoded once per encoding.
   template <typename Encode>
   void broadcast(Encode&& encode);
 
@@ -100,6 +113,7 @@ class Bridge final : public protocol::LinkEvents, public SerialPort::Listener, p
   std::unique_ptr<PtyUno> simulator_;
   SerialPort serial_;
   std::array<Listener, 2> listeners_;
+  WebServer web_;
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;

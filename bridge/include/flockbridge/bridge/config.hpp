@@ -32,6 +32,16 @@ struct Config {
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;  ///< per listener
 
+  // The web server: the dashboard at /, the WebSocket JSON feed at /ws.
+  bool http = true;
+  std::string http_bind;  ///< empty: the same as `bind`
+  std::uint16_t http_port = 8080;
+  std::string http_root;  ///< the dashboard's files; empty: share/flockbridge/www beside bin/
+
+  [[nodiscard]] const std::string& effective_http_bind() const noexcept {
+    return http_bind.empty() ? bind : http_bind;
+  }
+
   // Each client.
   std::chrono::milliseconds message_timeout{2000};  ///< a partial message is discarded after this
   std::size_t max_line = 4096;                      ///< longest JSON line

@@ -1,17 +1,22 @@
-// One TCP client of the bridge, on port 2005 (binary) or 2006 (JSON lines).
+// One client of the bridge: a binary client on port 2005, a JSON-lines
+// client on port 2006, or a WebSocket client of the web server (/ws).
 //
-// A session reads and splits the client's messages, hands each request to
-// its Host (the Bridge), and writes what the bridge sends it through a
-// bounded OutputQueue with at most one write in flight. It is never
-// destroyed from inside its own callbacks: close() starts closing the socket
-// and tells the Host, which erases the session later.
+// Session holds what every client has, whatever carries its bytes: the
+// bounded OutputQueue (latest-wins sensor messages, dropped notices), the
+// sensor subscription and its throttle, the command rate limit, the
+// commands still waiting for the robot, and the rules for closing. A
+// transport (TcpSession, WebSocketSession) reads the client's messages,
+// hands each to handle_message(), and writes what the queue holds.
+//
+// A session is never destroyed from inside its own callbacks: close() starts
+// closing the transport and tells the Host (the Bridge), which erases the
+// session later.
 #pragma once
-
-#include <uv.h>
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,12 +25,21 @@
 #include "flockbridge/bridge/rate_limiter.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/client_codec.hpp"
-#include "flockbridge/protocol/message_decoder.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
 
-enum class ClientKind : std::uint8_t { Binary, Json };
+/// Where a client came from. WebSocket clients speak the JSON messages of
+/// port 2006, one per WebSocket text message instead of one per line.
+enum class ClientKind : std::uint8_t { Binary, Json, WebSocket };
+
+/// The two encodings of the bridge's messages; each is made once per message
+/// and shared by every client that reads it.
+enum class Encoding : std::uint8_t { Binary, Json };
+
+[[nodiscard]] constexpr Encoding encoding_of(ClientKind kind) noexcept {
+  return kind == ClientKind::Binary ? Encoding::Binary : Encoding::Json;
+}
 
 [[nodiscard]] std::string_view client_kind_name(ClientKind kind) noexcept;
 
@@ -44,17 +58,22 @@ class Session {
   };
 
   /// Why a session closed, for the counters.
-  enum class CloseKind { Normal, Stalled, Behind, Dead };
+  enum class CloseKind {
+    Normal,    ///< the client left, or was refused
+    Stalled,   ///< it took none of its data for the stall timeout
+    Behind,    ///< too many messages waited for it
+    Dead,      ///< its connection failed or its network vanished
+    Protocol,  ///< it broke the framing (a WebSocket message left incomplete)
+    Shutdown,  ///< the bridge is stopping
+  };
 
-  Session(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
-          protocol::BridgeCounters& counters);
+  Session(Host& host, std::uint64_t id, ClientKind kind, const Config& config, protocol::BridgeCounters& counters);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
-  ~Session();
+  virtual ~Session() = default;
 
-  /// Accepts the pending connection of `server`. Returns a libuv code.
-  [[nodiscard]] int accept(uv_stream_t* server);
-  /// Starts reading; JSON clients are subscribed to sensor messages from the start.
+  /// Starts reading; JSON and WebSocket clients are subscribed to sensor
+  /// messages from the start.
   void start(SharedBuffer greeting);
   /// Sends `refusal` and closes without reading anything.
   void refuse(SharedBuffer refusal);
@@ -85,35 +104,55 @@ class Session {
   void subscribe(std::uint32_t interval_ms);
   void unsubscribe() noexcept { subscribed_ = false; }
 
-  /// Discards a message left incomplete too long; closes a client whose
-  /// writes have been stuck too long. Call it a few times a second.
+  /// Closes a client whose output has been stuck too long, then lets the
+  /// transport expire what it must. Call it a few times a second.
   void housekeeping(SteadyTime now);
 
   [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
   [[nodiscard]] ClientKind kind() const noexcept { return kind_; }
+  [[nodiscard]] Encoding encoding() const noexcept { return encoding_of(kind_); }
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
   [[nodiscard]] bool closing() const noexcept { return closing_; }
   [[nodiscard]] bool refusing() const noexcept { return refusing_; }
   [[nodiscard]] protocol::ClientSnapshot snapshot() const;
 
- private:
-  void watch_for_dead_peer();
-  void on_read(ssize_t nread, const uv_buf_t* buf);
+ protected:
+  /// One whole message from the client: parsed, then answered or handed to the Host.
   void handle_message(protocol::ByteView body);
-  void flush();
-  void on_write_done(int status);
-  /// Closes a client that has stopped sending once it has had every answer.
+  /// The client has finished sending (it may still read): its answers are
+  /// sent, then the session closes.
+  void input_ended();
+  /// What to write next, oldest first: a dropped notice when sensor messages
+  /// were lost since the last one, then up to `most` queued messages.
+  [[nodiscard]] std::vector<SharedBuffer> take_output(std::size_t most);
+  [[nodiscard]] bool output_empty() const noexcept { return queue_.empty(); }
+  /// The transport could not hand everything to the kernel and waits for
+  /// the client to read; a wait longer than the stall timeout closes it.
+  void set_writing(bool writing) noexcept;
+  [[nodiscard]] bool writing() const noexcept { return writing_; }
+  /// After a write: closes a refused client once its refusal went out, or a
+  /// client that has stopped sending once it has had every answer.
+  void after_write();
+
+  /// Starts reading the client's messages.
+  virtual void start_transport() = 0;
+  /// Writes what the queue holds, as far as the transport can now.
+  virtual void flush() = 0;
+  /// Closes the connection; the session is erased soon after.
+  virtual void close_transport(std::string_view reason, CloseKind kind) = 0;
+  /// Transport-specific expiry (a message left incomplete, say).
+  virtual void transport_housekeeping(SteadyTime /*now*/) {}
+
+  const Config& config_;
+  protocol::BridgeCounters& counters_;
+  std::string peer_;
+
+ private:
   void finish_if_done();
 
-  uv_loop_t* loop_;
   Host& host_;
   std::uint64_t id_;
   ClientKind kind_;
-  const Config& config_;
-  protocol::BridgeCounters& counters_;
-  UvHandle<uv_tcp_t> tcp_;
-  std::string peer_;
-  protocol::MessageDecoder decoder_;
   OutputQueue queue_;
   RateLimiter limiter_;
   std::uint64_t commands_ = 0;

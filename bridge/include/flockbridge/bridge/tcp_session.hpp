@@ -1,0 +1,39 @@
+// A client on a plain TCP port: length-prefixed binary messages (port 2005)
+// or JSON lines (port 2006), read and written on a libuv stream.
+//
+// Writes go straight into the kernel when it has room (uv_try_write); what
+// it cannot take waits in one uv_write at a time, so the queue behind it
+// keeps replacing old sensor messages with new ones.
+#pragma once
+
+#include <uv.h>
+
+#include "flockbridge/bridge/session.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
+
+namespace flockbridge::bridge {
+
+class TcpSession final : public Session {
+ public:
+  TcpSession(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
+             protocol::BridgeCounters& counters);
+  ~TcpSession() override;
+
+  /// Accepts the pending connection of `server`. Returns a libuv code.
+  [[nodiscard]] int accept(uv_stream_t* server);
+
+ private:
+  void start_transport() override;
+  void flush() override;
+  void close_transport(std::string_view reason, CloseKind kind) override;
+  void transport_housekeeping(SteadyTime now) override;
+
+  void on_read(ssize_t nread, const uv_buf_t* buf);
+  void on_write_done(int status);
+
+  uv_loop_t* loop_;
+  UvHandle<uv_tcp_t> tcp_;
+  protocol::MessageDecoder decoder_;
+};
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,125 @@
+// The bridge's web server, on the bridge's own libuv loop: the dashboard's
+// files at /, and at /ws a WebSocket that speaks the JSON messages of port
+// 2006, one JSON object per text message.
+//
+// HTTP and WebSocket are libwebsockets' (Debian's libwebsockets17, whose
+// libuv glue is the libwebsockets-evlib-uv plugin): it joins the loop as a
+// "foreign loop" and adds its own handles to it. Its context is destroyed
+// in two steps, because libuv closes handles asynchronously: stop() starts
+// it from inside the loop, the loop then runs until lws's handles have
+// closed, and the destructor finishes it.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "flockbridge/bridge/session.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+
+struct lws;
+struct lws_context;
+struct lws_http_mount;
+
+namespace flockbridge::bridge {
+
+struct ServerLink;
+struct WebSocketConnection;
+
+/// A client of /ws. lws owns the connection; the session is told of it
+/// through the WebServer's callback, and lets go of it (detach) when it
+/// closes first, so that lws's later callbacks for it find no session.
+class WebSocketSession final : public Session {
+ public:
+  /// `connection` is lws's memory for this connection, which points back
+  /// at the session until the session lets go of it.
+  WebSocketSession(Host& host, std::uint64_t id, const Config& config, protocol::BridgeCounters& counters, lws* wsi,
+                   WebSocketConnection* connection);
+  ~WebSocketSession() override;
+
+  /// A piece of a message from the client; `last` when it ends the message.
+  void on_receive(const char* data, std::size_t length, bool last, bool binary);
+  /// The socket can take a message.
+  void on_writeable();
+  /// The client sent a WebSocket close with this code.
+  void on_peer_close(int code) noexcept { peer_close_code_ = code; }
+  /// lws has closed the connection.
+  void on_transport_closed();
+
+ private:
+  void start_transport() override {}
+  void flush() override;
+  void close_transport(std::string_view reason, CloseKind kind) override;
+  void transport_housekeeping(SteadyTime now) override;
+  void detach() noexcept;
+
+  lws* wsi_;
+  WebSocketConnection* connection_;
+  /// Taken from the queue, not yet written: at most a dropped notice and one message.
+  std::deque<SharedBuffer> taken_;
+  std::string message_;  ///< the client's message so far
+  bool in_message_ = false;
+  bool message_binary_ = false;
+  bool message_too_long_ = false;
+  SteadyTime message_started_{};
+  int peer_close_code_ = 0;
+};
+
+class WebServer {
+ public:
+  class Host {
+   public:
+    Host() = default;
+    Host(const Host&) = delete;
+    Host& operator=(const Host&) = delete;
+    virtual ~Host() = default;
+    /// A WebSocket client has connected to /ws: make its session (it may
+    /// refuse the client), or return nullptr to close the connection.
+    virtual WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection) = 0;
+  };
+
+  struct Settings {
+    std::string bind;          ///< IPv4 or IPv6 address
+    std::uint16_t port = 0;    ///< 0: any free port
+    std::string root;          ///< folder of the dashboard's files
+    std::size_t max_message;   ///< longest message a client may send
+    unsigned fd_limit = 1024;  ///< highest file descriptor lws may be handed, plus one
+  };
+
+  WebServer(uv_loop_t* loop, Host& host);
+  WebServer(const WebServer&) = delete;
+  WebServer& operator=(const WebServer&) = delete;
+  ~WebServer();
+
+  /// Starts listening; fails with the reason when the address or port
+  /// cannot be had or the dashboard's folder has no index.html.
+  [[nodiscard]] protocol::Result<protocol::Done> start(Settings settings);
+  /// Closes the listener and every connection (WebSocket clients get their
+  /// close frames first, for at most a second); the loop finishes it.
+  void stop();
+
+  [[nodiscard]] std::uint16_t port() const noexcept { return bound_port_; }
+  [[nodiscard]] bool running() const noexcept { return context_ != nullptr && !stopping_; }
+
+  /// The default folder of the dashboard: share/flockbridge/www beside the
+  /// program's own bin/ folder (as installed, and as built in build/).
+  [[nodiscard]] static std::string default_root();
+
+ private:
+  friend struct WebServerCallbacks;  // lws's callback, in web_server.cpp
+
+  uv_loop_t* loop_;
+  Host& host_;
+  Settings settings_;
+  std::shared_ptr<lws_http_mount> mount_;  ///< lws keeps pointing at it while the server runs
+  lws_context* context_ = nullptr;
+  ServerLink* link_ = nullptr;  ///< freed once lws has finished with it
+  std::uint16_t bound_port_ = 0;
+  bool stopping_ = false;
+};
+
+}  // namespace flockbridge::bridge

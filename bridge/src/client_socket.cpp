@@ -1,0 +1,56 @@
+#include "flockbridge/bridge/client_socket.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+
+namespace flockbridge::bridge {
+
+std::string peer_name(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return "unknown peer";
+  std::array<char, INET6_ADDRSTRLEN> host{};
+  if (address.ss_family == AF_INET6) {
+    const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&address);
+    if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
+      // An IPv4 client of a dual-stack listener: show it as IPv4.
+      ::inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], host.data(), host.size());
+      return std::string(host.data()) + ":" + std::to_string(ntohs(v6->sin6_port));
+    }
+    ::inet_ntop(AF_INET6, &v6->sin6_addr, host.data(), host.size());
+    return "[" + std::string(host.data()) + "]:" + std::to_string(ntohs(v6->sin6_port));
+  }
+  const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
+  ::inet_ntop(AF_INET, &v4->sin_addr, host.data(), host.size());
+  return std::string(host.data()) + ":" + std::to_string(ntohs(v4->sin_port));
+}
+
+void tune_client_socket(int fd, const Config& config) {
+  const int on = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  if (config.client_send_buffer > 0) {
+    // A small send buffer keeps a slow client's data fresh: what the kernel
+    // holds cannot be replaced by newer sensor values, what we hold can.
+    ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &config.client_send_buffer, sizeof(config.client_send_buffer));
+  }
+  // A client whose network vanished sends no FIN. Keepalive probes find an
+  // idle one, TCP_USER_TIMEOUT one that leaves data unacknowledged; both
+  // within about config.dead_peer_timeout.
+  const auto timeout_ms = static_cast<int>(config.dead_peer_timeout.count());
+  const int idle_s = std::max(1, timeout_ms / 2000);
+  const int interval_s = std::max(1, timeout_ms / 10000);
+  const int probes = std::max(1, (timeout_ms / 1000 - idle_s) / interval_s);
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+  const auto user_timeout = static_cast<unsigned>(timeout_ms);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,163 @@
+#include "flockbridge/bridge/tcp_session.hpp"
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "flockbridge/bridge/client_socket.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+/// The most messages handed to one uv_write.
+constexpr std::size_t kWriteBatch = 64;
+
+/// One read buffer serves every session of the loop: libuv calls a stream's
+/// read callback right after its allocation callback, and the session has
+/// consumed the bytes (into its decoder) before the callback returns.
+thread_local std::array<char, std::size_t{64} * 1024> t_read_buffer;
+
+/// A write request owns the buffers it writes until its callback runs.
+struct WriteRequest {
+  uv_write_t request{};
+  std::vector<SharedBuffer> messages;
+  std::vector<uv_buf_t> buffers;
+};
+
+}  // namespace
+
+TcpSession::TcpSession(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
+                       protocol::BridgeCounters& counters)
+    : Session(host, id, kind, config, counters),
+      loop_(loop),
+      decoder_(kind == ClientKind::Binary ? protocol::MessageDecoder::Framing::LengthPrefixed
+                                          : protocol::MessageDecoder::Framing::Lines,
+               kind == ClientKind::Binary ? 255 : config.max_line) {}
+
+TcpSession::~TcpSession() {
+  tcp_.reset();
+}
+
+int TcpSession::accept(uv_stream_t* server) {
+  int rc = tcp_.init(this, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
+  if (rc < 0) return rc;
+  rc = uv_accept(server, reinterpret_cast<uv_stream_t*>(tcp_.get()));
+  if (rc < 0) return rc;
+  uv_os_fd_t fd = -1;
+  if (uv_fileno(reinterpret_cast<uv_handle_t*>(tcp_.get()), &fd) == 0) {
+    peer_ = peer_name(fd);
+    tune_client_socket(fd, config_);
+  }
+  return 0;
+}
+
+void TcpSession::start_transport() {
+  const int rc = uv_read_start(
+      reinterpret_cast<uv_stream_t*>(tcp_.get()),
+      [](uv_handle_t*, std::size_t, uv_buf_t* buf) {
+        *buf = uv_buf_init(t_read_buffer.data(), static_cast<unsigned>(t_read_buffer.size()));
+      },
+      [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
+        if (auto* self = owner_of<TcpSession>(stream)) self->on_read(nread, buf);
+      });
+  if (rc < 0) close("cannot read: " + uv_error_text(rc));
+}
+
+void TcpSession::close_transport(std::string_view /*reason*/, CloseKind /*kind*/) {
+  tcp_.reset();
+}
+
+void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
+  if (nread == UV_EOF) {
+    // The client has finished sending (it may still read, as `echo ... | nc`
+    // does): answer what it sent, then close.
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(tcp_.get()));
+    input_ended();
+    return;
+  }
+  if (nread < 0) {
+    // ETIMEDOUT (keepalive or user timeout), ECONNRESET and the like: the
+    // client's side is gone.
+    close("connection lost: " + uv_error_text(static_cast<int>(nread)), CloseKind::Dead);
+    return;
+  }
+  decoder_.feed(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread)),
+                steady_now());
+  while (!closing()) {
+    const auto event = decoder_.next();
+    if (!event) break;
+    if (event->kind == protocol::MessageDecoder::EventKind::TooLong) {
+      reply_error(nullptr,
+                  protocol::Error{"line longer than " + std::to_string(config_.max_line) + " bytes; discarded"});
+      continue;
+    }
+    handle_message(event->body);
+  }
+}
+
+void TcpSession::flush() {
+  auto* stream = reinterpret_cast<uv_stream_t*>(tcp_.get());
+  while (!writing() && !closing() && !output_empty()) {
+    std::vector<SharedBuffer> messages = take_output(kWriteBatch);
+    std::vector<uv_buf_t> buffers;
+    buffers.reserve(messages.size());
+    for (const SharedBuffer& message : messages) {
+      buffers.push_back(uv_buf_init(const_cast<char*>(message->data()), static_cast<unsigned>(message->size())));
+    }
+
+    // Straight into the kernel when it has room: a client that keeps up then
+    // never has a write in flight, so latest-wins only ever drops messages
+    // for clients that really are behind.
+    const int written = uv_try_write(stream, buffers.data(), static_cast<unsigned>(buffers.size()));
+    if (written < 0 && written != UV_EAGAIN) {
+      close("write failed: " + uv_error_text(written), CloseKind::Dead);
+      return;
+    }
+    std::size_t skip = written > 0 ? static_cast<std::size_t>(written) : 0;
+    std::size_t first = 0;
+    while (first < buffers.size() && skip >= buffers[first].len) skip -= buffers[first++].len;
+    if (first == buffers.size()) continue;  // all of it went out
+    buffers[first].base += skip;
+    buffers[first].len -= static_cast<decltype(buffers[first].len)>(skip);
+
+    // The rest waits for the socket; the request owns its buffers until its callback.
+    auto* write = new WriteRequest;
+    write->request.data = write;
+    write->messages = std::move(messages);
+    write->buffers.assign(buffers.begin() + static_cast<std::ptrdiff_t>(first), buffers.end());
+    const int rc = uv_write(&write->request, stream, write->buffers.data(),
+                            static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
+                              auto* done = static_cast<WriteRequest*>(request->data);
+                              auto* self = owner_of<TcpSession>(request->handle);
+                              delete done;
+                              if (self != nullptr) self->on_write_done(status);
+                            });
+    if (rc < 0) {
+      delete write;
+      close("write failed: " + uv_error_text(rc), CloseKind::Dead);
+      return;
+    }
+    set_writing(true);
+  }
+  after_write();
+}
+
+void TcpSession::on_write_done(int status) {
+  set_writing(false);
+  if (status < 0) {
+    close("write failed: " + uv_error_text(status), CloseKind::Dead);
+    return;
+  }
+  flush();
+}
+
+void TcpSession::transport_housekeeping(SteadyTime now) {
+  const std::size_t waiting = decoder_.buffered();
+  if (decoder_.expire(now, config_.message_timeout)) {
+    reply_error(nullptr, protocol::Error{"incomplete message discarded: " + std::to_string(waiting) +
+                                         " bytes did not make a whole message within " +
+                                         std::to_string(config_.message_timeout.count()) + " ms"});
+  }
+}
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,428 @@
+#include "flockbridge/bridge/web_server.hpp"
+
+#include <libwebsockets.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "flockbridge/bridge/client_socket.hpp"
+#include "flockbridge/bridge/log.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+using protocol::Done;
+using protocol::Error;
+using protocol::Result;
+
+/// "Try again later" (RFC 6455's registry; lws has no name for it).
+constexpr auto kCloseTryAgainLater = static_cast<lws_close_status>(1013);
+/// A close frame's reason fits in 123 bytes.
+constexpr std::size_t kMaxCloseReason = 123;
+
+
+/// lws writes a WebSocket frame's header into the LWS_PRE bytes in front of
+/// the payload, so every message is copied behind such room before it is
+/// written. One buffer serves every connection: lws keeps what the socket
+/// did not take in a buffer of its own.
+thread_local std::vector<unsigned char> t_write_buffer;
+
+/// lws's log lines, in the bridge's log: errors and warnings as such, its
+/// notices only at debug level.
+void log_from_lws(int level, const char* line) {
+  std::string text = "web server: " + std::string(line);
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  if ((level & LLL_ERR) != 0) {
+    log_error(text);
+  } else if ((level & LLL_WARN) != 0) {
+    log_warning(text);
+  } else {
+    log_debug(text);
+  }
+}
+
+lws_close_status close_status(Session::CloseKind kind, bool refusing) {
+  using CloseKind = Session::CloseKind;
+  if (refusing) return kCloseTryAgainLater;
+  switch (kind) {
+    case CloseKind::Normal:
+      return LWS_CLOSE_STATUS_NORMAL;
+    case CloseKind::Shutdown:
+      return LWS_CLOSE_STATUS_GOINGAWAY;
+    case CloseKind::Stalled:
+    case CloseKind::Behind:
+    case CloseKind::Protocol:
+      return LWS_CLOSE_STATUS_POLICY_VIOLATION;
+    case CloseKind::Dead:
+      return LWS_CLOSE_STATUS_NOSTATUS;
+  }
+  return LWS_CLOSE_STATUS_NORMAL;
+}
+
+}  // namespace
+
+/// lws's memory for one /ws connection (zeroed by lws): its session while
+/// the session has it, and whether the connection is to be closed with the
+/// close frame lws_close_reason() has set.
+struct WebSocketConnection {
+  WebSocketSession* session;
+  bool close_pending;
+  bool counted;
+};
+
+/// What lws's context points at (its "user"): the server while it runs,
+/// nothing once it has stopped, so that lws's callbacks while it finishes
+/// closing never reach a server that is gone; and the number of open
+/// WebSocket connections, so that stopping can let their close frames out.
+struct ServerLink {
+  WebServer* server = nullptr;
+  std::size_t websockets = 0;
+};
+
+namespace {
+
+/// Destroys an lws context on a foreign libuv loop, in three steps on a
+/// timer of its own (it owns itself, so the WebServer may be long gone):
+///  1. wait, for at most a second, until the WebSocket clients have had
+///     their close frames and closed;
+///  2. lws_context_destroy() starts closing lws's libuv handles, whose close
+///     callbacks still use the context and the evlib plugin's code;
+///  3. once no handle of the loop is still closing, lws_context_destroy()
+///     again frees both.
+void destroy_on_loop(uv_loop_t* loop, lws_context* context, ServerLink* link) {
+  struct Destroyer {
+    uv_timer_t timer{};
+    lws_context* context = nullptr;
+    ServerLink* link = nullptr;
+    bool started = false;
+    int ticks = 0;
+  };
+  constexpr int kMostCloseTicks = 1000;   // close frames: a second at most
+  constexpr int kMostFinishTicks = 3000;  // handle closes take one loop turn
+  auto* destroyer = new Destroyer;
+  destroyer->context = context;
+  destroyer->link = link;
+  destroyer->timer.data = destroyer;
+  uv_timer_init(loop, &destroyer->timer);
+  const auto step = [](uv_timer_t* timer) {
+    auto* self = static_cast<Destroyer*>(timer->data);
+    ++self->ticks;
+    if (!self->started) {
+      if (self->link->websockets > 0 && self->ticks < kMostCloseTicks) return;
+      self->started = true;
+      lws_context_destroy(self->context);
+      return;
+    }
+    bool closing = false;
+    uv_walk(
+        timer->loop,
+        [](uv_handle_t* handle, void* found) {
+          if (uv_is_closing(handle) != 0) *static_cast<bool*>(found) = true;
+        },
+        &closing);
+    if (closing && self->ticks < kMostFinishTicks) return;
+    if (closing) log_warning("web server: libuv handles still closing; freeing the web server's context anyway");
+    lws_context_destroy(self->context);
+    delete self->link;
+    uv_timer_stop(timer);
+    uv_close(reinterpret_cast<uv_handle_t*>(timer),
+             [](uv_handle_t* handle) { delete static_cast<Destroyer*>(handle->data); });
+  };
+  uv_timer_start(&destroyer->timer, step, 0, 1);
+}
+
+}  // namespace
+
+struct WebServerCallbacks {
+  static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t length);
+};
+
+namespace {
+
+const lws_protocols kProtocols[] = {
+    // The first protocol serves HTTP too, and every /ws upgrade that names no
+    // subprotocol (a browser's `new WebSocket(url)`) is bound to it.
+    {"flockbridge.json.v1", &WebServerCallbacks::callback, sizeof(WebSocketConnection), 4096, 0, nullptr, 0},
+    {nullptr, nullptr, 0, 0, 0, nullptr, 0},
+};
+
+}  // namespace
+
+// ---- WebSocketSession -------------------------------------------------------
+
+WebSocketSession::WebSocketSession(Host& host, std::uint64_t id, const Config& config,
+                                   protocol::BridgeCounters& counters, lws* wsi, WebSocketConnection* connection)
+    : Session(host, id, ClientKind::WebSocket, config, counters), wsi_(wsi), connection_(connection) {
+  connection_->session = this;
+  const int fd = lws_get_socket_fd(wsi_);
+  peer_ = peer_name(fd);
+  tune_client_socket(fd, config_);
+}
+
+WebSocketSession::~WebSocketSession() {
+  detach();
+}
+
+void WebSocketSession::detach() noexcept {
+  if (connection_ != nullptr) connection_->session = nullptr;
+  connection_ = nullptr;
+  wsi_ = nullptr;
+}
+
+void WebSocketSession::on_receive(const char* data, std::size_t length, bool last, bool binary) {
+  if (!in_message_) {
+    in_message_ = true;
+    message_.clear();
+    message_binary_ = binary;
+    message_too_long_ = false;
+    message_started_ = steady_now();
+  }
+  if (!message_binary_ && !message_too_long_) {
+    if (message_.size() + length > config_.max_line) {
+      message_too_long_ = true;
+      message_.clear();
+    } else {
+      message_.append(data, length);
+    }
+  }
+  if (!last) return;
+  in_message_ = false;
+  if (message_binary_) {
+    reply_error(nullptr, protocol::Error{"binary WebSocket messages are not understood: send each JSON command as a "
+                                         "text message"});
+  } else if (message_too_long_) {
+    reply_error(nullptr, protocol::Error{"message longer than " + std::to_string(config_.max_line) +
+                                         " bytes; discarded"});
+  } else {
+    handle_message(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(message_.data()), message_.size()));
+  }
+  message_.clear();
+}
+
+void WebSocketSession::flush() {
+  if (wsi_ == nullptr || closing() || writing()) return;
+  if (taken_.empty() && output_empty()) {
+    after_write();
+    return;
+  }
+  set_writing(true);
+  lws_callback_on_writable(wsi_);
+}
+
+void WebSocketSession::on_writeable() {
+  set_writing(false);
+  if (wsi_ == nullptr || closing()) return;
+  // One message a callback (lws's rule: one lws_write per writeable
+  // callback); taking one at a time leaves the rest in the queue, where a
+  // newer sensor message can still replace an older one.
+  if (taken_.empty()) {
+    for (SharedBuffer& message : take_output(1)) taken_.push_back(std::move(message));
+  }
+  if (!taken_.empty()) {
+    const SharedBuffer message = std::move(taken_.front());
+    taken_.pop_front();
+    std::size_t length = message->size();
+    if (length > 0 && (*message)[length - 1] == '\n') --length;  // the JSON-lines form ends in a line end
+    t_write_buffer.resize(LWS_PRE + length);
+    std::memcpy(t_write_buffer.data() + LWS_PRE, message->data(), length);
+    const int written = lws_write(wsi_, t_write_buffer.data() + LWS_PRE, length, LWS_WRITE_TEXT);
+    if (written < static_cast<int>(length)) {
+      close("write failed", CloseKind::Dead);
+      return;
+    }
+  }
+  flush();
+}
+
+void WebSocketSession::on_transport_closed() {
+  detach();
+  if (peer_close_code_ != 0) {
+    close("disconnected (WebSocket close " + std::to_string(peer_close_code_) + ")");
+  } else {
+    close("connection closed without a WebSocket close");
+  }
+}
+
+void WebSocketSession::close_transport(std::string_view reason, CloseKind kind) {
+  if (wsi_ == nullptr) return;
+  lws* wsi = wsi_;
+  WebSocketConnection* connection = connection_;
+  detach();
+  const lws_close_status status = close_status(kind, refusing());
+  if (status == LWS_CLOSE_STATUS_NOSTATUS) {
+    // Its connection failed: nothing can be said to it.
+    lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+    return;
+  }
+  // lws's way to close with a reason: set it, then return -1 from a
+  // callback of the connection. It must be the connection's timer callback:
+  // lws takes -1 from a writeable callback for a failed socket and closes
+  // without the close frame. A client that does not let the close frame out
+  // is cut off after a few seconds.
+  const std::string text(reason.substr(0, kMaxCloseReason));
+  lws_close_reason(wsi, status, reinterpret_cast<unsigned char*>(const_cast<char*>(text.data())), text.size());
+  connection->close_pending = true;
+  lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, 5);
+  lws_set_timer_usecs(wsi, 1);
+  // When this runs outside lws's own callbacks (a housekeeping timer, the
+  // bridge stopping), lws must be woken to take the new timer into account.
+  lws_cancel_service(lws_get_context(wsi));
+}
+
+void WebSocketSession::transport_housekeeping(SteadyTime now) {
+  // A message cannot be resynchronised inside a WebSocket stream: one left
+  // incomplete ends the connection, with the reason.
+  if (in_message_ && now - message_started_ >= config_.message_timeout) {
+    close("incomplete message: not finished within " + std::to_string(config_.message_timeout.count()) + " ms",
+          CloseKind::Protocol);
+  }
+}
+
+// ---- WebServer --------------------------------------------------------------
+
+WebServer::WebServer(uv_loop_t* loop, Host& host) : loop_(loop), host_(host) {}
+
+WebServer::~WebServer() {
+  stop();
+}
+
+std::string WebServer::default_root() {
+  std::array<char, 4096> path{};
+  std::size_t size = path.size();
+  if (uv_exepath(path.data(), &size) != 0) return "/usr/share/flockbridge/www";
+  const std::filesystem::path program(std::string(path.data(), size));
+  return (program.parent_path().parent_path() / "share" / "flockbridge" / "www").string();
+}
+
+Result<Done> WebServer::start(Settings settings) {
+  settings_ = std::move(settings);
+  std::error_code ignored;
+  if (!std::filesystem::is_regular_file(std::filesystem::path(settings_.root) / "index.html", ignored)) {
+    return Error{"the dashboard's files are not in '" + settings_.root +
+                 "' (no index.html there): give their folder with --http-root, or turn the web server off with "
+                 "--no-http"};
+  }
+  lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE, log_from_lws);
+
+  mount_ = std::make_shared<lws_http_mount>();
+  lws_http_mount& mount = *mount_;
+  mount.mountpoint = "/";
+  mount.mountpoint_len = 1;
+  mount.origin = settings_.root.c_str();
+  mount.def = "index.html";
+  mount.origin_protocol = LWSMPRO_FILE;
+  // The page must never be served stale after an update of the bridge.
+  mount.cache_max_age = 0;
+  mount.cache_reusable = 0;
+  mount.cache_revalidate = 1;
+
+  lws_context_creation_info info{};
+  void* loops[] = {loop_};
+  info.foreign_loops = loops;
+  info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_UV_NO_SIGSEGV_SIGFPE_SPIN |
+                 LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE | LWS_SERVER_OPTION_VALIDATE_UTF8 |
+                 LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+  link_ = new ServerLink{this};
+  info.user = link_;
+  info.fd_limit_per_thread = settings_.fd_limit;
+  info.server_string = "flockbridge";
+  context_ = lws_create_context(&info);
+  if (context_ == nullptr) return Error{"cannot start the web server (libwebsockets could not start on the loop)"};
+
+  lws_context_creation_info vhost{};
+  vhost.vhost_name = "flockbridge";
+  vhost.port = settings_.port;
+  vhost.iface = settings_.bind.c_str();
+  vhost.protocols = kProtocols;
+  vhost.mounts = mount_.get();
+  vhost.options = info.options;
+  vhost.keepalive_timeout = 5;
+  vhost.timeout_secs = 10;
+  lws_vhost* created = lws_create_vhost(context_, &vhost);
+  const std::string where = (settings_.bind.find(':') != std::string::npos ? "[" + settings_.bind + "]"
+                                                                             : settings_.bind) +
+                            ":" + std::to_string(settings_.port);
+  if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
+    stop();
+    return Error{"cannot listen on " + where + " for the web server (is the port in use, or the address not this "
+                 "machine's?)"};
+  }
+  bound_port_ = static_cast<std::uint16_t>(lws_get_vhost_listen_port(created));
+  return Done{};
+}
+
+void WebServer::stop() {
+  if (context_ == nullptr || stopping_) return;
+  stopping_ = true;
+  // Nothing of lws may call back into this server any more.
+  lws_context* context = std::exchange(context_, nullptr);
+  link_->server = nullptr;
+  destroy_on_loop(loop_, context, std::exchange(link_, nullptr));
+}
+
+namespace {
+
+/// -1 once, when the session has asked to close its connection: lws then
+/// sends the close frame whose reason was set, waits for the client's, and
+/// closes.
+int take_close(WebSocketConnection* connection) {
+  if (!connection->close_pending) return 0;
+  connection->close_pending = false;
+  return -1;
+}
+
+}  // namespace
+
+int WebServerCallbacks::callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t length) {
+  auto* connection = static_cast<WebSocketConnection*>(user);
+  auto* link = static_cast<ServerLink*>(lws_context_user(lws_get_context(wsi)));
+  switch (reason) {
+    case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
+      // WebSocket upgrades are for /ws only.
+      std::array<char, 64> uri{};
+      const int n = lws_hdr_copy(wsi, uri.data(), static_cast<int>(uri.size()), WSI_TOKEN_GET_URI);
+      return n > 0 && std::string_view(uri.data(), static_cast<std::size_t>(n)) == "/ws" ? 0 : 1;
+    }
+    case LWS_CALLBACK_ESTABLISHED: {
+      WebServer* server = link != nullptr ? link->server : nullptr;
+      if (server == nullptr || connection == nullptr) return -1;
+      connection->counted = true;
+      ++link->websockets;
+      return server->host_.websocket_opened(wsi, connection) != nullptr ? 0 : -1;
+    }
+    case LWS_CALLBACK_RECEIVE:
+      if (connection == nullptr) return -1;
+      if (connection->session != nullptr) {
+        connection->session->on_receive(static_cast<const char*>(in), length,
+                                        lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0,
+                                        lws_frame_is_binary(wsi) != 0);
+      }
+      return 0;
+    case LWS_CALLBACK_SERVER_WRITEABLE:
+      if (connection == nullptr) return -1;
+      if (connection->session != nullptr) connection->session->on_writeable();
+      return 0;
+    case LWS_CALLBACK_TIMER:
+      return connection != nullptr ? take_close(connection) : 0;
+    case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+      if (connection != nullptr && connection->session != nullptr && length >= 2) {
+        const auto* code = static_cast<const unsigned char*>(in);
+        connection->session->on_peer_close((code[0] << 8) | code[1]);
+      }
+      return 0;
+    case LWS_CALLBACK_CLOSED:
+      if (connection == nullptr) return 0;
+      if (connection->counted && link != nullptr) --link->websockets;
+      connection->counted = false;
+      if (connection->session != nullptr) connection->session->on_transport_closed();
+      return 0;
+    default:
+      return lws_callback_http_dummy(wsi, reason, user, in, length);
+  }
+}
+
+}  // namespace flockbridge::bridge

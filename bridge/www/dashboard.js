@@ -1,0 +1,340 @@
+// The flockbridge dashboard: one WebSocket to the bridge's /ws feed, which
+// speaks the JSON messages of port 2006 (one object per message). No build
+// step and nothing from the internet: this file is all there is.
+"use strict";
+
+(() => {
+  const RECONNECT_MIN_MS = 500;
+  const RECONNECT_MAX_MS = 5000;
+  const SILENCE_MS = 3000;       // no message for this long: say so
+  const PLOT_SECONDS = 20;
+  const MAX_LOG = 50;
+  const MAX_LATENCIES = 2000;
+
+  const $ = (id) => document.getElementById(id);
+
+  // What the page has seen, for the person and for tests (window.flockbridge).
+  const stats = {
+    connects: 0,
+    sensors: 0,
+    dropped: 0,
+    lastSeq: null,
+    latencies: [],  // seconds from the bridge receiving a packet to this page
+    lastSensor: null,
+  };
+
+  let socket = null;
+  let attempts = 0;
+  let reconnectTimer = null;
+  let lastMessageAt = 0;
+  let nextId = 1;
+  let linkState = "unknown";
+  let motion = null;  // what the drive controls last asked for
+  const history = [];  // {t, odoL, odoR, wwL, wwR}
+  const rateWindow = [];
+
+  // ---- connection ----------------------------------------------------------
+
+  function setStatus(element, text, kind) {
+    element.textContent = text;
+    element.className = "status status-" + kind;
+  }
+
+  function connect() {
+    clearTimeout(reconnectTimer);
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    setStatus($("connection"), "Connecting to the bridge…", "connecting");
+    try {
+      socket = new WebSocket(scheme + location.host + "/ws");
+    } catch (error) {
+      scheduleReconnect("cannot open a connection: " + error.message);
+      return;
+    }
+    socket.onopen = () => {
+      attempts = 0;
+      stats.connects += 1;
+      lastMessageAt = Date.now();
+      setStatus($("connection"), "Bridge connected", "ok");
+      setControlsEnabled(true);
+    };
+    socket.onmessage = (event) => {
+      lastMessageAt = Date.now();
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch (error) {
+        log("The bridge sent something that is not JSON: " + String(event.data).slice(0, 80), "error");
+        return;
+      }
+      handle(message);
+    };
+    socket.onclose = (event) => {
+      socket = null;
+      setControlsEnabled(false);
+      const why = event.reason ? ": " + event.reason : event.code === 1006 ? " (connection lost)" : "";
+      scheduleReconnect("the bridge closed the connection" + why);
+    };
+    socket.onerror = () => {
+      // onclose follows with what can be known.
+    };
+  }
+
+  function scheduleReconnect(reason) {
+    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** attempts);
+    attempts += 1;
+    setStatus($("connection"), "Bridge unreachable, retrying in " + Math.ceil(delay / 1000) + " s", "bad");
+    setLink("unknown", "");
+    if (attempts === 1) log("Lost the bridge: " + reason + ". Retrying until it is back.", "warning");
+    reconnectTimer = setTimeout(connect, delay);
+  }
+
+  // A connection can stay open while nothing arrives (a network that went
+  // away without a word): say so, and start again.
+  setInterval(() => {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return;
+    const silent = Date.now() - lastMessageAt;
+    if (silent > 2 * SILENCE_MS) {
+      log("Nothing from the bridge for " + Math.round(silent / 1000) + " s: reconnecting.", "warning");
+      socket.close();
+    } else if (silent > SILENCE_MS) {
+      setStatus($("connection"), "No data from the bridge for " + Math.round(silent / 1000) + " s", "warn");
+    }
+  }, 500);
+
+  // ---- messages from the bridge -------------------------------------------
+
+  function handle(message) {
+    switch (message.type) {
+      case "hello":
+        $("session").textContent = message.session;
+        stats.lastSeq = null;
+        setLink(message.link, message.reason || "");
+        log("Connected to the bridge (session " + message.session + ").");
+        break;
+      case "sensor":
+        onSensor(message);
+        break;
+      case "link":
+        setLink(message.state, message.reason || "");
+        log("Robot link " + message.state + (message.reason ? ": " + message.reason : "") + ".",
+            message.state === "up" ? "" : "warning");
+        break;
+      case "dropped":
+        stats.dropped += message.count;
+        $("dropped").textContent = String(stats.dropped);
+        break;
+      case "ok":
+        break;
+      case "error":
+        log(message.error, "error");
+        break;
+      case "safety_stop":
+        stopDriving();
+        log("The bridge stopped the robot: " + message.reason, "warning");
+        break;
+      case "emergency":
+        stopDriving();
+        log("The robot sent an emergency stop.", "error");
+        break;
+      case "packet":
+        if (message.tag === "DMC") log("The robot finished its move.");
+        break;
+      default:
+        break;  // newer bridges may send more: skip what is not known
+    }
+  }
+
+  function setLink(state, reason) {
+    linkState = state;
+    const labels = { up: "Robot connected", handshaking: "Robot starting", stale: "Robot silent", down: "Robot not connected" };
+    const kinds = { up: "ok", handshaking: "warn", stale: "warn", down: "bad" };
+    setStatus($("link"), (labels[state] || "Robot: unknown") + (reason && state !== "up" ? " (" + reason + ")" : ""),
+              kinds[state] || "unknown");
+  }
+
+  function onSensor(s) {
+    const now = Date.now();
+    stats.sensors += 1;
+    if (typeof s.ts === "number") {
+      stats.latencies.push(now / 1000 - s.ts);
+      if (stats.latencies.length > MAX_LATENCIES) stats.latencies.shift();
+    }
+    if (stats.lastSeq !== null && s.seq > stats.lastSeq + 1) {
+      // Packets sent while this page was throttled or behind.
+      stats.dropped += s.seq - stats.lastSeq - 1;
+      $("dropped").textContent = String(stats.dropped);
+    }
+    stats.lastSeq = s.seq;
+    stats.lastSensor = s;
+    rateWindow.push(now);
+    while (rateWindow.length && now - rateWindow[0] > 1000) rateWindow.shift();
+
+    $("seq").textContent = String(s.seq);
+    $("rate").textContent = String(rateWindow.length);
+    $("battery").textContent = String(s.battery);
+    $("battery-meter").value = s.battery;
+    for (let i = 0; i < 5; i++) {
+      const value = s.ir[i];
+      $("ir" + i).style.height = Math.min(100, (value / 1023) * 100).toFixed(1) + "%";
+      $("ir" + i + "-value").textContent = String(value);
+    }
+    $("l_bump").classList.toggle("pressed", s.l_bump !== 0);
+    $("h_bump").classList.toggle("pressed", s.h_bump !== 0);
+    $("odo-left").textContent = String(s.odometer.left);
+    $("odo-right").textContent = String(s.odometer.right);
+    $("odo-avg").textContent = String(s.odometer.avg);
+    $("ww-left").textContent = String(s.wheel_watcher.left);
+    $("ww-right").textContent = String(s.wheel_watcher.right);
+
+    history.push({ t: now, odoL: s.odometer.left, odoR: s.odometer.right, wwL: s.wheel_watcher.left, wwR: s.wheel_watcher.right });
+    while (history.length && now - history[0].t > PLOT_SECONDS * 1000) history.shift();
+    schedulePlot();
+  }
+
+  // ---- the plot -------------------------------------------------------------
+
+  let plotPending = false;
+  function schedulePlot() {
+    if (plotPending) return;
+    plotPending = true;
+    requestAnimationFrame(() => {
+      plotPending = false;
+      drawPlot();
+    });
+  }
+
+  function drawPlot() {
+    const canvas = $("plot");
+    const ratio = window.devicePixelRatio || 1;
+    const width = canvas.clientWidth * ratio;
+    const height = canvas.clientHeight * ratio;
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    const g = canvas.getContext("2d");
+    g.clearRect(0, 0, width, height);
+    if (history.length < 2) return;
+    const keys = [["odoL", "#2456c7"], ["odoR", "#1b7f3b"], ["wwL", "#a86400"], ["wwR", "#8a3ab9"]];
+    let low = Infinity;
+    let high = -Infinity;
+    for (const point of history) {
+      for (const [key] of keys) {
+        low = Math.min(low, point[key]);
+        high = Math.max(high, point[key]);
+      }
+    }
+    if (high - low < 10) {
+      high += 5;
+      low -= 5;
+    }
+    const end = history[history.length - 1].t;
+    const x = (t) => width - ((end - t) / (PLOT_SECONDS * 1000)) * width;
+    const y = (v) => height - 4 * ratio - ((v - low) / (high - low)) * (height - 8 * ratio);
+    g.lineWidth = 2 * ratio;
+    for (const [key, colour] of keys) {
+      g.strokeStyle = colour;
+      g.beginPath();
+      history.forEach((point, i) => (i ? g.lineTo(x(point.t), y(point[key])) : g.moveTo(x(point.t), y(point[key]))));
+      g.stroke();
+    }
+    g.fillStyle = "#5d6677";
+    g.font = 11 * ratio + "px system-ui, sans-serif";
+    g.fillText(String(high), 4 * ratio, 12 * ratio);
+    g.fillText(String(low), 4 * ratio, height - 6 * ratio);
+  }
+
+  // ---- commands -------------------------------------------------------------
+
+  function send(command) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      log("Not connected to the bridge: \"" + command.cmd + "\" was not sent.", "error");
+      return false;
+    }
+    socket.send(JSON.stringify({ ...command, id: nextId++ }));
+    return true;
+  }
+
+  function speed() {
+    return Number($("speed").value);
+  }
+
+  function drive(direction) {
+    const s = speed();
+    const commands = {
+      forward: { cmd: "move", speed: s },
+      back: { cmd: "move", speed: -s },
+      left: { cmd: "rotate", speed: s },
+      right: { cmd: "rotate", speed: -s },
+      stop: { cmd: "stop" },
+    };
+    if (!send(commands[direction])) return;
+    motion = direction === "stop" ? null : direction;
+    for (const button of document.querySelectorAll("[data-drive]")) {
+      button.classList.toggle("active", button.dataset.drive === motion);
+    }
+  }
+
+  function stopDriving() {
+    motion = null;
+    for (const button of document.querySelectorAll("[data-drive]")) button.classList.remove("active");
+  }
+
+  function setControlsEnabled(enabled) {
+    for (const element of document.querySelectorAll("button, input, select")) {
+      if (element.id !== "emergency") element.disabled = !enabled;
+    }
+  }
+
+  function log(text, kind) {
+    const item = document.createElement("li");
+    item.textContent = new Date().toLocaleTimeString() + "  " + text;
+    if (kind) item.className = kind;
+    const list = $("messages");
+    list.prepend(item);
+    while (list.children.length > MAX_LOG) list.lastElementChild.remove();
+  }
+
+  for (const button of document.querySelectorAll("[data-drive]")) {
+    button.addEventListener("click", () => drive(button.dataset.drive));
+  }
+  for (const button of document.querySelectorAll("[data-command]")) {
+    button.addEventListener("click", () => send({ cmd: button.dataset.command }));
+  }
+  $("emergency").addEventListener("click", () => {
+    if (send({ cmd: "emergency" })) {
+      stopDriving();
+      log("Emergency stop sent.", "warning");
+    }
+  });
+  $("speed").addEventListener("input", () => {
+    $("speed-value").textContent = $("speed").value;
+    if (motion) drive(motion);  // a moving robot takes the new speed at once
+  });
+  $("claw-set").addEventListener("click", () => send({ cmd: "claw_set", pos: Number($("claw-pos").value) }));
+  $("camera-set").addEventListener("click", () => send({ cmd: "camera_set", pos: Number($("camera-pos").value) }));
+  $("lcd-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("lcd-text").value;
+    if (!/^[ -~]{0,16}$/.test(text)) {
+      log("The display takes at most 16 plain characters (letters, digits, punctuation, spaces).", "error");
+      return;
+    }
+    if (send({ cmd: "lcd_cursor", row: Number($("lcd-row").value), col: 1 })) send({ cmd: "lcd_write", text });
+  });
+
+  const keys = { ArrowUp: "forward", ArrowDown: "back", ArrowLeft: "left", ArrowRight: "right", " ": "stop", Escape: "stop" };
+  document.addEventListener("keydown", (event) => {
+    const target = event.target;
+    if (target instanceof HTMLInputElement && target.type !== "range") return;
+    if (target instanceof HTMLSelectElement || event.repeat) return;
+    const direction = keys[event.key];
+    if (!direction) return;
+    event.preventDefault();
+    drive(direction);
+  });
+
+  window.flockbridge = { stats, send, linkState: () => linkState };
+  setControlsEnabled(false);
+  connect();
+})();
