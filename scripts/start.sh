@@ -12,8 +12,10 @@ fi
 cat <<'INFO'
 
 flockbridge is starting. Connect to it from this machine or the network:
+  the dashboard, in any browser:               http://localhost:8080/  (or this machine's name or address)
   binary clients (Flockbot socket protocol):  TCP port 2005
   JSON-lines clients:                          TCP port 2006, e.g.  nc localhost 2006
+  WebSocket JSON clients:                      ws://localhost:8080/ws
 Stop it with Ctrl-C.
 
 INFO

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The second command of the README: installs what is missing, builds, and
 # runs every test, in three stages:
-#   1. the whole suite (build/),
+#   1. the whole suite (build/), with the dashboard's test in headless Chromium,
 #   2. the whole suite again under AddressSanitizer and UBSan (build-asan/),
 #   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/).
 # `scripts/test.sh --quick` runs the first stage only. The last line counts
@@ -9,6 +9,7 @@
 set -u
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
+scripts/browser-deps.sh || exit 1
 
 passed=0
 failed=0

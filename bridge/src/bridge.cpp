@@ -187,7 +187,6 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
   settings.bind = config_.effective_http_bind();
   settings.port = config_.http_port;
   settings.root = config_.http_root.empty() ? WebServer::default_root() : config_.http_root;
-  settings.max_message = config_.max_line;
   // lws finds a connection by its descriptor's number, so it must know of
   // every number the process may hand it: each port's clients, the device,
   // the listeners, and the page's own short connections.

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 #include <vector>
 
 #include "flockbridge/bridge/client_socket.hpp"
@@ -23,7 +23,6 @@ using protocol::Result;
 constexpr auto kCloseTryAgainLater = static_cast<lws_close_status>(1013);
 /// A close frame's reason fits in 123 bytes.
 constexpr std::size_t kMaxCloseReason = 123;
-
 
 /// lws writes a WebSocket frame's header into the LWS_PRE bytes in front of
 /// the payload, so every message is copied behind such room before it is
@@ -195,8 +194,8 @@ void WebSocketSession::on_receive(const char* data, std::size_t length, bool las
     reply_error(nullptr, protocol::Error{"binary WebSocket messages are not understood: send each JSON command as a "
                                          "text message"});
   } else if (message_too_long_) {
-    reply_error(nullptr, protocol::Error{"message longer than " + std::to_string(config_.max_line) +
-                                         " bytes; discarded"});
+    reply_error(nullptr,
+                protocol::Error{"message longer than " + std::to_string(config_.max_line) + " bytes; discarded"});
   } else {
     handle_message(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(message_.data()), message_.size()));
   }
@@ -343,12 +342,13 @@ Result<Done> WebServer::start(Settings settings) {
   vhost.keepalive_timeout = 5;
   vhost.timeout_secs = 10;
   lws_vhost* created = lws_create_vhost(context_, &vhost);
-  const std::string where = (settings_.bind.find(':') != std::string::npos ? "[" + settings_.bind + "]"
-                                                                             : settings_.bind) +
-                            ":" + std::to_string(settings_.port);
+  const std::string where =
+      (settings_.bind.find(':') != std::string::npos ? "[" + settings_.bind + "]" : settings_.bind) + ":" +
+      std::to_string(settings_.port);
   if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
     stop();
-    return Error{"cannot listen on " + where + " for the web server (is the port in use, or the address not this "
+    return Error{"cannot listen on " + where +
+                 " for the web server (is the port in use, or the address not this "
                  "machine's?)"};
   }
   bound_port_ = static_cast<std::uint16_t>(lws_get_vhost_listen_port(created));

@@ -156,7 +156,8 @@
     const now = Date.now();
     stats.sensors += 1;
     if (typeof s.ts === "number") {
-      stats.latencies.push(now / 1000 - s.ts);
+      // Both clocks are wall clocks; performance.now() has finer steps than Date.now().
+      stats.latencies.push((performance.timeOrigin + performance.now()) / 1000 - s.ts);
       if (stats.latencies.length > MAX_LATENCIES) stats.latencies.shift();
     }
     if (stats.lastSeq !== null && s.seq > stats.lastSeq + 1) {

@@ -1,11 +1,14 @@
 // clients_bench: the real flockbridge against the real flockbot-sim, with
-// many JSON clients on 127.0.0.1, measured in two phases: every client
-// reading, then the same with some clients that never read. It prints the
-// readers' sensor latency (from the bridge's receive timestamp `ts` to the
-// client's receive time, both on this machine's clock), the sequence numbers
-// they missed, and the bridge's memory. It asserts nothing: figures only.
+// many JSON clients on 127.0.0.1 (port 2006, or the web server's /ws with
+// --kind websocket), measured in phases: every client reading, then the same
+// with some clients that never read. It prints the readers' sensor latency
+// (from the bridge's receive timestamp `ts` to the client's receive time,
+// both on this machine's clock), the sequence numbers they missed, and the
+// bridge's memory. Then the latency of Stop commands, from a client's send
+// to the simulated Uno receiving D S T, with the readers idle and with them
+// reading: telemetry must not delay commands. It asserts nothing: figures only.
 //
-//   clients_bench [--clients N] [--stalled K] [--rate-hz R] [--seconds S]
+//   clients_bench [--kind json|websocket] [--clients N] [--stalled K] [--rate-hz R] [--seconds S]
 #include <poll.h>
 
 #include <algorithm>
@@ -15,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/listening.hpp"
@@ -28,6 +32,7 @@ using Clock = std::chrono::system_clock;
 namespace {
 
 struct Options {
+  bool websocket = false;
   int clients = 100;
   int stalled = 10;
   double rate_hz = 100;
@@ -39,7 +44,9 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string name = argv[i];
     const double value = std::atof(argv[i + 1]);
-    if (name == "--clients")
+    if (name == "--kind" && (std::string(argv[i + 1]) == "json" || std::string(argv[i + 1]) == "websocket"))
+      options.websocket = std::string(argv[i + 1]) == "websocket";
+    else if (name == "--clients")
       options.clients = static_cast<int>(value);
     else if (name == "--stalled")
       options.stalled = static_cast<int>(value);
@@ -48,14 +55,14 @@ Options parse(int argc, char** argv) {
     else if (name == "--seconds")
       options.seconds = value;
     else {
-      std::fprintf(stderr, "usage: clients_bench [--clients N] [--stalled K] [--rate-hz R] [--seconds S]\n");
+      std::fprintf(stderr,
+                   "usage: clients_bench [--kind json|websocket] [--clients N] [--stalled K] [--rate-hz R] "
+                   "[--seconds S]\n");
       std::exit(2);
     }
   }
   return options;
 }
-
-/// Reads every reader for `seconds`, collecting latencies and gaps in seq.
 
 void report(const char* name, const SensorLatency& phase, pid_t bridge) {
   const double p50 = percentile(phase.ms, 0.50);
@@ -66,6 +73,120 @@ void report(const char* name, const SensorLatency& phase, pid_t bridge) {
               process_status(bridge, "VmRSS").c_str());
 }
 
+/// A client of the kind under test: JSON lines on port 2006, or /ws.
+struct Ports {
+  std::uint16_t json;
+  std::uint16_t http;
+};
+
+template <typename Client>
+Client connect(const Ports& ports, int receive_buffer = 0);
+
+template <>
+TcpClient connect<TcpClient>(const Ports& ports, int receive_buffer) {
+  return TcpClient(ports.json, receive_buffer);
+}
+
+template <>
+WebSocketClient connect<WebSocketClient>(const Ports& ports, int receive_buffer) {
+  return WebSocketClient(ports.http, "/ws", receive_buffer);
+}
+
+void send_command(TcpClient& client, const std::string& json) {
+  client.send(json + "\n");
+}
+void send_command(WebSocketClient& client, const std::string& json) {
+  client.send_text(json);
+}
+
+/// The simulator's timestamps ("[12.345678] rx 44 53 54") of every Stop it received.
+std::vector<double> stop_times(ChildProcess& sim) {
+  std::vector<double> times;
+  for (const std::string& line : sim.lines(ChildProcess::Stream::Stdout)) {
+    if (line.size() > 2 && line[0] == '[' && line.find("] rx 44 53 54") != std::string::npos) {
+      times.push_back(std::atof(line.c_str() + 1));
+    }
+  }
+  return times;
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// Sends `count` Stops, one every 20 ms, and returns each one's latency to
+/// the simulated Uno in milliseconds, sorted. `during` runs meanwhile (the
+/// readers' phase, or nothing).
+template <typename Client, typename During>
+std::vector<double> probe_stops(const Ports& ports, ChildProcess& sim, int count, During during) {
+  Client commander = connect<Client>(ports);
+  const std::size_t before = stop_times(sim).size();
+  std::vector<double> sent;
+  std::thread sender([&] {
+    for (int i = 0; i < count; ++i) {
+      sent.push_back(steady_seconds());
+      send_command(commander, R"({"cmd":"stop"})");
+      std::this_thread::sleep_for(20ms);  // pacing of the load, not synchronisation
+    }
+  });
+  during();
+  sender.join();
+  std::vector<double> received;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while ((received = stop_times(sim)).size() < before + sent.size() && std::chrono::steady_clock::now() < deadline) {
+    sim.wait_for(ChildProcess::Stream::Stdout, "rx 44 53 54", 1s);
+  }
+  std::vector<double> ms;
+  for (std::size_t i = 0; i < sent.size() && before + i < received.size(); ++i) {
+    ms.push_back((received[before + i] - sent[i]) * 1000.0);
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+void report_stops(const char* name, const std::vector<double>& ms, int sent) {
+  std::printf("%-28s %3zu of %d reached the Uno  latency p50 %6.2f ms  p99 %6.2f ms  max %7.2f ms\n", name, ms.size(),
+              sent, percentile(ms, 0.50), percentile(ms, 0.99), ms.empty() ? 0.0 : ms.back());
+}
+
+template <typename Client>
+int run(const Options& options, const Ports& ports, ChildProcess& bridge, ChildProcess& sim) {
+  const char* kind = options.websocket ? "WebSocket (/ws)" : "JSON (port 2006)";
+  std::printf("flockbridge clients_bench: %d %s readers, %d stalled, %.0f sensor packets/s, %.1f s per phase\n",
+              options.clients, kind, options.stalled, options.rate_hz, options.seconds);
+  constexpr int kStops = 50;
+  const auto idle = probe_stops<Client>(ports, sim, kStops, [] {});
+
+  std::vector<Client> readers;
+  for (int i = 0; i < options.clients; ++i) readers.push_back(connect<Client>(ports));
+  std::vector<long> last_seq(readers.size(), 0);
+  read_sensor_latency(readers, last_seq, 1.0);  // let every client settle
+  SensorLatency alone = read_sensor_latency(readers, last_seq, options.seconds);
+  report("all clients reading", alone, bridge.pid());
+
+  std::vector<Client> stalled;
+  for (int i = 0; i < options.stalled; ++i) stalled.push_back(connect<Client>(ports, 2048));
+  SensorLatency with_stalled = read_sensor_latency(readers, last_seq, options.seconds);
+  report("with stalled clients", with_stalled, bridge.pid());
+  std::printf("%-28s %s (peak RSS of the bridge)\n", "", process_status(bridge.pid(), "VmHWM").c_str());
+
+  long dropped = 0;
+  for (auto& client : stalled) {
+    if (auto notice = client.read_json_type("dropped", 2s)) dropped += (*notice)["count"].template get<long>();
+  }
+  std::printf("%-28s the %d stalled clients were told they lost %ld sensor messages in all\n", "", options.stalled,
+              dropped);
+
+  SensorLatency during_stops;
+  const auto loaded = probe_stops<Client>(
+      ports, sim, kStops, [&] { during_stops = read_sensor_latency(readers, last_seq, kStops * 0.02 + 0.5); });
+  std::printf("Stop commands, client send -> simulated Uno (the NAK window of the one before may hold one back):\n");
+  report_stops("with no readers", idle, kStops);
+  report_stops("while the readers read", loaded, kStops);
+  report("  (the readers meanwhile)", during_stops, bridge.pid());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -74,42 +195,22 @@ int main(int argc, char** argv) {
   std::filesystem::create_directories(directory);
   const std::string device = (directory / "uno").string();
 
-  ChildProcess sim({FLOCKBOT_SIM_BIN, "--link", device, "--rate-hz", std::to_string(options.rate_hz)});
+  ChildProcess sim({FLOCKBOT_SIM_BIN, "--link", device, "--rate-hz", std::to_string(options.rate_hz), "--timestamps"});
   if (!sim.wait_for(ChildProcess::Stream::Stdout, "ready ")) return 1;
   const int limit = options.clients + options.stalled + 8;
-  ChildProcess bridge({FLOCKBRIDGE_BIN, "--device", device, "--bind", "127.0.0.1", "--port", "0", "--json-port", "0", "--http-port", "0",
-                       "--max-clients", std::to_string(limit), "--stall-timeout-ms", "600000"});
+  ChildProcess bridge({FLOCKBRIDGE_BIN, "--device", device, "--bind", "127.0.0.1", "--port", "0", "--json-port", "0",
+                       "--http-port", "0", "--max-clients", std::to_string(limit), "--stall-timeout-ms", "600000"});
   const auto listening = bridge.wait_for(ChildProcess::Stream::Stderr, "listening: ");
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;
   if (!ports || !bridge.wait_for(ChildProcess::Stream::Stderr, "robot link up")) {
     std::fprintf(stderr, "clients_bench: the bridge did not start\n");
     return 1;
   }
-  const std::uint16_t json_port = ports->json;
-
-  std::vector<TcpClient> readers;
-  for (int i = 0; i < options.clients; ++i) readers.emplace_back(json_port);
-  std::vector<long> last_seq(readers.size(), 0);
-  read_sensor_latency(readers, last_seq, 1.0);  // let every client settle
-  std::printf("flockbridge clients_bench: %d JSON readers, %d stalled, %.0f sensor packets/s, %.1f s per phase\n",
-              options.clients, options.stalled, options.rate_hz, options.seconds);
-  SensorLatency alone = read_sensor_latency(readers, last_seq, options.seconds);
-  report("all clients reading", alone, bridge.pid());
-
-  std::vector<TcpClient> stalled;
-  for (int i = 0; i < options.stalled; ++i) stalled.emplace_back(json_port, 2048);
-  SensorLatency with_stalled = read_sensor_latency(readers, last_seq, options.seconds);
-  report("with stalled clients", with_stalled, bridge.pid());
-  std::printf("%-28s %s (peak RSS of the bridge)\n", "", process_status(bridge.pid(), "VmHWM").c_str());
-
-  long dropped = 0;
-  for (auto& client : stalled) {
-    if (auto notice = client.read_json_type("dropped", 2s)) dropped += (*notice)["count"].get<long>();
-  }
-  std::printf("%-28s the %d stalled clients were told they lost %ld sensor messages in all\n", "", options.stalled,
-              dropped);
+  const Ports client_ports{ports->json, ports->http};
+  const int status = options.websocket ? run<WebSocketClient>(options, client_ports, bridge, sim)
+                                       : run<TcpClient>(options, client_ports, bridge, sim);
   bridge.terminate();
   sim.terminate();
   std::filesystem::remove_all(directory);
-  return 0;
+  return status;
 }

@@ -70,9 +70,8 @@ Rig::Rig(RigOptions options) {
 
   // A generous NAK window: the tests run beside other work on small machines.
   std::vector<std::string> bridge_argv{
-      FLOCKBRIDGE_BIN, "--device",    device_, "--bind",          "127.0.0.1", "--port",
-      "0",             "--json-port", "0",     "--http-port",     "0",         "--nak-window-ms",
-      "100",           "--reopen-max-ms",      "500"};
+      FLOCKBRIDGE_BIN, "--device", device_,           "--bind", "127.0.0.1",       "--port", "0", "--json-port", "0",
+      "--http-port",   "0",        "--nak-window-ms", "100",    "--reopen-max-ms", "500"};
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   bridge_ = std::make_unique<ChildProcess>(bridge_argv);
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
@@ -94,6 +93,9 @@ Rig::~Rig() {
   if (sim_) g_transcript += tail_of(sim_->lines(ChildProcess::Stream::Stdout), "flockbot-sim events");
   if (std::uncaught_exceptions() == 0) {
     CHECK_MESSAGE(bridge_status == 0, "flockbridge exited with " << bridge_status);
+    if (bridge_)
+      CHECK_FALSE_MESSAGE(bridge_->seen(ChildProcess::Stream::Stderr, "the loop still had handles"),
+                          "flockbridge left libuv handles open at exit");
     CHECK_MESSAGE(sim_status == 0, "flockbot-sim exited with " << sim_status);
   }
   std::error_code ignored;

@@ -64,6 +64,25 @@ class Rig {
   std::uint16_t http_port_ = 0;
 };
 
+/// Reads four sensor messages from a JSON or WebSocket client that asked for
+/// one every `interval_s` seconds, and checks by the bridge's timestamps that
+/// they came no more often (the first two may be closer: one may have been
+/// on its way before the request).
+template <typename Client>
+void check_throttled(Client& client, double interval_s) {
+  std::vector<nlohmann::json> sensors;
+  while (sensors.size() < 4) {
+    auto message = client.read_json_type("sensor");
+    REQUIRE(message);
+    sensors.push_back(*message);
+  }
+  for (std::size_t i = 2; i < sensors.size(); ++i) {
+    CAPTURE(i);
+    CHECK(sensors[i]["ts"].template get<double>() - sensors[i - 1]["ts"].template get<double>() >= interval_s - 0.01);
+    CHECK(sensors[i]["seq"].template get<long>() - sensors[i - 1]["seq"].template get<long>() > 1);
+  }
+}
+
 /// Bytes from a list of values, for binary messages.
 std::string bytes(std::initializer_list<int> values);
 

@@ -1,5 +1,5 @@
 // What the benchmarks measure the same way: a process's memory, percentiles,
-// and the sensor latency seen by many JSON readers.
+// and the sensor latency seen by many JSON readers (on port 2006 or /ws).
 #pragma once
 
 #include <sys/types.h>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/tcp_client.hpp"
+#include "support/web_client.hpp"
 
 namespace flockbridge::testing {
 
@@ -23,7 +24,9 @@ struct SensorLatency {
 };
 
 /// Reads every reader for `seconds`; `last_seq` (one per reader, 0 at first)
-/// carries the sequence numbers from one call to the next.
-SensorLatency read_sensor_latency(std::vector<TcpClient>& readers, std::vector<long>& last_seq, double seconds);
+/// carries the sequence numbers from one call to the next. For TcpClient
+/// (JSON lines) and WebSocketClient (/ws).
+template <typename Client>
+SensorLatency read_sensor_latency(std::vector<Client>& readers, std::vector<long>& last_seq, double seconds);
 
 }  // namespace flockbridge::testing

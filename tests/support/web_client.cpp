@@ -5,6 +5,7 @@
 #include <cctype>
 #include <random>
 #include <stdexcept>
+#include <utility>
 
 namespace flockbridge::testing {
 namespace {
@@ -40,8 +41,7 @@ void parse_head(const std::string& head, int& status, std::map<std::string, std:
 
 std::optional<HttpResponse> http_get(std::uint16_t port, const std::string& path, std::chrono::milliseconds timeout) {
   TcpClient client(port);
-  client.send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-              "\r\nConnection: close\r\n\r\n");
+  client.send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   HttpResponse response;
   std::size_t head_end = std::string::npos;
@@ -142,7 +142,6 @@ std::optional<WebSocketClient::Frame> WebSocketClient::read_frame(std::chrono::s
 
 std::optional<std::string> WebSocketClient::read_text(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::string message;
   while (!closed_) {
     auto frame = read_frame(deadline);
     if (!frame) return std::nullopt;
@@ -155,7 +154,8 @@ std::optional<std::string> WebSocketClient::read_text(std::chrono::milliseconds 
       case Close:
         closed_ = true;
         if (frame->payload.size() >= 2) {
-          close_code_ = (static_cast<std::uint8_t>(frame->payload[0]) << 8) | static_cast<std::uint8_t>(frame->payload[1]);
+          close_code_ =
+              (static_cast<std::uint8_t>(frame->payload[0]) << 8) | static_cast<std::uint8_t>(frame->payload[1]);
           close_reason_ = frame->payload.substr(2);
         }
         // Answer with a close of our own, as RFC 6455 (5.5.1) asks.
@@ -166,8 +166,8 @@ std::optional<std::string> WebSocketClient::read_text(std::chrono::milliseconds 
         }
         return std::nullopt;
       default:
-        message += frame->payload;
-        if (frame->fin) return message;
+        partial_ += frame->payload;
+        if (frame->fin) return std::exchange(partial_, std::string());
     }
   }
   return std::nullopt;
@@ -183,7 +183,8 @@ std::optional<nlohmann::json> WebSocketClient::read_json_type(const std::string&
                                                               std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     auto message = read_json(std::max(left, 0ms));
     if (!message || (*message)["type"] == type) return message;
   }
@@ -192,7 +193,8 @@ std::optional<nlohmann::json> WebSocketClient::read_json_type(const std::string&
 bool WebSocketClient::wait_closed(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!closed_ && !tcp_.eof()) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) return false;
     (void)read_text(left);
   }

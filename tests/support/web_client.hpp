@@ -71,6 +71,7 @@ class WebSocketClient {
   TcpClient tcp_;
   bool accepted_ = false;
   std::string response_;
+  std::string partial_;  ///< a fragmented message so far
   int close_code_ = 0;
   std::string close_reason_;
   bool closed_ = false;

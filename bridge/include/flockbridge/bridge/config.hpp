@@ -38,9 +38,7 @@ struct Config {
   std::uint16_t http_port = 8080;
   std::string http_root;  ///< the dashboard's files; empty: share/flockbridge/www beside bin/
 
-  [[nodiscard]] const std::string& effective_http_bind() const noexcept {
-    return http_bind.empty() ? bind : http_bind;
-  }
+  [[nodiscard]] const std::string& effective_http_bind() const noexcept { return http_bind.empty() ? bind : http_bind; }
 
   // Each client.
   std::chrono::milliseconds message_timeout{2000};  ///< a partial message is discarded after this

@@ -17,6 +17,8 @@ class TcpSession final : public Session {
  public:
   TcpSession(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
              protocol::BridgeCounters& counters);
+  TcpSession(const TcpSession&) = delete;
+  TcpSession& operator=(const TcpSession&) = delete;
   ~TcpSession() override;
 
   /// Accepts the pending connection of `server`. Returns a libuv code.

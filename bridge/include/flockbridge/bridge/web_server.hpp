@@ -39,6 +39,8 @@ class WebSocketSession final : public Session {
   /// at the session until the session lets go of it.
   WebSocketSession(Host& host, std::uint64_t id, const Config& config, protocol::BridgeCounters& counters, lws* wsi,
                    WebSocketConnection* connection);
+  WebSocketSession(const WebSocketSession&) = delete;
+  WebSocketSession& operator=(const WebSocketSession&) = delete;
   ~WebSocketSession() override;
 
   /// A piece of a message from the client; `last` when it ends the message.
@@ -86,7 +88,6 @@ class WebServer {
     std::string bind;          ///< IPv4 or IPv6 address
     std::uint16_t port = 0;    ///< 0: any free port
     std::string root;          ///< folder of the dashboard's files
-    std::size_t max_message;   ///< longest message a client may send
     unsigned fd_limit = 1024;  ///< highest file descriptor lws may be handed, plus one
   };
 
@@ -103,7 +104,6 @@ class WebServer {
   void stop();
 
   [[nodiscard]] std::uint16_t port() const noexcept { return bound_port_; }
-  [[nodiscard]] bool running() const noexcept { return context_ != nullptr && !stopping_; }
 
   /// The default folder of the dashboard: share/flockbridge/www beside the
   /// program's own bin/ folder (as installed, and as built in build/).

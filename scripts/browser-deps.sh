@@ -1,0 +1,14 @@
+#!/bin/sh
+# Installs what the dashboard's browser test needs: Debian's Chromium (no
+# browser is ever downloaded), Node.js and npm when the machine has none, and
+# playwright-core at the version in tests/browser/package-lock.json.
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+
+install_missing chromium
+if ! command -v node >/dev/null 2>&1; then install_missing nodejs; fi
+if ! command -v npm >/dev/null 2>&1; then install_missing npm; fi
+if [ ! -f tests/browser/node_modules/playwright-core/package.json ]; then
+  (cd tests/browser && npm ci --no-audit --no-fund)
+fi

@@ -1,0 +1,77 @@
+// The real flockbridge as a child process for browser tests: started with
+// its built-in simulated Uno on a real pseudo-terminal, its log lines
+// collected so a test can wait for one as an event (with a deadline). A
+// cursor remembers how far the waits have read, so a line that came before
+// the wait began is found too.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+
+export class Bridge {
+  constructor(binary, args) {
+    this.lines = [];
+    this.cursor = 0;
+    this.waiters = [];
+    this.process = spawn(binary, args, { stdio: ["ignore", "ignore", "pipe"] });
+    let partial = "";
+    this.process.stderr.setEncoding("utf8");
+    this.process.stderr.on("data", (chunk) => {
+      partial += chunk;
+      let end;
+      while ((end = partial.indexOf("\n")) >= 0) {
+        const line = partial.slice(0, end);
+        partial = partial.slice(end + 1);
+        this.lines.push(line);
+        this.waiters = this.waiters.filter((waiter) => !waiter(line, this.lines.length));
+      }
+    });
+    this.exited = once(this.process, "exit").then(([code, signal]) => (code ?? 128 + (signal ? 15 : 0)));
+  }
+
+  /** The next log line after the cursor containing `needle` (the cursor moves past it); rejects after `timeoutMs`. */
+  waitFor(needle, timeoutMs = 10000) {
+    for (let i = this.cursor; i < this.lines.length; i++) {
+      if (this.lines[i].includes(needle)) {
+        this.cursor = i + 1;
+        return Promise.resolve(this.lines[i]);
+      }
+    }
+    this.cursor = this.lines.length;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the bridge never logged "${needle}"\n${this.tail()}`)), timeoutMs);
+      this.waiters.push((line, end) => {
+        if (!line.includes(needle)) return false;
+        clearTimeout(timer);
+        this.cursor = end;
+        resolve(line);
+        return true;
+      });
+    });
+  }
+
+  /** Whether any line so far contains `needle`. */
+  seen(needle) {
+    return this.lines.some((line) => line.includes(needle));
+  }
+
+  tail(count = 40) {
+    return this.lines.slice(-count).join("\n");
+  }
+
+  /** SIGTERM, then the exit status. */
+  async stop() {
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill("SIGTERM");
+    return this.exited;
+  }
+}
+
+/** Starts a bridge and returns it with the dashboard's port, read from its start-up line. */
+export async function startBridge(binary, extraArgs = []) {
+  const args = ["--bind", "127.0.0.1", "--port", "0", "--json-port", "0", "--http-port", "0", "--log-level", "debug",
+                ...extraArgs];
+  const bridge = new Bridge(binary, args);
+  const listening = await bridge.waitFor("listening: ");
+  const match = /dashboard on http:\/\/[^ ]*:(\d+)\//.exec(listening);
+  if (!match) throw new Error("no dashboard port in: " + listening);
+  bridge.httpPort = Number(match[1]);
+  return bridge;
+}

@@ -1,0 +1,148 @@
+// The dashboard in a real browser: the real bridge against its simulated Uno,
+// the page opened in Debian's headless Chromium driven by playwright-core.
+// Every wait is for an event (a value on the page, a line in the bridge's
+// log), never a sleep. Screenshots go to $FLOCKBRIDGE_ARTIFACTS.
+//
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { chromium } from "playwright-core";
+
+import { startBridge } from "./bridge.mjs";
+
+const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
+const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
+const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+mkdirSync(artifacts, { recursive: true });
+
+let bridge;
+let browser;
+let page;
+
+const text = (testid) => page.getByTestId(testid).textContent();
+const number = async (testid) => Number(await text(testid));
+
+/** Waits until the page's packet counter has moved on by `count` packets. */
+async function packetsLater(count) {
+  const from = await number("seq");
+  await page.waitForFunction(
+    ([start, n]) => Number(document.querySelector('[data-testid="seq"]').textContent) >= start + n, [from, count]);
+}
+
+before(async () => {
+  bridge = await startBridge(binary, ["--simulate", "--sim-rate-hz", "20"]);
+  await bridge.waitFor("robot link up");
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    // As root in a container: no sandbox. And no background traffic: the
+    // machine has no network beyond loopback.
+    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
+  });
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on("pageerror", (error) => { throw error; });
+  await page.goto(`http://127.0.0.1:${bridge.httpPort}/`);
+});
+
+after(async () => {
+  await browser?.close();
+  if (bridge) assert.equal(await bridge.stop(), 0, "the bridge must exit 0 on SIGTERM");
+});
+
+test("the page connects and shows live values that change", async () => {
+  await page.getByTestId("connection").filter({ hasText: "Bridge connected" }).waitFor();
+  await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="seq"]').textContent) > 0);
+  const firstSeq = await number("seq");
+  const firstIr = await page.locator("#ir0-value").textContent();
+  await packetsLater(10);
+  assert.ok((await number("seq")) >= firstSeq + 10, "the packet counter moves on");
+  assert.match(await text("battery"), /^\d+$/);
+  // The simulated IR readings follow a wave with noise: they change.
+  await page.waitForFunction((first) => document.querySelector("#ir0-value").textContent !== first, firstIr);
+  assert.equal(await text("dropped"), "0");
+  assert.match(await text("session"), /^[0-9a-f]{16}$/);
+});
+
+test("forward makes the simulated odometer rise; stop makes it hold", async () => {
+  await packetsLater(1);
+  const start = await number("odo-avg");
+  await page.getByTestId("forward").click();
+  await bridge.waitFor("simulated Uno: rx 44 4D 53 1E");  // D M S 30
+  await page.waitForFunction(
+    (from) => Number(document.querySelector('[data-testid="odo-avg"]').textContent) > from + 50, start);
+
+  await page.getByTestId("stop").click();
+  await bridge.waitFor("simulated Uno: rx 44 53 54");  // D S T
+  await packetsLater(3);  // what was on its way before the stop has arrived
+  const stopped = await number("odo-avg");
+  await packetsLater(10);
+  assert.equal(await number("odo-avg"), stopped, "the odometer holds after stop");
+  assert.ok(stopped > start + 50);
+});
+
+test("arrow keys drive, the emergency stop and the tools reach the Uno", async () => {
+  await page.locator("body").press("ArrowLeft");
+  await bridge.waitFor("simulated Uno: rx 44 52 43 1E");  // D R C 30: rotate left
+  await page.locator("body").press("Space");
+  await bridge.waitFor("simulated Uno: rx 44 53 54");
+  await page.getByTestId("emergency").click();
+  await bridge.waitFor("simulated Uno: rx 45 4D 47");  // E M G
+
+  await page.getByTestId("claw_open").click();
+  await bridge.waitFor("simulated Uno: rx 44 47 4F");
+  await page.getByTestId("camera_up").click();
+  await bridge.waitFor("simulated Uno: rx 44 43 55");
+  await page.getByTestId("lcd-text").fill("Hi class");
+  await page.getByTestId("lcd-write").click();
+  await bridge.waitFor("simulated Uno: rx 44 4C 53 48 69 20 63 6C 61 73 73 00");  // D L S "Hi class" NUL
+});
+
+test("an error from the bridge is shown to the user", async () => {
+  await page.locator("#claw-pos").fill("99");
+  await page.getByTestId("claw_set").click();
+  await page.getByTestId("messages").filter({ hasText: "claw_set: pos must be from 0 to 30, got 99" }).waitFor();
+});
+
+test("the page fits a phone's screen; screenshots are saved", async () => {
+  await page.screenshot({ path: path.join(artifacts, "dashboard.png"), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a phone's screen`);
+  const emergency = await page.getByTestId("emergency").boundingBox();
+  assert.ok(emergency.width >= 300 && emergency.height >= 56, "the emergency stop is large on a phone");
+  await page.screenshot({ path: path.join(artifacts, "dashboard-phone.png"), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test("sensor-to-browser latency (a figure, not a check)", async () => {
+  await page.evaluate(() => { window.flockbridge.stats.latencies.length = 0; });
+  await packetsLater(100);
+  const latencies = await page.evaluate(() => window.flockbridge.stats.latencies.slice());
+  const sorted = latencies.map((s) => s * 1000).sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2);
+  console.log(`# sensor-to-browser latency over ${sorted.length} packets: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`);
+  assert.ok(sorted.length >= 100);
+});
+
+test("when the bridge goes away the page says so, and reconnects to a new one by itself", async () => {
+  const port = bridge.httpPort;
+  const oldSession = await text("session");
+  assert.equal(await bridge.stop(), 0);
+  await page.getByTestId("connection").filter({ hasText: "Bridge unreachable" }).waitFor();
+  assert.equal(await page.getByTestId("forward").isDisabled(), true, "drive controls are off while unreachable");
+
+  // The new bridge has no robot: the page must say that too.
+  bridge = await startBridge(binary, ["--http-port", String(port), "--device", "/nonexistent/flockbot",
+                                      "--reopen-max-ms", "1000"]);
+  await page.getByTestId("connection").filter({ hasText: "Bridge connected" }).waitFor({ timeout: 15000 });
+  await page.getByTestId("link").filter({ hasText: "Robot not connected" }).waitFor();
+  await page.waitForFunction(
+    (old) => document.querySelector('[data-testid="session"]').textContent !== old, oldSession);
+  await page.getByTestId("forward").click();
+  await page.getByTestId("messages").filter({ hasText: "command not sent" }).first().waitFor();
+  await page.screenshot({ path: path.join(artifacts, "dashboard-no-robot.png"), fullPage: true });
+});
