@@ -3,7 +3,7 @@
 // Every wait is for an event (a value on the page, a line in the bridge's
 // log), never a sleep. Screenshots go to $FLOCKBRIDGE_ARTIFACTS.
 //
-//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/dashboard.test.mjs
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";

@@ -83,7 +83,7 @@ TEST_CASE("a WebSocket client gets hello, numbered sensor messages, and answers 
   CHECK(tcp_sensor->at("seq").get<long>() > 0);
 }
 
-TEST_CASE("subscribe throttles a WebSocket client; unsubscribe stops its sensor messages") {
+TEST_CASE("subscribe throttles a WebSocket client, unsubscribe stops its sensor messages") {
   Rig rig({.rate_hz = 50});
   auto client = rig.web_client();
   client.send_json({{"cmd", "subscribe"}, {"interval_ms", 300}, {"id", 1}});
@@ -126,7 +126,7 @@ TEST_CASE("a dashboard that reconnects after its network dropped gets a fresh he
   rig.expect_sim("rx 44 47 4F");
 }
 
-TEST_CASE("a WebSocket client that never reads can still stop the robot; it is told what it lost") {
+TEST_CASE("a WebSocket client that never reads can still stop the robot, and is told what it lost") {
   Rig rig({.rate_hz = 400, .bridge_args = {"--stall-timeout-ms", "60000"}});
   auto stalled = rig.web_client(2048);
   auto reader = rig.json_client();
@@ -137,7 +137,7 @@ TEST_CASE("a WebSocket client that never reads can still stop the robot; it is t
     REQUIRE(stats);
     bool dropping = false;
     for (const auto& c : (*stats)["clients"]["list"]) {
-      if (c["kind"] == "websocket" && c["dropped"].get<long>() > 50) dropping = true;
+      if (c["kind"] == "websocket" && c["sensor_dropped"].get<long>() > 50) dropping = true;
     }
     if (dropping) break;
   }
@@ -242,4 +242,20 @@ TEST_CASE("stopping the bridge closes its dashboards with 'going away'") {
   REQUIRE(rig->bridge().terminate() == 0);
   CHECK(client.wait_closed());
   CHECK(client.close_code() == 1001);
+}
+
+TEST_CASE("a WebSocket client stuck for longer than the stall timeout is closed - the others carry on") {
+  Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "1000", "--queue-limit", "16"}});
+  auto stalled = rig.web_client(2048);
+  auto reader = rig.web_client();
+  rig.expect_log("(websocket, 127.0.0.1:" + std::to_string(stalled.tcp().local_port()) + ") closed: not reading", 30s);
+  // Once it reads again it finds the end of the connection behind its old data.
+  CHECK(stalled.wait_closed(30s));
+  // The reader carries on, and the bridge counted one client closed for stalling.
+  for (int i = 0; i < 50; ++i) REQUIRE(reader.read_json_type("sensor"));
+  reader.send_json({{"cmd", "stats"}, {"id", 1}});
+  auto stats = reader.read_json_type("stats");
+  REQUIRE(stats);
+  CHECK((*stats)["clients"]["closed_stalled"] == 1);
+  CHECK((*stats)["clients"]["connected"] == 1);
 }
