@@ -1,5 +1,6 @@
 #include "e2e/rig.hpp"
 
+#include "support/listener.hpp"
 #include "support/listening.hpp"
 
 #include <unistd.h>
@@ -31,24 +32,14 @@ std::string tail_of(const std::vector<std::string>& lines, const char* title, st
 
 /// Prints the bridge's log and the simulator's events when an end-to-end
 /// test fails, so that a failure on a CI machine explains itself.
-struct TranscriptOnFailure : doctest::IReporter {
+struct TranscriptOnFailure : Listener {
   explicit TranscriptOnFailure(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
-  void test_run_end(const doctest::TestRunStats&) override {}
   void test_case_start(const doctest::TestCaseData&) override { g_transcript.clear(); }
-  void test_case_reenter(const doctest::TestCaseData&) override {}
   void test_case_end(const doctest::CurrentTestCaseStats& stats) override {
     if ((stats.failure_flags != 0 || stats.numAssertsFailedCurrentTest > 0) && !g_transcript.empty()) {
       std::fputs(g_transcript.c_str(), stderr);
     }
   }
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_LISTENER("transcript", 1, TranscriptOnFailure);
 

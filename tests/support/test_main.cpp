@@ -6,27 +6,18 @@
 
 #include <cstdio>
 
+#include "support/listener.hpp"
+
 namespace {
 
 /// How many test cases the filters let through in the last run.
 int g_selected = -1;
 
-struct SelectedCount : doctest::IReporter {
+struct SelectedCount : flockbridge::testing::Listener {
   explicit SelectedCount(const doctest::ContextOptions&) {}
-  void report_query(const doctest::QueryData&) override {}
-  void test_run_start() override {}
   void test_run_end(const doctest::TestRunStats& stats) override {
     g_selected = static_cast<int>(stats.numTestCasesPassingFilters);
   }
-  void test_case_start(const doctest::TestCaseData&) override {}
-  void test_case_reenter(const doctest::TestCaseData&) override {}
-  void test_case_end(const doctest::CurrentTestCaseStats&) override {}
-  void test_case_exception(const doctest::TestCaseException&) override {}
-  void subcase_start(const doctest::SubcaseSignature&) override {}
-  void subcase_end() override {}
-  void log_assert(const doctest::AssertData&) override {}
-  void log_message(const doctest::MessageData&) override {}
-  void test_case_skipped(const doctest::TestCaseData&) override {}
 };
 REGISTER_LISTENER("selected-count", 0, SelectedCount);
 
