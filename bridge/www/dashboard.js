@@ -7,6 +7,7 @@
   const RECONNECT_MIN_MS = 500;
   const RECONNECT_MAX_MS = 5000;
   const SILENCE_MS = 3000;       // no message for this long: say so
+  const STALE_MS = 1500;         // no sensor packet for this long: the readings are old
   const PLOT_SECONDS = 20;
   const MAX_LOG = 50;
   const MAX_LATENCIES = 2000;
@@ -30,6 +31,9 @@
   let nextId = 1;
   let linkState = "unknown";
   let motion = null;  // what the drive controls last asked for
+  let motionId = null;  // the id of that command, to notice when it is refused
+  let session = null;
+  let lastSensorAt = 0;
   const history = [];  // {t, odoL, odoR, wwL, wwR}
   const rateWindow = [];
 
@@ -88,6 +92,17 @@
     reconnectTimer = setTimeout(connect, delay);
   }
 
+  // Readings that stopped coming are shown as old, never as if they were live.
+  setInterval(() => {
+    if (lastSensorAt === 0) return;
+    const age = Date.now() - lastSensorAt;
+    if (age < STALE_MS) return;
+    $("sensors-panel").classList.add("stale");
+    $("stale").textContent = "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
+    rateWindow.length = 0;
+    $("rate").textContent = "0";
+  }, 500);
+
   // A connection can stay open while nothing arrives (a network that went
   // away without a word): say so, and start again.
   setInterval(() => {
@@ -106,6 +121,11 @@
   function handle(message) {
     switch (message.type) {
       case "hello":
+        if (session !== null && message.session !== session) {
+          history.length = 0;  // another bridge (or the same one restarted): its packets start again
+          schedulePlot();
+        }
+        session = message.session;
         $("session").textContent = message.session;
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
@@ -126,6 +146,7 @@
       case "ok":
         break;
       case "error":
+        if (message.id !== undefined && message.id === motionId) stopDriving();
         log(message.error, "error");
         break;
       case "safety_stop":
@@ -154,6 +175,9 @@
 
   function onSensor(s) {
     const now = Date.now();
+    lastSensorAt = now;
+    $("sensors-panel").classList.remove("stale");
+    $("stale").textContent = "";
     stats.sensors += 1;
     if (typeof s.ts === "number") {
       // Both clocks are wall clocks; performance.now() has finer steps than Date.now().
@@ -247,13 +271,15 @@
 
   // ---- commands -------------------------------------------------------------
 
+  /** Sends a command; returns its id, or null when it could not be sent. */
   function send(command) {
     if (!socket || socket.readyState !== WebSocket.OPEN) {
       log("Not connected to the bridge: \"" + command.cmd + "\" was not sent.", "error");
-      return false;
+      return null;
     }
-    socket.send(JSON.stringify({ ...command, id: nextId++ }));
-    return true;
+    const id = nextId++;
+    socket.send(JSON.stringify({ ...command, id }));
+    return id;
   }
 
   function speed() {
@@ -269,8 +295,10 @@
       right: { cmd: "rotate", speed: -s },
       stop: { cmd: "stop" },
     };
-    if (!send(commands[direction])) return;
+    const id = send(commands[direction]);
+    if (id === null) return;
     motion = direction === "stop" ? null : direction;
+    motionId = motion ? id : null;
     for (const button of document.querySelectorAll("[data-drive]")) {
       button.classList.toggle("active", button.dataset.drive === motion);
     }
@@ -278,6 +306,7 @@
 
   function stopDriving() {
     motion = null;
+    motionId = null;
     for (const button of document.querySelectorAll("[data-drive]")) button.classList.remove("active");
   }
 
@@ -303,7 +332,7 @@
     button.addEventListener("click", () => send({ cmd: button.dataset.command }));
   }
   $("emergency").addEventListener("click", () => {
-    if (send({ cmd: "emergency" })) {
+    if (send({ cmd: "emergency" }) !== null) {
       stopDriving();
       log("Emergency stop sent.", "warning");
     }
@@ -321,7 +350,7 @@
       log("The display takes at most 16 plain characters (letters, digits, punctuation, spaces).", "error");
       return;
     }
-    if (send({ cmd: "lcd_cursor", row: Number($("lcd-row").value), col: 1 })) send({ cmd: "lcd_write", text });
+    if (send({ cmd: "lcd_cursor", row: Number($("lcd-row").value), col: 1 }) !== null) send({ cmd: "lcd_write", text });
   });
 
   const keys = { ArrowUp: "forward", ArrowDown: "back", ArrowLeft: "left", ArrowRight: "right", " ": "stop", Escape: "stop" };

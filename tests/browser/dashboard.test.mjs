@@ -142,7 +142,11 @@ test("when the bridge goes away the page says so, and reconnects to a new one by
   await page.getByTestId("link").filter({ hasText: "Robot not connected" }).waitFor();
   await page.waitForFunction(
     (old) => document.querySelector('[data-testid="session"]').textContent !== old, oldSession);
+  // The last readings are shown as old, not as if they were live.
+  await page.getByTestId("stale").filter({ hasText: "No new readings" }).waitFor();
   await page.getByTestId("forward").click();
   await page.getByTestId("messages").filter({ hasText: "command not sent" }).first().waitFor();
+  // A refused drive command does not stay lit as if the robot were moving.
+  await page.waitForFunction(() => !document.querySelector('[data-testid="forward"]').classList.contains("active"));
   await page.screenshot({ path: path.join(artifacts, "dashboard-no-robot.png"), fullPage: true });
 });
