@@ -6,6 +6,7 @@
 #include <random>
 #include <variant>
 
+#include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -32,12 +33,6 @@ double unix_seconds_now() {
 
 std::size_t encoding_index(Encoding encoding) {
   return encoding == Encoding::Binary ? 0 : 1;
-}
-
-/// "127.0.0.1:8080", "[::1]:8080".
-std::string host_port(const std::string& address, std::uint16_t port) {
-  const bool v6 = address.find(':') != std::string::npos;
-  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
 }
 
 }  // namespace
@@ -196,7 +191,7 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
 }
 
 Result<Done> Bridge::listen(Listener& listener) {
-  const std::string where = config_.bind + ":" + std::to_string(listener.port);
+  const std::string where = host_port(config_.bind, listener.port);
   sockaddr_storage address{};
   if (uv_ip4_addr(config_.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
       uv_ip6_addr(config_.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {

@@ -10,6 +10,11 @@
 
 namespace flockbridge::bridge {
 
+std::string host_port(const std::string& address, std::uint16_t port) {
+  const bool v6 = address.find(':') != std::string::npos;
+  return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
 std::string peer_name(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);
@@ -20,14 +25,14 @@ std::string peer_name(int fd) {
     if (IN6_IS_ADDR_V4MAPPED(&v6->sin6_addr)) {
       // An IPv4 client of a dual-stack listener: show it as IPv4.
       ::inet_ntop(AF_INET, &v6->sin6_addr.s6_addr[12], host.data(), host.size());
-      return std::string(host.data()) + ":" + std::to_string(ntohs(v6->sin6_port));
+    } else {
+      ::inet_ntop(AF_INET6, &v6->sin6_addr, host.data(), host.size());
     }
-    ::inet_ntop(AF_INET6, &v6->sin6_addr, host.data(), host.size());
-    return "[" + std::string(host.data()) + "]:" + std::to_string(ntohs(v6->sin6_port));
+    return host_port(host.data(), ntohs(v6->sin6_port));
   }
   const auto* v4 = reinterpret_cast<const sockaddr_in*>(&address);
   ::inet_ntop(AF_INET, &v4->sin_addr, host.data(), host.size());
-  return std::string(host.data()) + ":" + std::to_string(ntohs(v4->sin_port));
+  return host_port(host.data(), ntohs(v4->sin_port));
 }
 
 void tune_client_socket(int fd, const Config& config) {

@@ -73,13 +73,17 @@ struct WebSocketConnection {
   bool counted;
 };
 
-/// What lws's context points at (its "user"): the server while it runs,
+/// What lws points at, kept until its context is freed (which may be after
+/// the WebServer is gone): the server while it runs (lws's context "user"),
 /// nothing once it has stopped, so that lws's callbacks while it finishes
-/// closing never reach a server that is gone; and the number of open
-/// WebSocket connections, so that stopping can let their close frames out.
+/// closing never reach a server that is gone; the number of open WebSocket
+/// connections, so that stopping can let their close frames out; and the
+/// mount of the dashboard's folder, which lws reads for every page request.
 struct ServerLink {
   WebServer* server = nullptr;
   std::size_t websockets = 0;
+  std::string root;
+  lws_http_mount mount{};
 };
 
 namespace {
@@ -307,11 +311,11 @@ Result<Done> WebServer::start(Settings settings) {
   }
   lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE, log_from_lws);
 
-  mount_ = std::make_shared<lws_http_mount>();
-  lws_http_mount& mount = *mount_;
+  link_ = new ServerLink{this, 0, settings_.root, {}};
+  lws_http_mount& mount = link_->mount;
   mount.mountpoint = "/";
   mount.mountpoint_len = 1;
-  mount.origin = settings_.root.c_str();
+  mount.origin = link_->root.c_str();
   mount.def = "index.html";
   mount.origin_protocol = LWSMPRO_FILE;
   // The page must never be served stale after an update of the bridge.
@@ -325,26 +329,26 @@ Result<Done> WebServer::start(Settings settings) {
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_UV_NO_SIGSEGV_SIGFPE_SPIN |
                  LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE | LWS_SERVER_OPTION_VALIDATE_UTF8 |
                  LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
-  link_ = new ServerLink{this};
   info.user = link_;
   info.fd_limit_per_thread = settings_.fd_limit;
   info.server_string = "flockbridge";
   context_ = lws_create_context(&info);
-  if (context_ == nullptr) return Error{"cannot start the web server (libwebsockets could not start on the loop)"};
+  if (context_ == nullptr) {
+    delete std::exchange(link_, nullptr);
+    return Error{"cannot start the web server (libwebsockets could not start on the loop)"};
+  }
 
   lws_context_creation_info vhost{};
   vhost.vhost_name = "flockbridge";
   vhost.port = settings_.port;
   vhost.iface = settings_.bind.c_str();
   vhost.protocols = kProtocols;
-  vhost.mounts = mount_.get();
+  vhost.mounts = &link_->mount;
   vhost.options = info.options;
   vhost.keepalive_timeout = 5;
   vhost.timeout_secs = 10;
   lws_vhost* created = lws_create_vhost(context_, &vhost);
-  const std::string where =
-      (settings_.bind.find(':') != std::string::npos ? "[" + settings_.bind + "]" : settings_.bind) + ":" +
-      std::to_string(settings_.port);
+  const std::string where = host_port(settings_.bind, settings_.port);
   if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
     stop();
     return Error{"cannot listen on " + where +
@@ -356,8 +360,7 @@ Result<Done> WebServer::start(Settings settings) {
 }
 
 void WebServer::stop() {
-  if (context_ == nullptr || stopping_) return;
-  stopping_ = true;
+  if (context_ == nullptr) return;  // never started, or stopped already
   // Nothing of lws may call back into this server any more.
   lws_context* context = std::exchange(context_, nullptr);
   link_->server = nullptr;

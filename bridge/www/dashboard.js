@@ -21,7 +21,6 @@
     dropped: 0,
     lastSeq: null,
     latencies: [],  // seconds from the bridge receiving a packet to this page
-    lastSensor: null,
   };
 
   let socket = null;
@@ -29,7 +28,6 @@
   let reconnectTimer = null;
   let lastMessageAt = 0;
   let nextId = 1;
-  let linkState = "unknown";
   let motion = null;  // what the drive controls last asked for
   let motionId = null;  // the id of that command, to notice when it is refused
   let session = null;
@@ -166,7 +164,6 @@
   }
 
   function setLink(state, reason) {
-    linkState = state;
     const labels = { up: "Robot connected", handshaking: "Robot starting", stale: "Robot silent", down: "Robot not connected" };
     const kinds = { up: "ok", handshaking: "warn", stale: "warn", down: "bad" };
     setStatus($("link"), (labels[state] || "Robot: unknown") + (reason && state !== "up" ? " (" + reason + ")" : ""),
@@ -190,7 +187,6 @@
       $("dropped").textContent = String(stats.dropped);
     }
     stats.lastSeq = s.seq;
-    stats.lastSensor = s;
     rateWindow.push(now);
     while (rateWindow.length && now - rateWindow[0] > 1000) rateWindow.shift();
 
@@ -364,7 +360,7 @@
     drive(direction);
   });
 
-  window.flockbridge = { stats, send, linkState: () => linkState };
+  window.flockbridge = { stats, send };
   setControlsEnabled(false);
   connect();
 })();

@@ -3,13 +3,17 @@
 // client's data fresh and find a client whose network vanished.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "flockbridge/bridge/config.hpp"
 
 namespace flockbridge::bridge {
 
-/// "10.0.3.17:51234" or "[fe80::1]:51234"; "unknown peer" when the socket has none.
+/// "10.0.3.17:8080", or "[fe80::1]:8080" for an IPv6 address.
+[[nodiscard]] std::string host_port(const std::string& address, std::uint16_t port);
+
+/// The socket's peer as host_port() writes it; "unknown peer" when the socket has none.
 [[nodiscard]] std::string peer_name(int fd);
 
 /// TCP_NODELAY, a small send buffer (config.client_send_buffer), keepalive

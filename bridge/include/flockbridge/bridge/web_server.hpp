@@ -15,7 +15,6 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
-#include <memory>
 #include <string>
 
 #include "flockbridge/bridge/session.hpp"
@@ -23,7 +22,6 @@
 
 struct lws;
 struct lws_context;
-struct lws_http_mount;
 
 namespace flockbridge::bridge {
 
@@ -115,11 +113,9 @@ class WebServer {
   uv_loop_t* loop_;
   Host& host_;
   Settings settings_;
-  std::shared_ptr<lws_http_mount> mount_;  ///< lws keeps pointing at it while the server runs
   lws_context* context_ = nullptr;
   ServerLink* link_ = nullptr;  ///< freed once lws has finished with it
   std::uint16_t bound_port_ = 0;
-  bool stopping_ = false;
 };
 
 }  // namespace flockbridge::bridge
