@@ -8,13 +8,11 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { chromium } from "playwright-core";
-
 import { startBridge } from "./bridge.mjs";
+import { launchChromium } from "./browser.mjs";
 
 const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
 const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
-const chromiumPath = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
 mkdirSync(artifacts, { recursive: true });
 
 let bridge;
@@ -34,14 +32,7 @@ async function packetsLater(count) {
 before(async () => {
   bridge = await startBridge(binary, ["--simulate", "--sim-rate-hz", "20"]);
   await bridge.waitFor("robot link up");
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    headless: true,
-    // As root in a container: no sandbox. And no background traffic: the
-    // machine has no network beyond loopback.
-    args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-           "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on("pageerror", (error) => { throw error; });
   await page.goto(`http://127.0.0.1:${bridge.httpPort}/`);

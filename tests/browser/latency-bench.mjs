@@ -8,9 +8,8 @@
 // Figures only.
 //
 //   node tests/browser/latency-bench.mjs [--clients N] [--rate-hz R] [--seconds S]
-import { chromium } from "playwright-core";
-
 import { startBridge } from "./bridge.mjs";
+import { launchChromium } from "./browser.mjs";
 
 const option = (name, fallback) => {
   const at = process.argv.indexOf(name);
@@ -24,15 +23,9 @@ const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
 const bridge = await startBridge(binary, ["--simulate", "--sim-rate-hz", String(rateHz), "--log-level", "info",
                                           "--max-clients", String(clients + 8)]);
 await bridge.waitFor("robot link up");
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM_BIN ?? "/usr/bin/chromium",
-  headless: true,
-  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-         // Every page counts as in front: none is slowed down as a background tab.
-         "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-         "--disable-backgrounding-occluded-windows"],
-});
+// Every page counts as in front: none is slowed down as a background tab.
+const browser = await launchChromium(["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+                                      "--disable-backgrounding-occluded-windows"]);
 const url = `http://127.0.0.1:${bridge.httpPort}/`;
 const dashboard = await browser.newPage();
 await dashboard.goto(url);

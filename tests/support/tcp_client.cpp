@@ -123,25 +123,16 @@ std::optional<nlohmann::json> TcpClient::read_json(std::chrono::milliseconds tim
   }
 }
 
-template <typename Message, typename Read, typename Match>
-std::optional<Message> TcpClient::read_until(std::chrono::milliseconds timeout, Read read, Match match) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    auto message = (this->*read)(std::max(left, 0ms));
-    if (!message || match(*message)) return message;
-  }
-}
-
 std::optional<nlohmann::json> TcpClient::read_json_type(const std::string& type, std::chrono::milliseconds timeout) {
-  return read_until<nlohmann::json>(timeout, &TcpClient::read_json,
-                                    [&](const nlohmann::json& message) { return message["type"] == type; });
+  return read_until(
+      timeout, [this](std::chrono::milliseconds left) { return read_json(left); },
+      [&](const nlohmann::json& message) { return message["type"] == type; });
 }
 
 std::optional<std::string> TcpClient::read_message_tag(const std::string& tag, std::chrono::milliseconds timeout) {
-  return read_until<std::string>(timeout, &TcpClient::read_message,
-                                 [&](const std::string& message) { return message.rfind(tag, 0) == 0; });
+  return read_until(
+      timeout, [this](std::chrono::milliseconds left) { return read_message(left); },
+      [&](const std::string& message) { return message.rfind(tag, 0) == 0; });
 }
 
 bool TcpClient::wait_closed(std::chrono::milliseconds timeout) {

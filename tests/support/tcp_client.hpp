@@ -2,6 +2,7 @@
 // length-prefixed messages for port 2005, JSON lines for port 2006.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -13,6 +14,19 @@
 namespace flockbridge::testing {
 
 using namespace std::chrono_literals;
+
+/// Reads messages with `read(time left)` until one satisfies `match` and
+/// returns it; nothing when `read` gives nothing (a timeout, or the end).
+template <typename Read, typename Match>
+auto read_until(std::chrono::milliseconds timeout, Read read, Match match) -> decltype(read(timeout)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    auto message = read(std::max(left, 0ms));
+    if (!message || match(*message)) return message;
+  }
+}
 
 class TcpClient {
  public:
@@ -56,10 +70,6 @@ class TcpClient {
   [[nodiscard]] bool eof() const noexcept { return eof_; }
 
  private:
-  /// Reads messages with `read` until one satisfies `match`; nothing on timeout.
-  template <typename Message, typename Read, typename Match>
-  std::optional<Message> read_until(std::chrono::milliseconds timeout, Read read, Match match);
-
   int fd_ = -1;
   std::string buffer_;
   bool eof_ = false;

@@ -37,19 +37,29 @@ void parse_head(const std::string& head, int& status, std::map<std::string, std:
   }
 }
 
+/// The head of the server's answer, up to and with its blank line, taken
+/// from the client's buffer; nothing when the connection ends or the deadline
+/// passes first.
+std::optional<std::string> read_head(TcpClient& client, std::chrono::steady_clock::time_point deadline) {
+  std::size_t end = std::string::npos;
+  while ((end = client.buffer().find("\r\n\r\n")) == std::string::npos) {
+    if (!client.fill(deadline)) return std::nullopt;
+  }
+  std::string head = client.buffer().substr(0, end + 4);
+  client.buffer().erase(0, end + 4);
+  return head;
+}
+
 }  // namespace
 
 std::optional<HttpResponse> http_get(std::uint16_t port, const std::string& path, std::chrono::milliseconds timeout) {
   TcpClient client(port);
   client.send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n\r\n");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const auto head = read_head(client, deadline);
+  if (!head) return std::nullopt;
   HttpResponse response;
-  std::size_t head_end = std::string::npos;
-  while ((head_end = client.buffer().find("\r\n\r\n")) == std::string::npos) {
-    if (!client.fill(deadline)) return std::nullopt;
-  }
-  parse_head(client.buffer().substr(0, head_end), response.status, response.headers);
-  client.buffer().erase(0, head_end + 4);
+  parse_head(*head, response.status, response.headers);
   const auto length = response.headers.find("content-length");
   if (length != response.headers.end()) {
     const auto want = static_cast<std::size_t>(std::stoul(length->second));
@@ -71,13 +81,9 @@ WebSocketClient::WebSocketClient(std::uint16_t port, const std::string& path, in
   tcp_.send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
             "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + kKey +
             "\r\nSec-WebSocket-Version: 13\r\n\r\n");
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  std::size_t head_end = std::string::npos;
-  while ((head_end = tcp_.buffer().find("\r\n\r\n")) == std::string::npos) {
-    if (!tcp_.fill(deadline)) return;  // refused: the connection closed without an answer
-  }
-  response_ = tcp_.buffer().substr(0, head_end + 4);
-  tcp_.buffer().erase(0, head_end + 4);
+  auto head = read_head(tcp_, std::chrono::steady_clock::now() + 5s);
+  if (!head) return;  // refused: the connection closed without an answer
+  response_ = std::move(*head);
   int status = 0;
   std::map<std::string, std::string> headers;
   parse_head(response_, status, headers);
@@ -181,13 +187,9 @@ std::optional<nlohmann::json> WebSocketClient::read_json(std::chrono::millisecon
 
 std::optional<nlohmann::json> WebSocketClient::read_json_type(const std::string& type,
                                                               std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    auto message = read_json(std::max(left, 0ms));
-    if (!message || (*message)["type"] == type) return message;
-  }
+  return read_until(
+      timeout, [this](std::chrono::milliseconds left) { return read_json(left); },
+      [&](const nlohmann::json& message) { return message["type"] == type; });
 }
 
 bool WebSocketClient::wait_closed(std::chrono::milliseconds timeout) {
