@@ -13,7 +13,7 @@ static int run(int argc, char** argv) {
   using namespace flockbridge::bridge;
   auto parsed = parse_bridge_command_line(argc, argv);
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
-  const Config& config = std::get<Config>(parsed);
+  const auto& [sources, config] = std::get<BridgeCommandLine>(parsed);
   set_log_level(config.log_level);
 
   uv_loop_t loop;
@@ -21,6 +21,7 @@ static int run(int argc, char** argv) {
   int status = 0;
   {
     Bridge bridge(&loop, config);
+    bridge.set_config_loader([&sources = sources] { return load_config(sources); });
     if (auto started = bridge.start(); !started) {
       log_error(started.error().message);
       status = 1;

@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 
 install_missing \
   g++ cmake ninja-build pkg-config \
-  libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev \
+  libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev \
   libwebsockets-dev libwebsockets-evlib-uv \
   doctest-dev

@@ -4,10 +4,12 @@
 
 #include <csignal>
 #include <random>
+#include <tuple>
 #include <variant>
 
 #include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/commands.hpp"
@@ -81,8 +83,10 @@ Bridge::Bridge(uv_loop_t* loop, Config config)
       web_(loop, *this) {
   listeners_[0].bridge = listeners_[1].bridge = this;
   listeners_[0].kind = ClientKind::Binary;
+  listeners_[0].bind = config_.effective_binary_bind();
   listeners_[0].port = config_.port;
   listeners_[1].kind = ClientKind::Json;
+  listeners_[1].bind = config_.effective_json_bind();
   listeners_[1].port = config_.json_port;
 }
 
@@ -120,7 +124,8 @@ Result<Done> Bridge::start() {
         if (auto* self = owner_of<Bridge>(timer)) self->on_housekeeping();
       },
       period, period);
-  const std::array<int, 2> stop_signals{SIGINT, SIGTERM};
+  // SIGINT and SIGTERM stop the bridge, SIGHUP reloads its configuration.
+  const std::array<int, 3> watched_signals{SIGINT, SIGTERM, SIGHUP};
   for (std::size_t i = 0; i < signals_.size(); ++i) {
     if (signals_[i].init(this, [this](uv_signal_t* s) { return uv_signal_init(loop_, s); }) < 0) {
       return Error{"cannot watch signals"};
@@ -130,34 +135,20 @@ Result<Done> Bridge::start() {
         [](uv_signal_t* handle, int signal_number) {
           auto* self = owner_of<Bridge>(handle);
           if (self == nullptr) return;
+          if (signal_number == SIGHUP) {
+            self->on_reload_signal();
+            return;
+          }
           log_info(std::string("received ") + (signal_number == SIGINT ? "SIGINT" : "SIGTERM"));
           self->stop();
         },
-        stop_signals[i]);
+        watched_signals[i]);
   }
-
-  if (config_.stats_interval.count() > 0) {
-    if (stats_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
-      return Error{"cannot create the loop's timers"};
-    }
-    const auto every = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(config_.stats_interval).count());
-    uv_timer_start(
-        stats_timer_.get(),
-        [](uv_timer_t* timer) {
-          if (auto* self = owner_of<Bridge>(timer)) self->log_stats();
-        },
-        every, every);
+  if (stats_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
+    return Error{"cannot create the loop's timers"};
   }
-
-  if (config_.robot_ip_auto) {
-    if (const auto octets = local_ipv4_octets()) {
-      protocol::RobotConfig robot = config_.robot;
-      robot.ip3 = octets->first;
-      robot.ip4 = octets->second;
-      link_.set_robot_config(robot);
-    }
-  }
+  arm_stats_timer();
+  link_.set_robot_config(robot_config());
 
   if (config_.simulate) {
     PtyUnoSettings simulated;
@@ -170,10 +161,27 @@ Result<Done> Bridge::start() {
     log_info("simulated Uno on " + simulator_->device_path());
   }
   serial_.start();
-  std::string listening = "listening: binary clients on " + host_port(config_.bind, port()) + ", JSON clients on " +
-                          host_port(config_.bind, json_port());
+  std::string listening = "listening: binary clients on " + host_port(listeners_[0].bind, port()) +
+                          ", JSON clients on " + host_port(listeners_[1].bind, json_port());
   if (config_.http) listening += ", dashboard on http://" + host_port(config_.effective_http_bind(), http_port()) + "/";
   log_info(listening + "; session " + session_id_);
+
+  // Everything is bound: systemd may start what waits for the bridge. Its
+  // watchdog is fed from the loop itself, so that a loop that hangs stops
+  // feeding it and gets the service restarted.
+  notify_ready();
+  if (const auto interval = notifier_.watchdog_interval()) {
+    if (watchdog_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
+      return Error{"cannot create the loop's timers"};
+    }
+    const auto every = static_cast<std::uint64_t>(interval->count());
+    uv_timer_start(
+        watchdog_timer_.get(),
+        [](uv_timer_t* timer) {
+          if (auto* self = owner_of<Bridge>(timer)) self->notifier_.notify("WATCHDOG=1");
+        },
+        0, every);
+  }
   return Done{};
 }
 
@@ -191,11 +199,11 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
 }
 
 Result<Done> Bridge::listen(Listener& listener) {
-  const std::string where = host_port(config_.bind, listener.port);
+  const std::string where = host_port(listener.bind, listener.port);
   sockaddr_storage address{};
-  if (uv_ip4_addr(config_.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
-      uv_ip6_addr(config_.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
-    return Error{"bind address '" + config_.bind + "' is not an IPv4 or IPv6 address"};
+  if (uv_ip4_addr(listener.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
+      uv_ip6_addr(listener.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    return Error{"bind address '" + listener.bind + "' is not an IPv4 or IPv6 address"};
   }
   int rc = listener.tcp.init(&listener, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
   if (rc == 0) rc = uv_tcp_bind(listener.tcp.get(), reinterpret_cast<const sockaddr*>(&address), 0);
@@ -403,6 +411,7 @@ void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
   } else {
     log_warning(text);
   }
+  update_service_status();
   broadcast([&](Encoding encoding) { return wire::link(encoding, state, reason); });
 }
 
@@ -424,7 +433,8 @@ void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteVi
   for (auto& [id, session] : sessions_) {
     if (!session->wants_sensor(now)) continue;
     SharedBuffer& message = encoded[encoding_index(session->encoding())];
-    if (!message) message = wire::sensor(session->encoding(), payload, packet.sensor, sensor_seq_, received);
+    if (!message)
+      message = wire::sensor(session->encoding(), payload, packet.sensor, sensor_seq_, received, config_.units);
     session->send_sensor(message, now);
   }
 }
@@ -479,6 +489,8 @@ void Bridge::on_link_timer() {
 void Bridge::on_housekeeping() {
   const SteadyTime now = steady_now();
   for (auto& [id, session] : sessions_) session->housekeeping(now);
+  update_service_status();
+  flush_log_repeats();
   if (config_.motion_watchdog.count() > 0 && moving_ && now - last_motion_ >= config_.motion_watchdog) {
     safety_stop("no motion command for " + std::to_string(config_.motion_watchdog.count()) +
                 " ms while the robot was moving (motion watchdog)");
@@ -489,6 +501,7 @@ void Bridge::stop() {
   if (stopped_) return;
   stopped_ = true;
   log_info("stopping");
+  notifier_.notify("STOPPING=1\nSTATUS=stopping");
   if (link_.state() == protocol::LinkState::Up) {
     // Do not leave the robot driving on its own.
     serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
@@ -505,7 +518,89 @@ void Bridge::stop() {
   housekeeping_.reset();
   sweeper_.reset();
   stats_timer_.reset();
+  watchdog_timer_.reset();
   for (auto& signal : signals_) signal.reset();
+  flush_log_repeats(true);
+}
+
+void Bridge::arm_stats_timer() {
+  const auto every =
+      static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(config_.stats_interval).count());
+  if (every == 0) {
+    uv_timer_stop(stats_timer_.get());
+    return;
+  }
+  uv_timer_start(
+      stats_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = owner_of<Bridge>(timer)) self->log_stats();
+      },
+      every, every);
+}
+
+protocol::RobotConfig Bridge::robot_config() const {
+  protocol::RobotConfig robot = config_.robot;
+  if (config_.robot_ip.empty()) {
+    if (const auto octets = local_ipv4_octets()) std::tie(robot.ip3, robot.ip4) = *octets;
+  }
+  return robot;
+}
+
+std::string Bridge::service_status_text() const {
+  const std::size_t clients = sessions_.size();
+  std::string status = "robot link " + std::string(protocol::link_state_name(link_.state()));
+  if (link_.state() != protocol::LinkState::Up && !link_.reason().empty()) status += " (" + link_.reason() + ")";
+  return status + "; " + std::to_string(clients) + (clients == 1 ? " client" : " clients");
+}
+
+void Bridge::notify_ready() {
+  service_status_ = service_status_text();
+  notifier_.notify("READY=1\nSTATUS=" + service_status_);
+}
+
+void Bridge::update_service_status() {
+  // Nothing before READY=1, and nothing when systemd is not listening.
+  if (!notifier_.enabled() || service_status_.empty()) return;
+  std::string status = service_status_text();
+  if (status == service_status_) return;
+  service_status_ = std::move(status);
+  notifier_.notify("STATUS=" + service_status_);
+}
+
+void Bridge::on_reload_signal() {
+  log_info("received SIGHUP: reloading the configuration");
+  if (!config_loader_) {
+    log_warning("no configuration to reload: nothing changed");
+    return;
+  }
+  notifier_.notify("RELOADING=1\nSTATUS=reloading the configuration");
+  auto loaded = config_loader_();
+  if (!loaded) {
+    log_error("the configuration was not reloaded; the bridge runs on as it was:");
+    log_lines(LogLevel::Error, loaded.error().message);
+  } else {
+    reload(loaded.value());
+  }
+  notify_ready();
+}
+
+void Bridge::reload(const Config& loaded) {
+  const Reload plan = plan_reload(config_, loaded);
+  const protocol::RobotConfig robot_before = robot_config();
+  config_ = plan.config;
+  set_log_level(config_.log_level);
+  for (const auto& change : plan.applied) log_info("reloaded " + change);
+  for (const auto& change : plan.deferred) log_warning("not reloaded, needs a restart: " + change);
+  if (plan.applied.empty() && plan.deferred.empty()) log_info("the configuration is unchanged");
+
+  link_.set_settings(config_.link);
+  arm_stats_timer();
+  const protocol::RobotConfig robot = robot_config();
+  if (protocol::encode_config_payload(robot) != protocol::encode_config_payload(robot_before)) {
+    link_.set_robot_config(robot);
+    link_.reconfigure(steady_now(), "the robot's settings were reloaded; configuring it again");
+    arm_link_timer();
+  }
 }
 
 }  // namespace flockbridge::bridge

@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <deque>
-#include <map>
 #include <optional>
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -32,8 +34,11 @@ class MillisecondOptions {
   std::deque<Slot> slots_;
 };
 
-const std::map<std::string, LogLevel> kLogLevelNames{
-    {"debug", LogLevel::Debug}, {"info", LogLevel::Info}, {"warning", LogLevel::Warning}, {"error", LogLevel::Error}};
+/// A default as --help shows it: text without the file's quotes.
+std::string default_text(const SettingValue& value) {
+  if (const auto* text = std::get_if<std::string>(&value)) return *text;
+  return format_value(value);
+}
 
 /// Parses; when the program should stop at once (help, version, a bad
 /// option), prints why and returns the exit code.
@@ -48,142 +53,86 @@ std::optional<int> parse_or_exit(CLI::App& app, int argc, const char* const* arg
 
 }  // namespace
 
-std::variant<Config, int> parse_bridge_command_line(int argc, const char* const* argv) {
-  Config config;
+std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv) {
   CLI::App app{
       "flockbridge: the Flockbot's bridge between the Uno's serial link and the classroom network.\n"
       "Binary clients (the Flockbot socket protocol) connect to --port, JSON-lines clients to --json-port;\n"
-      "the web dashboard and its WebSocket feed (/ws) are on --http-port.",
+      "the web dashboard and its WebSocket feed (/ws) are on --http-port.\n"
+      "Every option is also a setting of the configuration file (--config); an option overrides the file.",
       "flockbridge"};
   app.set_version_flag("--version", kVersion);
   // A later option overrides an earlier one (a wrapper script's defaults, then the user's).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  MillisecondOptions millis;
 
-  app.add_option("--device", config.device, "Serial device of the Uno")->capture_default_str();
-  app.add_option("--baud", config.baud, "Serial baud rate")->capture_default_str()->check(CLI::Range(9600, 2000000));
-  app.add_flag("--simulate", config.simulate,
-               "Run against a built-in simulated Uno on a pseudo-terminal instead of --device");
-  app.add_option("--sim-rate-hz", config.sim.rate_hz, "Sensor packets per second of the simulated Uno")
-      ->capture_default_str()
-      ->check(CLI::Range(0.1, 2000.0));
+  std::string config_path = default_config_path();
+  bool no_config = false;
+  bool print_config = false;
+  bool print_default_config = false;
+  auto* config_option =
+      app.add_option("--config", config_path,
+                     "Configuration file (TOML); the default path may be missing, a path given must exist")
+          ->capture_default_str();
+  app.add_flag("--no-config", no_config, "Read no configuration file: built-in defaults and the command line only")
+      ->excludes(config_option);
+  app.add_flag("--print-config", print_config, "Print the configuration in force, as a file, and exit");
+  app.add_flag("--print-default-config", print_default_config,
+               "Print the default configuration file, every value commented out, and exit");
 
-  app.add_option("--bind", config.bind, "Address to listen on (IPv4 or IPv6)")->capture_default_str();
-  app.add_option("--port", config.port, "TCP port for binary clients (0: any free port)")->capture_default_str();
-  app.add_option("--json-port", config.json_port, "TCP port for JSON-lines clients (0: any free port)")
-      ->capture_default_str();
-  app.add_option("--http-port", config.http_port,
-                 "TCP port of the web dashboard (/) and its WebSocket JSON feed (/ws) (0: any free port)")
-      ->capture_default_str();
-  app.add_option("--http-bind", config.http_bind, "Address the web server listens on (default: --bind)");
-  app.add_option("--http-root", config.http_root,
-                 "Folder of the dashboard's files (default: share/flockbridge/www beside the program's bin/)");
-  bool no_http = false;
-  app.add_flag("--no-http", no_http, "Run no web server");
-  app.add_option("--max-clients", config.max_clients, "Most clients per port; more are told so and closed")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
-  millis.add(app, "--message-timeout-ms", config.message_timeout,
-             "A client message not completed within this time is discarded with an error");
-  app.add_option("--queue-limit", config.queue_limit,
-                 "Messages (other than sensor messages) that may wait for one client before it is closed")
-      ->capture_default_str()
-      ->check(CLI::Range(8, 1000000));
-  millis.add(app, "--stall-timeout-ms", config.stall_timeout,
-             "A client that takes none of the data waiting for it for this long is closed");
-  app.add_option("--client-send-buffer", config.client_send_buffer,
-                 "Kernel send buffer per client in bytes (0: the system's default)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 16 * 1024 * 1024));
-
-  app.add_option("--command-rate", config.command_rate,
-                 "Commands a second each client may send on average (Stop and EMG are never limited)")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 100000.0));
-  app.add_option("--command-burst", config.command_burst, "Commands a client may send at once before the rate applies")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 100000.0));
-  millis.add(app, "--motion-watchdog-ms", config.motion_watchdog,
-             "Stop a moving robot when no motion command has come for this long (0: off)", 0);
-  millis.add(app, "--dead-peer-timeout-ms", config.dead_peer_timeout,
-             "A client whose network vanished (no FIN) is found and closed within about this long", 2000);
-  long long stats_seconds = config.stats_interval.count();
-  app.add_option("--stats-interval-s", stats_seconds, "Log the counters this often (0: never)")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 86400));
-
-  millis.add(app, "--boot-wait-ms", config.link.boot_wait,
-             "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway");
-  millis.add(app, "--handshake-timeout-ms", config.link.handshake_timeout, "Wait this long for the ACK to a CFG");
-  app.add_option("--handshake-retries", config.link.handshake_retries,
-                 "CFG tries before the link is reported down (then one try per --handshake-slow-ms)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100));
-  millis.add(app, "--handshake-slow-ms", config.link.handshake_slow_interval,
-             "Interval of CFG tries after the quick ones failed");
-  millis.add(app, "--nak-window-ms", config.link.nak_window,
-             "Each command is alone on the line this long; a NAK within it resends the command");
-  app.add_option("--nak-retries", config.link.nak_retries, "Resends of a NAKed command before it fails")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 20));
-  millis.add(
-      app, "--reboot-confirm-ms", config.link.reboot_confirm,
-      "After an ACK that nothing explains, a packet other than ACK within this time shows the Uno did not reboot");
-  millis.add(app, "--stale-timeout-ms", config.link.stale_timeout,
-             "Silence from the Uno after which the link is reported stale and CFG is sent again");
-  app.add_option("--max-payload", config.link.max_payload, "Serial frames with a longer LEN are taken for noise")
-      ->capture_default_str()
-      ->check(CLI::Range(29, 255));
-  app.add_option("--command-queue", config.link.max_queued_commands, "Commands that may wait for the serial line")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 10000));
-  app.add_flag("--command-ack", config.link.require_command_ack,
-               "The firmware acknowledges every command: a command not acknowledged within its window is resent, "
-               "and fails when no try was acknowledged");
-  millis.add(app, "--reopen-min-ms", config.reopen_min, "First wait before reopening a vanished device");
-  millis.add(app, "--reopen-max-ms", config.reopen_max, "Longest wait between attempts to reopen the device");
-
-  // One-byte settings are read as numbers (not characters) and range-checked.
-  int robot_id = config.robot.id;
-  int gripper = config.robot.gripper;
-  int servo_model = config.robot.servo_model;
-  app.add_option("--robot-id", robot_id, "Robot id sent in CFG")->capture_default_str()->check(CLI::Range(0, 255));
-  app.add_option("--gripper", gripper, "Gripper type sent in CFG")->capture_default_str()->check(CLI::Range(0, 255));
-  app.add_option("--left-wheel-stop", config.robot.left_wheel_stop, "Left wheel servo stop point sent in CFG")
-      ->capture_default_str();
-  app.add_option("--right-wheel-stop", config.robot.right_wheel_stop, "Right wheel servo stop point sent in CFG")
-      ->capture_default_str();
-  app.add_option("--servo-model", servo_model, "Servo model sent in CFG")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 255));
-  std::string robot_ip;
-  app.add_option("--robot-ip", robot_ip,
-                 "IPv4 address whose last two octets CFG carries (default: this machine's first non-loopback address)")
-      ->check(CLI::ValidIPV4);
-
-  std::string level = "info";
-  app.add_option("--log-level", level, "debug, info, warning or error")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"debug", "info", "warning", "error"}));
-
-  if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
-  millis.apply();
-  config.http = !no_http;
-  config.stats_interval = std::chrono::seconds{stats_seconds};
-  config.robot.id = static_cast<std::uint8_t>(robot_id);
-  config.robot.gripper = static_cast<std::uint8_t>(gripper);
-  config.robot.servo_model = static_cast<std::uint8_t>(servo_model);
-  config.log_level = kLogLevelNames.at(level);
-  if (!robot_ip.empty()) {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (std::sscanf(robot_ip.c_str(), "%u.%u.%u.%u", &a, &b, &c, &d) == 4) {
-      config.robot.ip3 = static_cast<std::uint8_t>(c);
-      config.robot.ip4 = static_cast<std::uint8_t>(d);
-      config.robot_ip_auto = false;
+  // Each setting's option, read as text and checked by the same rules as the
+  // file's values, so that a bad value gets the same message either way.
+  struct Given {
+    const Setting* setting;
+    CLI::Option* option;
+    std::string text;
+    bool flag = false;
+  };
+  std::deque<Given> given;
+  const Config defaults;
+  for (const Setting& setting : all_settings()) {
+    if (setting.option.empty()) continue;
+    Given& slot = given.emplace_back(Given{&setting, nullptr, {}});
+    const std::string help = std::string(setting.help) + " [" + setting.key() + "]";
+    if (setting.kind == ValueKind::Flag) {
+      slot.option = app.add_flag(std::string(setting.option), slot.flag, help);
+    } else {
+      slot.option = app.add_option(std::string(setting.option), slot.text, help)
+                        ->default_str(default_text(setting.get(defaults)))
+                        ->type_name(setting.kind == ValueKind::Whole  ? "INT"
+                                    : setting.kind == ValueKind::Real ? "NUMBER"
+                                                                      : "TEXT");
     }
   }
-  if (config.simulate) config.device.clear();
-  return config;
+
+  if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
+  if (print_default_config) {
+    std::fputs(format_config(defaults, true).c_str(), stdout);
+    return 0;
+  }
+
+  BridgeCommandLine command_line;
+  ConfigSources& sources = command_line.sources;
+  if (!no_config) {
+    sources.file = config_path;
+    sources.file_required = config_option->count() > 0;
+  }
+  for (const Given& slot : given) {
+    if (slot.option->count() == 0) continue;
+    const std::string text = slot.setting->kind == ValueKind::Flag
+                                 ? (slot.flag != slot.setting->inverted_flag ? "true" : "false")
+                                 : slot.text;
+    sources.overrides.emplace_back(slot.setting->key(), text);
+  }
+  auto loaded = load_config(sources);
+  if (!loaded) {
+    log_lines(LogLevel::Error, loaded.error().message);
+    return kConfigErrorExit;
+  }
+  if (print_config) {
+    std::fputs(format_config(loaded.value()).c_str(), stdout);
+    return 0;
+  }
+  command_line.config = std::move(loaded).value();
+  return command_line;
 }
 
 std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const char* const* argv) {

@@ -1,43 +1,173 @@
 #include "flockbridge/bridge/log.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <map>
 #include <string>
+#include <utility>
 
 namespace flockbridge::bridge {
 namespace {
 
-LogLevel g_level = LogLevel::Info;
-std::string g_name = "flockbridge";
+using Clock = std::chrono::steady_clock;
 
-const char* level_name(LogLevel level) {
-  switch (level) {
-    case LogLevel::Debug:
-      return "debug";
-    case LogLevel::Info:
-      return "info";
-    case LogLevel::Warning:
-      return "warning";
-    case LogLevel::Error:
-      return "error";
+/// Distinct messages whose repeats are being counted at once; beyond this,
+/// the oldest is summarised early.
+constexpr std::size_t kMaxTracked = 256;
+/// Times a message is written in one window before its repeats are only
+/// counted: a link that goes down and up twice still shows each change.
+constexpr std::uint64_t kWrittenPerWindow = 3;
+
+enum class Style { Plain, Terminal, Journal };
+
+/// journald sets JOURNAL_STREAM to the device and inode of the stream it
+/// gave the service; stderr is that stream when they match.
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  if (stream == nullptr) return false;
+  unsigned long long device = 0;
+  unsigned long long inode = 0;
+  if (std::sscanf(stream, "%llu:%llu", &device, &inode) != 2) return false;
+  struct stat status {};
+  return ::fstat(STDERR_FILENO, &status) == 0 && status.st_dev == device && status.st_ino == inode;
+}
+
+Style detect_style() {
+  if (stderr_is_journal()) return Style::Journal;
+  if (::isatty(STDERR_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr) return Style::Terminal;
+  return Style::Plain;
+}
+
+struct Repeats {
+  Clock::time_point window_start;
+  LogLevel level;
+  std::uint64_t written = 1;  ///< times written in this window
+  std::uint64_t count = 0;    ///< repeats not written
+};
+
+struct Logger {
+  LogLevel level = LogLevel::Info;
+  std::string name = "flockbridge";
+  Style style = detect_style();
+  std::function<void(std::string_view)> output;
+  std::function<Clock::time_point()> clock;
+  std::map<std::string, Repeats, std::less<>> repeats;
+
+  Clock::time_point now() const { return clock ? clock() : Clock::now(); }
+
+  void write(LogLevel at, std::string_view message) {
+    static constexpr const char* kNames[] = {"debug", "info", "warning", "error"};
+    // syslog priorities: debug 7, info 6, warning 4, error 3.
+    static constexpr const char* kPriorities[] = {"<7>", "<6>", "<4>", "<3>"};
+    static constexpr const char* kColours[] = {"\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[1;31m"};
+    const auto index = static_cast<std::size_t>(at);
+    std::string line;
+    if (output) {
+      line = std::string(kNames[index]) + ": ";
+    } else if (style == Style::Journal) {
+      line = std::string(kPriorities[index]) + kNames[index] + ": ";
+    } else if (style == Style::Terminal) {
+      line = name + ": " + kColours[index] + kNames[index] + "\x1b[0m: ";
+    } else {
+      line = name + ": " + kNames[index] + ": ";
+    }
+    line.append(message);
+    if (output) {
+      output(line);
+      return;
+    }
+    line.push_back('\n');
+    std::fwrite(line.data(), 1, line.size(), stderr);
   }
-  return "info";
+
+  void summarise(const std::string& message, const Repeats& entry, Clock::time_point at) {
+    if (entry.count == 0) return;
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(at - entry.window_start).count();
+    write(entry.level, "(repeated " + std::to_string(entry.count) + " more " + (entry.count == 1 ? "time" : "times") +
+                           " in the last " + std::to_string(std::max<long long>(1, seconds)) + " s) " + message);
+  }
+
+  /// Summarises what has been counted, and forgets the messages whose window closed.
+  void flush(Clock::time_point at, bool everything) {
+    for (auto it = repeats.begin(); it != repeats.end();) {
+      if (everything || at - it->second.window_start >= kRepeatWindow) {
+        summarise(it->first, it->second, at);
+        it = repeats.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+};
+
+Logger& logger() {
+  static Logger instance;
+  return instance;
 }
 
 }  // namespace
 
 void set_log_level(LogLevel level) noexcept {
-  g_level = level;
+  logger().level = level;
 }
 void set_log_name(std::string_view name) noexcept {
-  g_name = name;
+  logger().name = name;
+}
+void set_log_output(std::function<void(std::string_view)> output) {
+  logger().repeats.clear();
+  logger().output = std::move(output);
+}
+void set_log_clock(std::function<Clock::time_point()> clock) {
+  logger().repeats.clear();
+  logger().clock = std::move(clock);
 }
 
 void log(LogLevel level, std::string_view message) {
-  if (level < g_level) return;
-  std::string line = g_name + ": " + level_name(level) + ": ";
-  line.append(message);
-  line.push_back('\n');
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  Logger& l = logger();
+  if (level < l.level) return;
+  const Clock::time_point now = l.now();
+  const auto found = l.repeats.find(message);
+  if (found != l.repeats.end()) {
+    if (now - found->second.window_start < kRepeatWindow) {
+      if (found->second.written >= kWrittenPerWindow) {
+        ++found->second.count;
+        return;
+      }
+      ++found->second.written;
+      l.write(level, message);
+      return;
+    }
+    // The window closed without a flush: summarise, then write this one afresh.
+    l.summarise(found->first, found->second, now);
+    l.repeats.erase(found);
+  }
+  if (l.repeats.size() >= kMaxTracked) {
+    auto oldest = l.repeats.begin();
+    for (auto it = l.repeats.begin(); it != l.repeats.end(); ++it) {
+      if (it->second.window_start < oldest->second.window_start) oldest = it;
+    }
+    l.summarise(oldest->first, oldest->second, now);
+    l.repeats.erase(oldest);
+  }
+  l.repeats.emplace(std::string(message), Repeats{now, level});
+  l.write(level, message);
+}
+
+void log_lines(LogLevel level, std::string_view lines) {
+  while (!lines.empty()) {
+    const std::size_t end = std::min(lines.find('\n'), lines.size());
+    log(level, lines.substr(0, end));
+    lines.remove_prefix(std::min(end + 1, lines.size()));
+  }
+}
+
+void flush_log_repeats(bool everything) {
+  logger().flush(logger().now(), everything);
 }
 
 }  // namespace flockbridge::bridge

@@ -32,9 +32,9 @@ SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view
 }
 
 SharedBuffer sensor(Encoding encoding, protocol::ByteView payload, const protocol::SensorReading& reading,
-                    std::uint64_t seq, double unix_seconds) {
+                    std::uint64_t seq, double unix_seconds, const protocol::SensorUnits& units) {
   if (encoding == Encoding::Binary) return binary(protocol::encode_binary_sensor(payload));
-  return line(json::sensor(reading, seq, unix_seconds));
+  return line(json::sensor(reading, seq, unix_seconds, units));
 }
 
 SharedBuffer packet(Encoding encoding, const protocol::UnoPacket& packet, protocol::ByteView payload) {

@@ -50,6 +50,17 @@ void LinkController::set_robot_config(const RobotConfig& robot) {
   cfg_frame_ = encode_frame(encode_config_payload(robot));
 }
 
+void LinkController::reconfigure(SteadyTime now, std::string_view reason) {
+  if (!port_open_ || phase_ == Phase::AwaitBootAck) return;
+  restart_handshake(now, LinkState::Handshaking, std::string(reason), "the robot is being configured again");
+}
+
+void LinkController::set_settings(const LinkSettings& settings) {
+  const std::size_t max_payload = settings_.max_payload;
+  settings_ = settings;
+  settings_.max_payload = max_payload;
+}
+
 LinkStats LinkController::stats() const {
   LinkStats stats = stats_;
   stats.decoder = decoder_.stats();
@@ -326,22 +337,24 @@ void LinkController::handshake_timed_out(SteadyTime now) {
 }
 
 void LinkController::confirm_reboot(SteadyTime now) {
-  reboot_suspected_until_.reset();
   events_.note("an ACK and then nothing else: the robot rebooted");
   ++stats_.reboots;
-  fail_all("the robot rebooted");
-  cfg_attempts_ = 0;
-  set_state(LinkState::Handshaking, "the robot rebooted; configuring it again");
-  send_cfg(now);
+  restart_handshake(now, LinkState::Handshaking, "the robot rebooted; configuring it again", "the robot rebooted");
 }
 
 void LinkController::go_stale(SteadyTime now) {
-  reboot_suspected_until_.reset();
   ++stats_.stale;
-  fail_all("the robot link went stale");
+  restart_handshake(now, LinkState::Stale,
+                    "nothing from the robot for " + millis(settings_.stale_timeout) + "; configuring it again",
+                    "the robot link went stale");
+}
+
+void LinkController::restart_handshake(SteadyTime now, LinkState state, std::string reason,
+                                       const std::string& failure) {
+  reboot_suspected_until_.reset();
+  fail_all(failure);
   cfg_attempts_ = 0;
-  set_state(LinkState::Stale,
-            "nothing from the robot for " + millis(settings_.stale_timeout) + "; configuring it again");
+  set_state(state, std::move(reason));
   send_cfg(now);
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -46,9 +47,6 @@ REGISTER_LISTENER("transcript", 1, TranscriptOnFailure);
 }  // namespace
 
 Rig::Rig(RigOptions options) {
-  std::string pattern = (std::filesystem::temp_directory_path() / "flockbridge-test-XXXXXX").string();
-  REQUIRE(::mkdtemp(pattern.data()) != nullptr);
-  directory_ = pattern;
   device_ = (directory_ / "uno").string();
 
   if (options.start_sim) {
@@ -64,6 +62,16 @@ Rig::Rig(RigOptions options) {
       FLOCKBRIDGE_BIN, "--device", device_,           "--bind", "127.0.0.1",       "--port", "0", "--json-port", "0",
       "--http-port",   "0",        "--nak-window-ms", "100",    "--reopen-max-ms", "500"};
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
+  // An installed /etc/flockbridge/flockbridge.toml must not change the tests.
+  if (std::find(bridge_argv.begin(), bridge_argv.end(), "--config") == bridge_argv.end()) {
+    bridge_argv.emplace_back("--no-config");
+  }
+  if (!options.bridge_env.empty()) {
+    // env(1) execs the bridge in its place: the pid stays the bridge's.
+    std::vector<std::string> with_env{"/usr/bin/env"};
+    with_env.insert(with_env.end(), options.bridge_env.begin(), options.bridge_env.end());
+    bridge_argv.insert(bridge_argv.begin(), with_env.begin(), with_env.end());
+  }
   bridge_ = std::make_unique<ChildProcess>(bridge_argv);
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   REQUIRE_MESSAGE(listening, "the bridge did not start listening");
@@ -89,8 +97,10 @@ Rig::~Rig() {
                           "flockbridge left libuv handles open at exit");
     CHECK_MESSAGE(sim_status == 0, "flockbot-sim exited with " << sim_status);
   }
-  std::error_code ignored;
-  std::filesystem::remove_all(directory_, ignored);
+}
+
+void Rig::signal_bridge(int signal_number) {
+  REQUIRE(::kill(bridge_->pid(), signal_number) == 0);
 }
 
 void Rig::sim_command(const std::string& command) {

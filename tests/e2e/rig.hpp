@@ -13,13 +13,15 @@
 
 #include "support/process.hpp"
 #include "support/tcp_client.hpp"
+#include "support/temp_dir.hpp"
 #include "support/web_client.hpp"
 
 namespace flockbridge::testing {
 
 struct RigOptions {
   double rate_hz = 50;
-  std::vector<std::string> bridge_args;
+  std::vector<std::string> bridge_args;  ///< without --config, the bridge reads no configuration file
+  std::vector<std::string> bridge_env;   ///< NAME=value, added to the bridge's environment
   std::vector<std::string> sim_args;
   bool start_sim = true;
   bool wait_until_up = true;
@@ -38,6 +40,10 @@ class Rig {
   [[nodiscard]] std::uint16_t json_port() const noexcept { return json_port_; }
   [[nodiscard]] std::uint16_t http_port() const noexcept { return http_port_; }
   [[nodiscard]] const std::string& device() const noexcept { return device_; }
+  /// A folder of the test's own, removed with the rig.
+  [[nodiscard]] const std::filesystem::path& directory() const noexcept { return directory_.path(); }
+  /// Sends a signal to the bridge (SIGHUP: reload its configuration).
+  void signal_bridge(int signal_number);
 
   /// Runs a simulator command and waits for it to be done.
   void sim_command(const std::string& command);
@@ -55,7 +61,7 @@ class Rig {
   WebSocketClient web_client(int receive_buffer = 0);
 
  private:
-  std::filesystem::path directory_;
+  TempDir directory_;
   std::string device_;
   std::unique_ptr<ChildProcess> sim_;
   std::unique_ptr<ChildProcess> bridge_;

@@ -117,6 +117,34 @@ TEST_CASE("JSON refusals name the command, the argument and the rule") {
   CHECK(with_id.id == 42);
 }
 
+TEST_CASE("sensor messages carry volts and millimetres beside the raw values when factors are set") {
+  SensorReading r;
+  r.battery = 505;
+  r.ir = {0, 1023, 512, 100, 7};
+  r.odometer_left = -100;
+  r.odometer_right = 250;
+  r.odometer_avg = 75;
+  r.wheel_watcher_left = 3;
+  r.wheel_watcher_right = -3;
+  SensorUnits units;
+  units.battery_volts_per_count = 0.0147;
+  units.ir_volts_per_count = 5.0 / 1023;
+  units.odometer_mm_per_count = 1.25;
+  const Json both = Json::parse(codec::sensor(r, 1, 0, units));
+  CHECK(both["battery"] == 505);  // raw values stay
+  CHECK(both["battery_v"] == 7.4235);
+  CHECK(both["ir_v"] == Json::parse("[0, 5, 2.5024, 0.4888, 0.0342]"));
+  CHECK(both["odometer_mm"] == Json::parse(R"({"left":-125,"right":312.5,"avg":93.75})"));
+  CHECK_FALSE(both.contains("wheel_watcher_mm"));  // no factor, no converted value
+  units.wheel_watcher_mm_per_count = 0.5;
+  CHECK(Json::parse(codec::sensor(r, 1, 0, units))["wheel_watcher_mm"] == Json::parse(R"({"left":1.5,"right":-1.5})"));
+  // Rounded to what the sensors resolve: the text carries no float noise.
+  CHECK(codec::sensor(r, 1, 0, units).find("\"battery_v\":7.4235,") != std::string::npos);
+  for (const char* key : {"battery_v", "ir_v", "odometer_mm", "wheel_watcher_mm"}) {
+    CHECK_FALSE(Json::parse(codec::sensor(r, 1, 0)).contains(key));
+  }
+}
+
 TEST_CASE("the messages the bridge sends, in the documented shapes") {
   SensorReading r;
   r.battery = 780;

@@ -242,6 +242,45 @@ TEST_CASE_FIXTURE(Fixture, "silence from the Uno makes the link stale, and CFG b
   CHECK(link.state() == LinkState::Up);
 }
 
+TEST_CASE_FIXTURE(Fixture, "new robot settings are sent at once when the link is up, failing what waited") {
+  bring_up();
+  REQUIRE(link.submit(7, as_bytes("DMS\x0A"), now));
+  RobotConfig robot;
+  robot.id = 42;
+  link.set_robot_config(robot);
+  link.reconfigure(now, "settings reloaded");
+  CHECK(link.state() == LinkState::Handshaking);
+  CHECK(link.reason() == "settings reloaded");
+  REQUIRE(events.last_sent() == "CFG");
+  CHECK(events.sent.back() == encode_config_payload(robot));
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0].second.find("configured again") != std::string::npos);
+  uno_sends("ACK");
+  CHECK(link.state() == LinkState::Up);
+}
+
+TEST_CASE_FIXTURE(Fixture, "new robot settings wait for the handshake while the Uno boots or the port is closed") {
+  link.reconfigure(now, "settings reloaded");
+  CHECK(events.sent.empty());
+  link.port_opened(now);
+  link.reconfigure(now, "settings reloaded");
+  CHECK(events.sent.empty());  // the boot ACK comes first
+  CHECK(link.state() == LinkState::Handshaking);
+}
+
+TEST_CASE_FIXTURE(Fixture, "new timing settings apply from the next deadline, the payload limit stays") {
+  bring_up();
+  LinkSettings changed = settings;
+  changed.stale_timeout = 200ms;
+  changed.max_payload = 200;
+  link.set_settings(changed);
+  CHECK(link.settings().max_payload == settings.max_payload);
+  advance(150ms);
+  CHECK(link.state() == LinkState::Up);
+  advance(60ms);  // the fixture's own stale timeout is 1000 ms
+  CHECK(link.state() == LinkState::Stale);
+}
+
 TEST_CASE_FIXTURE(Fixture, "an emergency stop jumps the queue and cancels what waited behind it") {
   bring_up();
   events.sent.clear();

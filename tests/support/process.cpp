@@ -131,6 +131,12 @@ int ChildProcess::terminate(std::chrono::milliseconds timeout) {
   if (status_) return *status_;
   if (pid_ <= 0) return -1;
   ::kill(pid_, SIGTERM);
+  return wait_exit(timeout);
+}
+
+int ChildProcess::wait_exit(std::chrono::milliseconds timeout) {
+  if (status_) return *status_;
+  if (pid_ <= 0) return -1;
   // The exit is an event: a pidfd becomes readable when the process ends.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid_, 0));
   if (pidfd >= 0) {

@@ -45,6 +45,9 @@ class ChildProcess {
   /// Sends SIGTERM and waits for the exit; returns the exit status (or
   /// 128 + signal).
   int terminate(std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// Waits for the child to exit on its own (killing it after `timeout`);
+  /// returns the exit status (or 128 + signal).
+  int wait_exit(std::chrono::milliseconds timeout = std::chrono::seconds(10));
   [[nodiscard]] pid_t pid() const noexcept { return pid_; }
 
  private:

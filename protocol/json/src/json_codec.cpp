@@ -2,6 +2,7 @@
 
 #include <array>
 #include <climits>
+#include <cmath>
 #include <optional>
 
 #include "flockbridge/protocol/commands.hpp"
@@ -108,8 +109,8 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
   return dump(message);
 }
 
-std::string sensor(const SensorReading& r, std::uint64_t seq, double unix_seconds) {
-  return dump(ordered{
+std::string sensor(const SensorReading& r, std::uint64_t seq, double unix_seconds, const SensorUnits& units) {
+  ordered message{
       {"type", "sensor"},
       {"seq", seq},
       {"ts", unix_seconds},
@@ -119,7 +120,30 @@ std::string sensor(const SensorReading& r, std::uint64_t seq, double unix_second
       {"h_bump", r.h_bump},
       {"odometer", {{"left", r.odometer_left}, {"right", r.odometer_right}, {"avg", r.odometer_avg}}},
       {"wheel_watcher", {{"left", r.wheel_watcher_left}, {"right", r.wheel_watcher_right}}},
-  });
+  };
+  // Rounded so that a reading does not carry the float noise of its factor
+  // (0.1 mV and 0.01 mm are far below what the sensors resolve).
+  const auto scaled = [](double raw, double factor, double steps_per_unit) {
+    return std::round(raw * factor * steps_per_unit) / steps_per_unit;
+  };
+  if (units.battery_volts_per_count != 0) {
+    message["battery_v"] = scaled(r.battery, units.battery_volts_per_count, 1e4);
+  }
+  if (units.ir_volts_per_count != 0) {
+    ordered volts = ordered::array();
+    for (const std::uint16_t raw : r.ir) volts.push_back(scaled(raw, units.ir_volts_per_count, 1e4));
+    message["ir_v"] = std::move(volts);
+  }
+  if (const double f = units.odometer_mm_per_count; f != 0) {
+    message["odometer_mm"] = {{"left", scaled(r.odometer_left, f, 1e2)},
+                              {"right", scaled(r.odometer_right, f, 1e2)},
+                              {"avg", scaled(r.odometer_avg, f, 1e2)}};
+  }
+  if (const double f = units.wheel_watcher_mm_per_count; f != 0) {
+    message["wheel_watcher_mm"] = {{"left", scaled(r.wheel_watcher_left, f, 1e2)},
+                                   {"right", scaled(r.wheel_watcher_right, f, 1e2)}};
+  }
+  return dump(message);
 }
 
 std::string link(LinkState state, std::string_view reason) {

@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/pty_uno.hpp"
 #include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/service_notifier.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/bridge/web_server.hpp"
@@ -45,6 +47,15 @@ class Bridge final : public protocol::LinkEvents,
   /// then runs out. Safe to call twice.
   void stop();
 
+  /// What SIGHUP calls to read the configuration again (the file and the
+  /// command line). Without it, SIGHUP is logged and changes nothing.
+  void set_config_loader(std::function<protocol::Result<Config>()> loader) { config_loader_ = std::move(loader); }
+  /// Applies, without dropping a client, each setting that SIGHUP may change
+  /// (new robot settings are sent to the Uno at once); logs each change, and
+  /// each change that waits for a restart.
+  void reload(const Config& loaded);
+  [[nodiscard]] const Config& config() const noexcept { return config_; }
+
   [[nodiscard]] std::uint16_t port() const noexcept { return listeners_[0].bound_port; }
   [[nodiscard]] std::uint16_t json_port() const noexcept { return listeners_[1].bound_port; }
   /// The web server's port; 0 when it is off.
@@ -59,6 +70,7 @@ class Bridge final : public protocol::LinkEvents,
   struct Listener {
     Bridge* bridge = nullptr;
     ClientKind kind = ClientKind::Binary;
+    std::string bind;
     std::uint16_t port = 0;
     std::uint16_t bound_port = 0;
     UvHandle<uv_tcp_t> tcp;
@@ -96,6 +108,15 @@ class Bridge final : public protocol::LinkEvents,
   /// Sends Stop on the bridge's own account and tells every client why.
   void safety_stop(const std::string& reason);
   void log_stats() const;
+  void arm_stats_timer();
+  void on_reload_signal();
+  /// The robot's CFG values, with the Pi's address filled in when not configured.
+  [[nodiscard]] protocol::RobotConfig robot_config() const;
+  /// "robot link up; 3 clients", for systemd's STATUS.
+  [[nodiscard]] std::string service_status_text() const;
+  void notify_ready();
+  /// Tells systemd the link's state and the number of clients, when either changed.
+  void update_service_status();
   void arm_link_timer();
   void on_link_timer();
   void on_housekeeping();
@@ -134,7 +155,11 @@ class Bridge final : public protocol::LinkEvents,
   UvHandle<uv_timer_t> housekeeping_;
   UvHandle<uv_check_t> sweeper_;
   UvHandle<uv_timer_t> stats_timer_;
-  std::array<UvHandle<uv_signal_t>, 2> signals_;
+  std::array<UvHandle<uv_signal_t>, 3> signals_;
+  std::function<protocol::Result<Config>()> config_loader_;
+  ServiceNotifier notifier_;
+  UvHandle<uv_timer_t> watchdog_timer_;
+  std::string service_status_;  ///< as systemd last heard it; empty until READY=1
   bool stopped_ = false;
 };
 

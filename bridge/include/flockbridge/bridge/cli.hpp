@@ -6,13 +6,24 @@
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/pty_uno.hpp"
+#include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
 
-/// The Config a command line asks for, or the exit code when the program
-/// should stop at once (after --help, --version or a bad option, whose
-/// message has been printed).
-[[nodiscard]] std::variant<Config, int> parse_bridge_command_line(int argc, const char* const* argv);
+/// Exit status for a bad configuration (sysexits' EX_CONFIG): the unit does
+/// not restart the daemon over it (RestartPreventExitStatus).
+inline constexpr int kConfigErrorExit = 78;
+
+struct BridgeCommandLine {
+  ConfigSources sources;  ///< what SIGHUP reads again
+  Config config;          ///< loaded from them
+};
+
+/// The configuration a command line asks for (its file, then its options),
+/// or the exit code when the program should stop at once: after --help,
+/// --version, --print-config, or a bad option or setting, whose message has
+/// been printed.
+[[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv);
 
 struct SimulatorOptions {
   std::string link;

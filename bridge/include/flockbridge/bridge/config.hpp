@@ -8,6 +8,7 @@
 #include <string>
 
 #include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/uno_packets.hpp"
 #include "flockbridge/sim/uno_model.hpp"
 
 namespace flockbridge::bridge {
@@ -16,19 +17,23 @@ enum class LogLevel { Debug, Info, Warning, Error };
 
 struct Config {
   // The serial link.
-  std::string device = "/dev/ttyACM0";
+  std::string device = "/dev/flockbot";  ///< the name deploy/99-flockbot.rules gives the Uno
   int baud = 115200;
   std::chrono::milliseconds reopen_min{250};   ///< first wait before reopening a vanished device
   std::chrono::milliseconds reopen_max{5000};  ///< the wait doubles up to this
   protocol::LinkSettings link;
   protocol::RobotConfig robot;
-  /// Fill CFG's ip3/ip4 from the Pi's first non-loopback IPv4 address
-  /// unless they were given.
-  bool robot_ip_auto = true;
+  /// The IPv4 address whose last two octets CFG carries (robot.ip3, robot.ip4,
+  /// set with it); empty: the Pi's first non-loopback IPv4 address at start.
+  std::string robot_ip;
+  /// Raw sensor counts to volts and millimetres, published beside the raw values.
+  protocol::SensorUnits units;
 
   // The listeners.
-  std::string bind = "0.0.0.0";
+  std::string bind = "0.0.0.0";  ///< every listener's address unless it has its own
+  std::string binary_bind;       ///< empty: `bind`
   std::uint16_t port = 2005;
+  std::string json_bind;  ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;  ///< per listener
 
@@ -38,7 +43,9 @@ struct Config {
   std::uint16_t http_port = 8080;
   std::string http_root;  ///< the dashboard's files; empty: share/flockbridge/www beside bin/
 
-  [[nodiscard]] const std::string& effective_http_bind() const noexcept { return http_bind.empty() ? bind : http_bind; }
+  [[nodiscard]] const std::string& effective_binary_bind() const noexcept { return or_bind(binary_bind); }
+  [[nodiscard]] const std::string& effective_json_bind() const noexcept { return or_bind(json_bind); }
+  [[nodiscard]] const std::string& effective_http_bind() const noexcept { return or_bind(http_bind); }
 
   // Each client.
   std::chrono::milliseconds message_timeout{2000};  ///< a partial message is discarded after this
@@ -59,6 +66,9 @@ struct Config {
   sim::UnoModelSettings sim;  ///< the built-in simulated Uno runs without line noise
 
   LogLevel log_level = LogLevel::Info;
+
+ private:
+  [[nodiscard]] const std::string& or_bind(const std::string& own) const noexcept { return own.empty() ? bind : own; }
 };
 
 }  // namespace flockbridge::bridge

@@ -1,15 +1,39 @@
-// One line per event on standard error, with a level, for journald and terminals.
+// One line per event on standard error, each with a level, for journald and
+// terminals. Under systemd (stderr is the journal's stream) each line starts
+// with its syslog priority, "<4>warning: ...", so that journald files it at
+// the right level; on a terminal the level is coloured (unless NO_COLOR is
+// set); anywhere else lines are plain text.
+//
+// No flood: a message repeated word for word is written at most three times
+// in kRepeatWindow from its first; further repeats in that window are counted
+// and then summarised in one line,
+// "(repeated 57 more times in the last 10 s) <message>".
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <string_view>
 
 #include "flockbridge/bridge/config.hpp"
 
 namespace flockbridge::bridge {
 
+inline constexpr std::chrono::seconds kRepeatWindow{10};
+
 void set_log_level(LogLevel level) noexcept;
 void set_log_name(std::string_view name) noexcept;
 void log(LogLevel level, std::string_view message);
+/// Logs each line of a text of several lines as its own event.
+void log_lines(LogLevel level, std::string_view lines);
+/// Writes the summary of each repeated message whose window has closed (of
+/// every one, with `everything`, as the program stops). The bridge calls it
+/// from its housekeeping timer.
+void flush_log_repeats(bool everything = false);
+
+/// For tests: where lines go (each without its line end) and what the
+/// clock says; empty functions restore standard error and the steady clock.
+void set_log_output(std::function<void(std::string_view line)> output);
+void set_log_clock(std::function<std::chrono::steady_clock::time_point()> clock);
 
 inline void log_debug(std::string_view message) {
   log(LogLevel::Debug, message);

@@ -21,8 +21,9 @@ namespace flockbridge::bridge::wire {
 [[nodiscard]] SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state,
                                  std::string_view reason);
 [[nodiscard]] SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view reason);
+/// JSON adds the converted values for each factor of `units` that is set; binary carries raw values only.
 [[nodiscard]] SharedBuffer sensor(Encoding encoding, protocol::ByteView payload, const protocol::SensorReading& reading,
-                                  std::uint64_t seq, double unix_seconds);
+                                  std::uint64_t seq, double unix_seconds, const protocol::SensorUnits& units);
 /// The Uno's packets other than sensors: EMG becomes {"type":"emergency"} in JSON.
 [[nodiscard]] SharedBuffer packet(Encoding encoding, const protocol::UnoPacket& packet, protocol::ByteView payload);
 [[nodiscard]] SharedBuffer dropped(Encoding encoding, std::uint64_t count);

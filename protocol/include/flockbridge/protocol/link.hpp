@@ -168,6 +168,14 @@ class LinkController {
 
   /// Takes effect at the next CFG.
   void set_robot_config(const RobotConfig& robot);
+  /// Sends the current CFG now when the port is open and the robot has
+  /// started: commands waiting or in flight fail, and the link reports
+  /// Handshaking with `reason` until the ACK. With the port closed, or while
+  /// the Uno is still booting, the next handshake sends it anyway.
+  void reconfigure(SteadyTime now, std::string_view reason);
+  /// New timing and retry settings, used from the next deadline on.
+  /// max_payload is fixed at construction (it sizes the frame decoder).
+  void set_settings(const LinkSettings& settings);
 
   [[nodiscard]] LinkState state() const noexcept { return state_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
@@ -203,6 +211,8 @@ class LinkController {
   void send_cfg(SteadyTime now);
   void handshake_timed_out(SteadyTime now);
   void go_stale(SteadyTime now);
+  /// Fails what waits with `failure`, reports `state` and sends CFG.
+  void restart_handshake(SteadyTime now, LinkState state, std::string reason, const std::string& failure);
   void start_next(SteadyTime now);
   void finish_in_flight(const Error* error, bool acknowledged = false);
   /// Sends the command in flight again, or fails it with `code` when its

@@ -27,6 +27,18 @@ struct SensorReading {
   friend bool operator==(const SensorReading&, const SensorReading&) = default;
 };
 
+/// Factors from raw sensor counts to SI units, from the robot's configuration
+/// (the source gives no units). A factor of 0 means "not known": that value
+/// is published raw only.
+struct SensorUnits {
+  double battery_volts_per_count = 0;
+  double ir_volts_per_count = 0;  ///< the IR sensors' output voltage (their distance curve is not linear)
+  double odometer_mm_per_count = 0;
+  double wheel_watcher_mm_per_count = 0;
+
+  friend bool operator==(const SensorUnits&, const SensorUnits&) = default;
+};
+
 enum class UnoPacketKind : std::uint8_t {
   Sensor,        ///< SEN
   Ack,           ///< ACK

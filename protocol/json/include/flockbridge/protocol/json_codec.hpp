@@ -24,8 +24,11 @@ inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 /// {"type":"hello","version":1,"session":"...","link":"up"} (+"reason" when the link is not up).
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason);
 /// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
-///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}
-[[nodiscard]] std::string sensor(const SensorReading& reading, std::uint64_t seq, double unix_seconds);
+///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
+/// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],
+/// "odometer_mm":{"left","right","avg"}, "wheel_watcher_mm":{"left","right"}.
+[[nodiscard]] std::string sensor(const SensorReading& reading, std::uint64_t seq, double unix_seconds,
+                                 const SensorUnits& units = {});
 /// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
 [[nodiscard]] std::string link(LinkState state, std::string_view reason);
 /// {"type":"packet","tag":"DMC","payload":[68,77,67]}: the Uno's payload as it came.

@@ -1,0 +1,768 @@
+#include "flockbridge/bridge/settings.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <type_traits>
+
+#include <toml++/toml.h>
+
+namespace flockbridge::bridge {
+namespace {
+
+using protocol::Error;
+using Value = SettingValue;
+
+#ifndef FLOCKBRIDGE_SYSCONFDIR
+#define FLOCKBRIDGE_SYSCONFDIR "/etc"
+#endif
+
+/// What every builder below shares: where the setting lives and what it says.
+struct Names {
+  std::string_view section;
+  std::string_view name;
+  std::string_view option;
+  std::string_view help;
+  bool reloadable;
+};
+
+Setting named(const Names& names, ValueKind kind) {
+  Setting setting;
+  setting.section = names.section;
+  setting.name = names.name;
+  setting.option = names.option;
+  setting.help = names.help;
+  setting.reloadable = names.reloadable;
+  setting.kind = kind;
+  return setting;
+}
+
+// Each builder takes an accessor, a generic lambda that returns a reference
+// to the setting's field in a Config (const or not), so that one lambda
+// serves reading and writing.
+
+template <typename Access>
+Setting whole(const Names& names, Access access, std::int64_t min, std::int64_t max) {
+  Setting setting = named(names, ValueKind::Whole);
+  setting.min = static_cast<double>(min);
+  setting.max = static_cast<double>(max);
+  setting.get = [access](const Config& config) -> Value { return static_cast<std::int64_t>(access(config)); };
+  setting.set = [access](Config& config, const Value& value) {
+    using Field = std::remove_reference_t<decltype(access(config))>;
+    access(config) = static_cast<Field>(std::get<std::int64_t>(value));
+  };
+  return setting;
+}
+
+template <typename Access>
+Setting duration(const Names& names, Access access, std::int64_t min, std::int64_t max) {
+  Setting setting = named(names, ValueKind::Whole);
+  setting.min = static_cast<double>(min);
+  setting.max = static_cast<double>(max);
+  setting.get = [access](const Config& config) -> Value { return static_cast<std::int64_t>(access(config).count()); };
+  setting.set = [access](Config& config, const Value& value) {
+    using Field = std::remove_reference_t<decltype(access(config))>;
+    access(config) = Field{std::get<std::int64_t>(value)};
+  };
+  return setting;
+}
+
+template <typename Access>
+Setting real(const Names& names, Access access, double min, double max) {
+  Setting setting = named(names, ValueKind::Real);
+  setting.min = min;
+  setting.max = max;
+  setting.get = [access](const Config& config) -> Value { return static_cast<double>(access(config)); };
+  setting.set = [access](Config& config, const Value& value) { access(config) = std::get<double>(value); };
+  return setting;
+}
+
+template <typename Access>
+Setting flag(const Names& names, Access access, bool inverted_option = false) {
+  Setting setting = named(names, ValueKind::Flag);
+  setting.inverted_flag = inverted_option;
+  setting.get = [access](const Config& config) -> Value { return static_cast<bool>(access(config)); };
+  setting.set = [access](Config& config, const Value& value) { access(config) = std::get<bool>(value); };
+  return setting;
+}
+
+template <typename Access>
+Setting text(const Names& names, Access access, std::function<std::string(const Value&)> check = {}) {
+  Setting setting = named(names, ValueKind::Text);
+  setting.check = std::move(check);
+  setting.get = [access](const Config& config) -> Value { return std::string(access(config)); };
+  setting.set = [access](Config& config, const Value& value) { access(config) = std::get<std::string>(value); };
+  return setting;
+}
+
+bool is_ip_address(const std::string& text) {
+  in6_addr scratch{};
+  return ::inet_pton(AF_INET, text.c_str(), &scratch) == 1 || ::inet_pton(AF_INET6, text.c_str(), &scratch) == 1;
+}
+
+std::string ip_address(const Value& value) {
+  return is_ip_address(std::get<std::string>(value)) ? "" : "an IPv4 or IPv6 address such as 0.0.0.0, 127.0.0.1 or ::";
+}
+std::string ip_address_or_empty(const Value& value) {
+  if (std::get<std::string>(value).empty() || ip_address(value).empty()) return "";
+  return ip_address(value) + ", or \"\" for [listen] bind";
+}
+std::string not_empty(const Value& value) {
+  return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
+}
+
+const std::map<std::string_view, LogLevel> kLogLevels{
+    {"debug", LogLevel::Debug}, {"info", LogLevel::Info}, {"warning", LogLevel::Warning}, {"error", LogLevel::Error}};
+
+std::vector<Setting> make_settings() {
+  constexpr std::int64_t kHour = 3'600'000;
+  constexpr bool live = true;
+  constexpr bool restart = false;
+  std::vector<Setting> s;
+
+  s.push_back(text(
+      {"serial", "device", "--device",
+       "Serial device of the Uno. deploy/99-flockbot.rules names a genuine Uno or a CH340 clone "
+       "/dev/flockbot; without the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
+       restart},
+      [](auto& c) -> auto& { return c.device; }, not_empty));
+  s.push_back(whole(
+      {"serial", "baud", "--baud", "Serial baud rate (the Flockbot's firmware uses 115200).", restart},
+      [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
+  s.push_back(duration(
+      {"serial", "reopen_min_ms", "--reopen-min-ms",
+       "First wait before reopening a device that vanished (the wait then doubles).", restart},
+      [](auto& c) -> auto& { return c.reopen_min; }, 1, kHour));
+  s.push_back(duration(
+      {"serial", "reopen_max_ms", "--reopen-max-ms", "Longest wait between attempts to reopen the device.", restart},
+      [](auto& c) -> auto& { return c.reopen_max; }, 1, kHour));
+
+  s.push_back(duration(
+      {"link", "boot_wait_ms", "--boot-wait-ms",
+       "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway.", live},
+      [](auto& c) -> auto& { return c.link.boot_wait; }, 1, kHour));
+  s.push_back(duration(
+      {"link", "handshake_timeout_ms", "--handshake-timeout-ms", "Wait this long for the ACK to a CFG.", live},
+      [](auto& c) -> auto& { return c.link.handshake_timeout; }, 1, kHour));
+  s.push_back(whole(
+      {"link", "handshake_retries", "--handshake-retries",
+       "Quick CFG tries before the link is reported down (then one try every handshake_slow_ms).", live},
+      [](auto& c) -> auto& { return c.link.handshake_retries; }, 1, 100));
+  s.push_back(duration(
+      {"link", "handshake_slow_ms", "--handshake-slow-ms", "Interval of CFG tries after the quick ones failed.", live},
+      [](auto& c) -> auto& { return c.link.handshake_slow_interval; }, 1, kHour));
+  s.push_back(duration(
+      {"link", "nak_window_ms", "--nak-window-ms",
+       "Each command is alone on the line this long; a NAK within it resends the command.", live},
+      [](auto& c) -> auto& { return c.link.nak_window; }, 1, kHour));
+  s.push_back(whole(
+      {"link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", live},
+      [](auto& c) -> auto& { return c.link.nak_retries; }, 0, 20));
+  s.push_back(duration(
+      {"link", "reboot_confirm_ms", "--reboot-confirm-ms",
+       "After an ACK that nothing explains, a packet other than ACK within this time shows that "
+       "the Uno did not reboot.",
+       live},
+      [](auto& c) -> auto& { return c.link.reboot_confirm; }, 1, kHour));
+  s.push_back(duration(
+      {"link", "stale_timeout_ms", "--stale-timeout-ms",
+       "Silence from the Uno after which the link is reported stale and CFG is sent again.", live},
+      [](auto& c) -> auto& { return c.link.stale_timeout; }, 1, kHour));
+  s.push_back(whole(
+      {"link", "max_payload", "--max-payload", "Serial frames with a longer LEN are taken for noise.", restart},
+      [](auto& c) -> auto& { return c.link.max_payload; }, 29, 255));
+  s.push_back(whole(
+      {"link", "command_queue", "--command-queue", "Commands that may wait for the serial line.", live},
+      [](auto& c) -> auto& { return c.link.max_queued_commands; }, 1, 10000));
+  s.push_back(flag(
+      {"link", "command_ack", "--command-ack",
+       "The firmware acknowledges every command: a command not acknowledged within its window is "
+       "resent, and fails when no try was acknowledged.",
+       live},
+      [](auto& c) -> auto& { return c.link.require_command_ack; }));
+
+  s.push_back(whole(
+      {"robot", "id", "--robot-id", "Robot id sent in CFG.", live}, [](auto& c) -> auto& { return c.robot.id; }, 0,
+      255));
+  s.push_back(whole(
+      {"robot", "gripper", "--gripper", "Gripper type sent in CFG.", live},
+      [](auto& c) -> auto& { return c.robot.gripper; }, 0, 255));
+  s.push_back(whole(
+      {"robot", "left_wheel_stop", "--left-wheel-stop",
+       "Left wheel servo's stop point sent in CFG (the pulse, in microseconds, at which it stands "
+       "still).",
+       live},
+      [](auto& c) -> auto& { return c.robot.left_wheel_stop; }, 0, 65535));
+  s.push_back(whole(
+      {"robot", "right_wheel_stop", "--right-wheel-stop", "Right wheel servo's stop point sent in CFG.", live},
+      [](auto& c) -> auto& { return c.robot.right_wheel_stop; }, 0, 65535));
+  s.push_back(whole(
+      {"robot", "servo_model", "--servo-model", "Servo model sent in CFG.", live},
+      [](auto& c) -> auto& { return c.robot.servo_model; }, 0, 255));
+  {
+    Setting ip = text(
+        {"robot", "ip", "--robot-ip",
+         "IPv4 address whose last two octets CFG carries; \"\": this machine's first non-loopback "
+         "IPv4 address when the bridge starts.",
+         live},
+        [](auto& c) -> auto& { return c.robot_ip; });
+    ip.check = [](const Value& value) -> std::string {
+      const auto& address = std::get<std::string>(value);
+      in_addr scratch{};
+      return address.empty() || ::inet_pton(AF_INET, address.c_str(), &scratch) == 1
+                 ? ""
+                 : "an IPv4 address such as 192.168.1.23, or \"\"";
+    };
+    ip.set = [](Config& config, const Value& value) {
+      config.robot_ip = std::get<std::string>(value);
+      in_addr address{};
+      if (::inet_pton(AF_INET, config.robot_ip.c_str(), &address) == 1) {
+        const auto* octets = reinterpret_cast<const std::uint8_t*>(&address.s_addr);
+        config.robot.ip3 = octets[2];
+        config.robot.ip4 = octets[3];
+      }
+    };
+    s.push_back(std::move(ip));
+  }
+
+  s.push_back(real(
+      {"units", "battery_volts_per_count", "--battery-volts-per-count",
+       "Volts per count of the battery reading, published as battery_v (0: not published).", live},
+      [](auto& c) -> auto& { return c.units.battery_volts_per_count; }, 0, 1000));
+  s.push_back(real(
+      {"units", "ir_volts_per_count", "--ir-volts-per-count",
+       "Volts per count of the IR readings (an Uno's ADC: 5/1023), published as ir_v (0: not "
+       "published).",
+       live},
+      [](auto& c) -> auto& { return c.units.ir_volts_per_count; }, 0, 1000));
+  s.push_back(real(
+      {"units", "odometer_mm_per_count", "--odometer-mm-per-count",
+       "Millimetres per odometer count, published as odometer_mm (0: not published).", live},
+      [](auto& c) -> auto& { return c.units.odometer_mm_per_count; }, 0, 10000));
+  s.push_back(real(
+      {"units", "wheel_watcher_mm_per_count", "--wheel-watcher-mm-per-count",
+       "Millimetres per wheel-watcher count, published as wheel_watcher_mm (0: not published).", live},
+      [](auto& c) -> auto& { return c.units.wheel_watcher_mm_per_count; }, 0, 10000));
+
+  s.push_back(text(
+      {"listen", "bind", "--bind", "Address every listener uses unless it has its own (0.0.0.0: all IPv4 interfaces).",
+       restart},
+      [](auto& c) -> auto& { return c.bind; }, ip_address));
+  s.push_back(whole(
+      {"listen", "max_clients", "--max-clients", "Most clients per port; more are told so and closed.", restart},
+      [](auto& c) -> auto& { return c.max_clients; }, 1, 10000));
+  s.push_back(text(
+      {"binary", "bind", "--binary-bind", "Address of the binary listener (\"\": [listen] bind).", restart},
+      [](auto& c) -> auto& { return c.binary_bind; }, ip_address_or_empty));
+  s.push_back(whole(
+      {"binary", "port", "--port", "TCP port for binary clients, the Flockbot socket protocol (0: any free port).",
+       restart},
+      [](auto& c) -> auto& { return c.port; }, 0, 65535));
+  s.push_back(text(
+      {"json", "bind", "--json-bind", "Address of the JSON-lines listener (\"\": [listen] bind).", restart},
+      [](auto& c) -> auto& { return c.json_bind; }, ip_address_or_empty));
+  s.push_back(whole(
+      {"json", "port", "--json-port", "TCP port for JSON-lines clients (0: any free port).", restart},
+      [](auto& c) -> auto& { return c.json_port; }, 0, 65535));
+  s.push_back(flag(
+      {"http", "enabled", "--no-http",
+       "Serve the web dashboard (/) and its WebSocket JSON feed (/ws). The option --no-http turns it "
+       "off.",
+       restart},
+      [](auto& c) -> auto& { return c.http; }, true));
+  s.push_back(text(
+      {"http", "bind", "--http-bind", "Address of the web server (\"\": [listen] bind).", restart},
+      [](auto& c) -> auto& { return c.http_bind; }, ip_address_or_empty));
+  s.push_back(whole(
+      {"http", "port", "--http-port", "TCP port of the web dashboard (0: any free port).", restart},
+      [](auto& c) -> auto& { return c.http_port; }, 0, 65535));
+  s.push_back(text(
+      {"http", "root", "--http-root",
+       "Folder of the dashboard's files (\"\": share/flockbridge/www beside the program's bin/).", restart},
+      [](auto& c) -> auto& { return c.http_root; }));
+
+  s.push_back(duration(
+      {"clients", "message_timeout_ms", "--message-timeout-ms",
+       "A client message not completed within this time is discarded with an error.", live},
+      [](auto& c) -> auto& { return c.message_timeout; }, 1, kHour));
+  s.push_back(whole(
+      {"clients", "max_line", "--max-line",
+       "Longest JSON line or WebSocket message a client may send, in bytes (for clients that "
+       "connect afterwards).",
+       live},
+      [](auto& c) -> auto& { return c.max_line; }, 256, 1 << 20));
+  s.push_back(whole(
+      {"clients", "queue_limit", "--queue-limit",
+       "Messages other than sensor messages that may wait for one client before it is closed (for "
+       "clients that connect afterwards).",
+       live},
+      [](auto& c) -> auto& { return c.queue_limit; }, 8, 1'000'000));
+  s.push_back(duration(
+      {"clients", "stall_timeout_ms", "--stall-timeout-ms",
+       "A client that takes none of the data waiting for it for this long is closed.", live},
+      [](auto& c) -> auto& { return c.stall_timeout; }, 1, kHour));
+  s.push_back(whole(
+      {"clients", "send_buffer", "--client-send-buffer",
+       "Kernel send buffer per client in bytes (0: the system's default; for clients that connect "
+       "afterwards).",
+       live},
+      [](auto& c) -> auto& { return c.client_send_buffer; }, 0, 16 << 20));
+  s.push_back(real(
+      {"clients", "command_rate", "--command-rate",
+       "Commands a second each client may send on average; Stop and EMG are never limited (for "
+       "clients that connect afterwards).",
+       live},
+      [](auto& c) -> auto& { return c.command_rate; }, 1, 100000));
+  s.push_back(real(
+      {"clients", "command_burst", "--command-burst",
+       "Commands a client may send at once before the rate applies (for clients that connect "
+       "afterwards).",
+       live},
+      [](auto& c) -> auto& { return c.command_burst; }, 1, 100000));
+  s.push_back(duration(
+      {"clients", "dead_peer_timeout_ms", "--dead-peer-timeout-ms",
+       "A client whose network vanished (no FIN) is found and closed within about this long (for "
+       "clients that connect afterwards).",
+       live},
+      [](auto& c) -> auto& { return c.dead_peer_timeout; }, 2000, kHour));
+
+  s.push_back(duration(
+      {"safety", "motion_watchdog_ms", "--motion-watchdog-ms",
+       "Stop a moving robot when no motion command has come for this long (0: off).", live},
+      [](auto& c) -> auto& { return c.motion_watchdog; }, 0, kHour));
+
+  {
+    Setting level =
+        named({"log", "level", "--log-level", "Least important messages logged: debug, info, warning or error.", live},
+              ValueKind::Choice);
+    level.choices = {"debug", "info", "warning", "error"};
+    level.get = [](const Config& config) -> Value {
+      for (const auto& [name, value] : kLogLevels) {
+        if (value == config.log_level) return std::string(name);
+      }
+      return std::string("info");
+    };
+    level.set = [](Config& config, const Value& value) {
+      config.log_level = kLogLevels.at(std::get<std::string>(value));
+    };
+    s.push_back(std::move(level));
+  }
+  s.push_back(duration(
+      {"log", "stats_interval_s", "--stats-interval-s", "Log the counters this often (0: never).", live},
+      [](auto& c) -> auto& { return c.stats_interval; }, 0, 86400));
+
+  s.push_back(flag(
+      {"simulator", "enabled", "--simulate",
+       "Run against a built-in simulated Uno on a pseudo-terminal instead of serial.device.", restart},
+      [](auto& c) -> auto& { return c.simulate; }));
+  s.push_back(real(
+      {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", restart},
+      [](auto& c) -> auto& { return c.sim.rate_hz; }, 0.1, 2000));
+  return s;
+}
+
+std::string format_number(double number) {
+  std::ostringstream out;
+  out.precision(15);
+  out << number;
+  std::string text = out.str();
+  // TOML tells floats from integers by the point.
+  if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
+  return text;
+}
+
+std::string kind_phrase(const Setting& setting) {
+  switch (setting.kind) {
+    case ValueKind::Text:
+      return "text in quotes";
+    case ValueKind::Flag:
+      return "true or false";
+    case ValueKind::Whole:
+      return "a whole number";
+    case ValueKind::Real:
+      return "a number";
+    case ValueKind::Choice:
+      break;
+  }
+  std::string phrase = "one of";
+  for (std::size_t i = 0; i < setting.choices.size(); ++i) {
+    phrase += (i == 0 ? " \"" : i + 1 == setting.choices.size() ? " or \"" : ", \"");
+    phrase += std::string(setting.choices[i]) + "\"";
+  }
+  return phrase;
+}
+
+std::string range_phrase(const Setting& setting) {
+  const auto bound = [&](double value) {
+    return setting.kind == ValueKind::Whole ? std::to_string(static_cast<std::int64_t>(value)) : format_number(value);
+  };
+  return kind_phrase(setting) + " from " + bound(setting.min) + " to " + bound(setting.max);
+}
+
+/// What a value of the right kind must be when it is not ("a whole number
+/// from 1 to 20"); "" when it is fine.
+std::string problem(const Setting& setting, const Value& value) {
+  switch (setting.kind) {
+    case ValueKind::Whole: {
+      const auto number = static_cast<double>(std::get<std::int64_t>(value));
+      if (number < setting.min || number > setting.max) return range_phrase(setting);
+      break;
+    }
+    case ValueKind::Real: {
+      const double number = std::get<double>(value);
+      if (!std::isfinite(number) || number < setting.min || number > setting.max) {
+        return range_phrase(setting);
+      }
+      break;
+    }
+    case ValueKind::Choice: {
+      const auto& chosen = std::get<std::string>(value);
+      if (std::find(setting.choices.begin(), setting.choices.end(), chosen) == setting.choices.end()) {
+        return kind_phrase(setting);
+      }
+      break;
+    }
+    case ValueKind::Text:
+    case ValueKind::Flag:
+      break;
+  }
+  if (setting.check) {
+    if (std::string allowed = setting.check(value); !allowed.empty()) return allowed;
+  }
+  return "";
+}
+
+/// A value from the file, of the setting's kind; nothing when the node is of another type.
+std::optional<Value> from_node(const Setting& setting, const toml::node& node) {
+  switch (setting.kind) {
+    case ValueKind::Flag:
+      if (const auto* value = node.as_boolean()) return Value{value->get()};
+      break;
+    case ValueKind::Whole:
+      if (const auto* value = node.as_integer()) return Value{value->get()};
+      break;
+    case ValueKind::Real:
+      if (const auto* value = node.as_floating_point()) return Value{value->get()};
+      if (const auto* value = node.as_integer()) return Value{static_cast<double>(value->get())};
+      break;
+    case ValueKind::Text:
+    case ValueKind::Choice:
+      if (const auto* value = node.as_string()) return Value{value->get()};
+      break;
+  }
+  return std::nullopt;
+}
+
+/// A value from the command line, as typed; nothing when it does not read as the setting's kind.
+std::optional<Value> from_text(const Setting& setting, const std::string& text) {
+  const char* begin = text.data();
+  const char* end = text.data() + text.size();
+  switch (setting.kind) {
+    case ValueKind::Flag:
+      if (text == "true") return Value{true};
+      if (text == "false") return Value{false};
+      break;
+    case ValueKind::Whole: {
+      std::int64_t number = 0;
+      const auto [at, error] = std::from_chars(begin, end, number);
+      if (error == std::errc{} && at == end && !text.empty()) return Value{number};
+      break;
+    }
+    case ValueKind::Real: {
+      double number = 0;
+      const auto [at, error] = std::from_chars(begin, end, number);
+      if (error == std::errc{} && at == end && !text.empty()) return Value{number};
+      break;
+    }
+    case ValueKind::Text:
+    case ValueKind::Choice:
+      return Value{text};
+  }
+  return std::nullopt;
+}
+
+std::string node_text(const toml::node& node) {
+  std::ostringstream out;
+  node.visit([&out](const auto& value) { out << value; });
+  std::string text = out.str();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  return text;
+}
+
+std::string where(std::string_view origin, const toml::source_region& source) {
+  return std::string(origin) + ":" + std::to_string(source.begin.line);
+}
+
+std::string names_of(const std::vector<std::string_view>& names) {
+  std::string joined;
+  for (const auto name : names) joined += (joined.empty() ? "" : ", ") + std::string(name);
+  return joined;
+}
+
+/// Checks that involve more than one setting.
+std::vector<std::string> cross_checks(const Config& config) {
+  std::vector<std::string> problems;
+  if (config.reopen_min > config.reopen_max) {
+    problems.push_back("serial.reopen_min_ms (" + std::to_string(config.reopen_min.count()) +
+                       ") must not be above serial.reopen_max_ms (" + std::to_string(config.reopen_max.count()) + ")");
+  }
+  const auto listeners = std::array{std::pair{"binary.port", config.port}, std::pair{"json.port", config.json_port},
+                                    std::pair{"http.port", config.http ? config.http_port : std::uint16_t{0}}};
+  for (std::size_t i = 0; i < listeners.size(); ++i) {
+    for (std::size_t j = i + 1; j < listeners.size(); ++j) {
+      if (listeners[i].second != 0 && listeners[i].second == listeners[j].second) {
+        problems.push_back(std::string(listeners[i].first) + " and " + listeners[j].first + " are both " +
+                           std::to_string(listeners[i].second) + "; each listener needs its own port");
+      }
+    }
+  }
+  return problems;
+}
+
+/// The configuration when it has no problems, alone or between settings;
+/// otherwise every problem, one per line.
+protocol::Result<Config> checked(Config config, std::vector<std::string> problems) {
+  if (problems.empty()) problems = cross_checks(config);
+  if (problems.empty()) return config;
+  std::string text;
+  for (const auto& line : problems) text += (text.empty() ? "" : "\n") + line;
+  return Error{text};
+}
+
+const Setting* find_setting(std::string_view section, std::string_view name) {
+  for (const Setting& setting : all_settings()) {
+    if (setting.section == section && setting.name == name) return &setting;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> sections() {
+  std::vector<std::string_view> names;
+  for (const Setting& setting : all_settings()) {
+    if (names.empty() || names.back() != setting.section) names.push_back(setting.section);
+  }
+  return names;
+}
+
+/// Reads the file's values into `config`; returns the problems found, by line.
+std::vector<std::string> apply_file(const toml::table& file, std::string_view origin, Config& config) {
+  std::vector<std::pair<std::uint32_t, std::string>> problems;
+  const auto known_sections = sections();
+  for (const auto& [section_key, section_node] : file) {
+    const std::string_view section = section_key.str();
+    const auto* table = section_node.as_table();
+    if (table == nullptr || std::find(known_sections.begin(), known_sections.end(), section) == known_sections.end()) {
+      problems.emplace_back(section_key.source().begin.line,
+                            where(origin, section_key.source()) + ": unknown section or setting '" +
+                                std::string(section) + "'; the sections are " + names_of(known_sections));
+      continue;
+    }
+    for (const auto& [name_key, node] : *table) {
+      const std::string_view name = name_key.str();
+      const Setting* setting = find_setting(section, name);
+      const std::string place = where(origin, node.source());
+      if (setting == nullptr) {
+        std::vector<std::string_view> known;
+        for (const Setting& candidate : all_settings()) {
+          if (candidate.section == section) known.push_back(candidate.name);
+        }
+        problems.emplace_back(node.source().begin.line, place + ": unknown setting '" + std::string(section) + "." +
+                                                            std::string(name) + "'; the settings of [" +
+                                                            std::string(section) + "] are " + names_of(known));
+        continue;
+      }
+      const std::string shown = setting->key() + " = " + node_text(node);
+      const auto value = from_node(*setting, node);
+      if (!value) {
+        problems.emplace_back(node.source().begin.line,
+                              place + ": " + shown + " is not allowed: it must be " + kind_phrase(*setting));
+        continue;
+      }
+      if (std::string wrong = problem(*setting, *value); !wrong.empty()) {
+        problems.emplace_back(node.source().begin.line, place + ": " + shown + " is not allowed: it must be " + wrong);
+        continue;
+      }
+      setting->set(config, *value);
+    }
+  }
+  std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::string> lines;
+  lines.reserve(problems.size());
+  for (auto& [line, text] : problems) lines.push_back(std::move(text));
+  return lines;
+}
+
+Config defaults_with_file(const toml::table& file, std::string_view origin, std::vector<std::string>& problems) {
+  Config config;
+  problems = apply_file(file, origin, config);
+  return config;
+}
+
+/// Parses TOML, turning toml++'s exception into a message with the place.
+protocol::Result<toml::table> parse_toml(std::string_view text, std::string_view origin) {
+  try {
+    return toml::parse(text, origin);
+  } catch (const toml::parse_error& error) {
+    return Error{std::string(origin) + ":" + std::to_string(error.source().begin.line) + ":" +
+                 std::to_string(error.source().begin.column) + ": not valid TOML: " + std::string(error.description())};
+  }
+}
+
+/// Wraps help text into comment lines of at most 79 columns.
+void append_comment(std::string& out, std::string_view text) {
+  std::string line = "#";
+  std::size_t at = 0;
+  while (at < text.size()) {
+    std::size_t space = text.find(' ', at);
+    if (space == std::string_view::npos) space = text.size();
+    const std::string_view word = text.substr(at, space - at);
+    if (line.size() + 1 + word.size() > 79 && line.size() > 1) {
+      out += line + "\n";
+      line = "#";
+    }
+    line += " ";
+    line += word;
+    at = space + 1;
+  }
+  out += line + "\n";
+}
+
+}  // namespace
+
+std::string default_config_path() {
+  return FLOCKBRIDGE_SYSCONFDIR "/flockbridge/flockbridge.toml";
+}
+
+std::string Setting::key() const {
+  return std::string(section) + "." + std::string(name);
+}
+
+const std::vector<Setting>& all_settings() {
+  static const std::vector<Setting> settings = make_settings();
+  return settings;
+}
+
+std::string format_value(const SettingValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return v ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, std::int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return format_number(v);
+        } else {
+          std::ostringstream out;
+          out << toml::value<std::string>(v);
+          return out.str();
+        }
+      },
+      value);
+}
+
+protocol::Result<Config> parse_config(std::string_view toml_text, std::string_view origin) {
+  auto file = parse_toml(toml_text, origin);
+  if (!file) return file.error();
+  std::vector<std::string> problems;
+  Config config = defaults_with_file(file.value(), origin, problems);
+  return checked(std::move(config), std::move(problems));
+}
+
+protocol::Result<Config> load_config(const ConfigSources& sources) {
+  Config config;
+  std::vector<std::string> problems;
+  if (!sources.file.empty()) {
+    std::ifstream in(sources.file, std::ios::binary);
+    if (!in) {
+      const int error = errno;
+      std::error_code ignored;
+      if (sources.file_required || std::filesystem::exists(sources.file, ignored)) {
+        return Error{"cannot read the configuration file " + sources.file + ": " + std::strerror(error)};
+      }
+    } else {
+      std::ostringstream text;
+      text << in.rdbuf();
+      auto file = parse_toml(text.str(), sources.file);
+      if (!file) return file.error();
+      config = defaults_with_file(file.value(), sources.file, problems);
+    }
+  }
+  for (const auto& [key, typed] : sources.overrides) {
+    const Setting* setting = nullptr;
+    for (const Setting& candidate : all_settings()) {
+      if (candidate.key() == key) setting = &candidate;
+    }
+    if (setting == nullptr) {
+      problems.push_back("no setting is called " + key);
+      continue;
+    }
+    const std::string shown = "command line: " + std::string(setting->option) + " " + typed + " (" + key + ")";
+    const auto value = from_text(*setting, typed);
+    if (!value) {
+      problems.push_back(shown + " is not allowed: it must be " + kind_phrase(*setting));
+      continue;
+    }
+    if (std::string wrong = problem(*setting, *value); !wrong.empty()) {
+      problems.push_back(shown + " is not allowed: it must be " + wrong);
+      continue;
+    }
+    setting->set(config, *value);
+  }
+  return checked(std::move(config), std::move(problems));
+}
+
+std::string format_config(const Config& config, bool commented_out) {
+  std::string out =
+      "# flockbridge's configuration, in TOML (https://toml.io).\n"
+      "# Options on the command line override it; `flockbridge --print-config` shows\n"
+      "# what is in force. SIGHUP (`systemctl reload flockbridge`) applies every\n"
+      "# setting not marked \"Needs a restart\" without dropping clients.\n";
+  if (commented_out) {
+    out +=
+        "# Every setting is listed below with its default value, commented out:\n"
+        "# remove the '#' in front of a value to change it.\n";
+  }
+  out += "\n";
+  std::string_view section;
+  for (const Setting& setting : all_settings()) {
+    if (setting.section != section) {
+      out += (section.empty() ? "" : "\n") + ("[" + std::string(setting.section) + "]\n");
+      section = setting.section;
+    }
+    std::string help(setting.help);
+    if (!setting.option.empty()) help += " Option: " + std::string(setting.option) + ".";
+    if (!setting.reloadable) help += " Needs a restart.";
+    append_comment(out, help);
+    out += (commented_out ? "#" : "") + std::string(setting.name) + " = " + format_value(setting.get(config)) + "\n";
+  }
+  return out;
+}
+
+Reload plan_reload(const Config& running, const Config& loaded) {
+  Reload reload{loaded, {}, {}};
+  for (const Setting& setting : all_settings()) {
+    const Value before = setting.get(running);
+    const Value after = setting.get(loaded);
+    if (before == after) continue;
+    const std::string change = setting.key() + ": " + format_value(before) + " -> " + format_value(after);
+    if (setting.reloadable) {
+      reload.applied.push_back(change);
+    } else {
+      setting.set(reload.config, before);
+      reload.deferred.push_back(change);
+    }
+  }
+  return reload;
+}
+
+}  // namespace flockbridge::bridge

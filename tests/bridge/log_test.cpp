@@ -1,0 +1,86 @@
+// Logging: one line per event with its level, and a flood of one message
+// summarised instead of written.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "flockbridge/bridge/log.hpp"
+
+using namespace flockbridge::bridge;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// Collects what the log writes, on a clock the test moves.
+struct CapturedLog {
+  CapturedLog() {
+    set_log_output([this](std::string_view line) { lines.emplace_back(line); });
+    set_log_clock([this] { return now; });
+    set_log_level(LogLevel::Debug);
+  }
+  ~CapturedLog() {
+    set_log_output({});
+    set_log_clock({});
+    set_log_level(LogLevel::Info);
+  }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+
+  std::vector<std::string> lines;
+  std::chrono::steady_clock::time_point now{};
+};
+
+}  // namespace
+
+TEST_CASE("each line carries its level, and lines below the level are left out") {
+  CapturedLog log;
+  set_log_level(LogLevel::Warning);
+  log_info("robot link up");
+  log_warning("robot link down: unplugged");
+  log_error("cannot listen on 0.0.0.0:2005: address already in use");
+  CHECK(log.lines == std::vector<std::string>{"warning: robot link down: unplugged",
+                                              "error: cannot listen on 0.0.0.0:2005: address already in use"});
+}
+
+TEST_CASE("a message repeated in a flood is written three times, then summarised once its window closes") {
+  CapturedLog log;
+  for (int i = 0; i < 50; ++i) {
+    log_warning("cannot open /dev/flockbot: No such file or directory");
+    log.now += 100ms;
+  }
+  log_info("something else");
+  CHECK(log.lines.size() == 4);  // three of the flood, and the other message
+  log.now += kRepeatWindow;
+  flush_log_repeats();
+  REQUIRE(log.lines.size() == 5);
+  CHECK(log.lines.back() ==
+        "warning: (repeated 47 more times in the last 15 s) cannot open /dev/flockbot: No such file or directory");
+  // A later repeat opens a new window and is written again.
+  log_warning("cannot open /dev/flockbot: No such file or directory");
+  CHECK(log.lines.size() == 6);
+  CHECK(log.lines.back() == "warning: cannot open /dev/flockbot: No such file or directory");
+}
+
+TEST_CASE("a link that flaps twice still shows every change, and the summary comes at the latest on exit") {
+  CapturedLog log;
+  for (int i = 0; i < 3; ++i) {
+    log_warning("robot link down: the serial device vanished");
+    log_info("robot link up");
+  }
+  CHECK(log.lines.size() == 6);
+  log_warning("robot link down: the serial device vanished");
+  CHECK(log.lines.size() == 6);
+  flush_log_repeats();  // the window has not closed
+  CHECK(log.lines.size() == 6);
+  flush_log_repeats(true);
+  REQUIRE(log.lines.size() == 7);
+  CHECK(log.lines.back() ==
+        "warning: (repeated 1 more time in the last 1 s) robot link down: the serial device vanished");
+}
+
+TEST_CASE("a text of several lines is logged as one event per line") {
+  CapturedLog log;
+  log_lines(LogLevel::Error, "a.toml:2: first\na.toml:5: second");
+  CHECK(log.lines == std::vector<std::string>{"error: a.toml:2: first", "error: a.toml:5: second"});
+}

@@ -1,0 +1,256 @@
+// The configuration: the file, the command line over it, the messages a bad
+// value gets, --print-config's output read back, the packaged default file,
+// and what SIGHUP may change.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "flockbridge/bridge/cli.hpp"
+#include "flockbridge/bridge/settings.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace flockbridge::bridge;
+
+namespace {
+
+/// Every setting's value, as the file writes it, keyed by setting.
+std::vector<std::string> values_of(const Config& config) {
+  std::vector<std::string> values;
+  for (const Setting& setting : all_settings())
+    values.push_back(setting.key() + "=" + format_value(setting.get(config)));
+  return values;
+}
+
+std::string error_of(std::string_view toml) {
+  auto parsed = parse_config(toml, "test.toml");
+  REQUIRE_FALSE_MESSAGE(parsed.ok(), toml);
+  return parsed.error().message;
+}
+
+/// A configuration file in a fresh temporary folder, removed with it.
+struct TempFile {
+  explicit TempFile(const std::string& text) : path((folder / "flockbridge.toml").string()) {
+    std::ofstream(path) << text;
+  }
+  flockbridge::testing::TempDir folder;
+  std::string path;
+};
+
+/// The command line `flockbridge args...`, parsed; `Expected` says which outcome the test expects.
+template <typename Expected>
+Expected command_line(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"flockbridge"};
+  for (const auto& arg : args) argv.push_back(arg.c_str());
+  auto parsed = parse_bridge_command_line(static_cast<int>(argv.size()), argv.data());
+  REQUIRE(std::holds_alternative<Expected>(parsed));
+  return std::get<Expected>(parsed);
+}
+
+BridgeCommandLine parse(const std::vector<std::string>& args) {
+  return command_line<BridgeCommandLine>(args);
+}
+
+int exit_code_of(const std::vector<std::string>& args) {
+  return command_line<int>(args);
+}
+
+}  // namespace
+
+TEST_CASE("a file sets every kind of value, in its sections") {
+  auto parsed = parse_config(R"(
+[serial]
+device = "/dev/ttyUSB0"
+baud = 57600
+[link]
+nak_window_ms = 25
+command_ack = true
+[robot]
+id = 7
+left_wheel_stop = 1490
+ip = "10.20.30.40"
+[units]
+battery_volts_per_count = 0.0147
+odometer_mm_per_count = 2
+[json]
+bind = "127.0.0.1"
+port = 3006
+[http]
+enabled = false
+[log]
+level = "warning"
+stats_interval_s = 0
+)",
+                             "test.toml");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  const Config& c = parsed.value();
+  CHECK(c.device == "/dev/ttyUSB0");
+  CHECK(c.baud == 57600);
+  CHECK(c.link.nak_window == std::chrono::milliseconds{25});
+  CHECK(c.link.require_command_ack);
+  CHECK(c.robot.id == 7);
+  CHECK(c.robot.left_wheel_stop == 1490);
+  CHECK(c.robot_ip == "10.20.30.40");
+  CHECK(c.robot.ip3 == 30);
+  CHECK(c.robot.ip4 == 40);
+  CHECK(c.units.battery_volts_per_count == doctest::Approx(0.0147));
+  CHECK(c.units.odometer_mm_per_count == 2.0);  // an integer where a number is asked for
+  CHECK(c.effective_json_bind() == "127.0.0.1");
+  CHECK(c.effective_binary_bind() == "0.0.0.0");
+  CHECK(c.json_port == 3006);
+  CHECK_FALSE(c.http);
+  CHECK(c.log_level == LogLevel::Warning);
+  CHECK(c.stats_interval.count() == 0);
+  // What the file leaves out keeps its default.
+  CHECK(c.port == Config{}.port);
+  CHECK(c.link.nak_retries == Config{}.link.nak_retries);
+}
+
+TEST_CASE("a bad value is refused with its place, the setting, the value and what is allowed") {
+  struct Case {
+    const char* what;
+    const char* toml;
+    std::vector<std::string> expected;
+  };
+  const Case cases[] = {
+      {"out of range",
+       "[serial]\nbaud = 5\n",
+       {"test.toml:2: serial.baud = 5 is not allowed: it must be a whole number from 9600 to 2000000"}},
+      {"wrong type", "[serial]\n\ndevice = 17\n", {"test.toml:3: serial.device = 17", "must be text in quotes"}},
+      {"a fraction where a whole number is needed",
+       "[link]\nnak_retries = 1.5\n",
+       {"link.nak_retries = 1.5", "must be a whole number"}},
+      {"a choice",
+       "[log]\nlevel = \"loud\"\n",
+       {"log.level = 'loud'", "one of \"debug\", \"info\", \"warning\" or \"error\""}},
+      {"an address", "[listen]\nbind = \"localhost\"\n", {"listen.bind = 'localhost'", "IPv4 or IPv6 address"}},
+      {"the robot's address", "[robot]\nip = \"10.1.2\"\n", {"robot.ip = '10.1.2'", "an IPv4 address"}},
+      {"a negative factor", "[units]\nir_volts_per_count = -1\n", {"units.ir_volts_per_count = -1", "from 0.0"}},
+      {"a misspelt setting",
+       "[link]\nnak_window = 3\n",
+       {"test.toml:2: unknown setting 'link.nak_window'", "nak_window_ms"}},
+      {"an unknown section", "[logs]\nlevel = \"info\"\n", {"unknown section or setting 'logs'", "serial, link"}},
+      {"a setting outside any section", "baud = 9600\n", {"unknown section or setting 'baud'"}},
+      {"two listeners on one port",
+       "[binary]\nport = 4000\n[json]\nport = 4000\n",
+       {"binary.port and json.port are both 4000"}},
+      {"reopen bounds reversed",
+       "[serial]\nreopen_min_ms = 900\nreopen_max_ms = 100\n",
+       {"serial.reopen_min_ms (900) must not be above serial.reopen_max_ms (100)"}},
+      {"not TOML at all", "[serial\nbaud = 3\n", {"test.toml:1:", "not valid TOML"}},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const std::string message = error_of(c.toml);
+    for (const auto& part : c.expected) CHECK_MESSAGE(message.find(part) != std::string::npos, message);
+  }
+}
+
+TEST_CASE("every problem of a file is reported at once, in the file's order") {
+  const std::string message = error_of("[serial]\nbaud = 5\n[log]\nlevel = \"x\"\n[link]\nnak_retries = 99\n");
+  const auto baud = message.find("test.toml:2:");
+  const auto level = message.find("test.toml:4:");
+  const auto retries = message.find("test.toml:6:");
+  REQUIRE(baud != std::string::npos);
+  REQUIRE(level != std::string::npos);
+  REQUIRE(retries != std::string::npos);
+  CHECK(baud < level);
+  CHECK(level < retries);
+}
+
+TEST_CASE("--print-config's output reads back as the same configuration") {
+  TempFile file(
+      "[robot]\nid = 9\nip = \"192.168.4.77\"\n[units]\nbattery_volts_per_count = 0.0147\n"
+      "[http]\nroot = \"/srv/it's \\\"quoted\\\"\"\n");
+  const Config original = parse({"--config", file.path, "--nak-window-ms", "40", "--simulate"}).config;
+  auto again = parse_config(format_config(original), "printed");
+  REQUIRE_MESSAGE(again.ok(), again.error().message);
+  CHECK(values_of(again.value()) == values_of(original));
+  CHECK(again.value().http_root == "/srv/it's \"quoted\"");
+}
+
+TEST_CASE("the packaged default file is every default, commented out, and reads as the defaults") {
+  std::ifstream in(FLOCKBRIDGE_SOURCE_DIR "/deploy/flockbridge.toml");
+  REQUIRE_MESSAGE(in, "deploy/flockbridge.toml is missing");
+  std::ostringstream text;
+  text << in.rdbuf();
+  // Made by `flockbridge --print-default-config > deploy/flockbridge.toml`; a
+  // setting added to the table must reach the file.
+  CHECK_MESSAGE(text.str() == format_config(Config{}, true),
+                "deploy/flockbridge.toml is out of date: run build/bin/flockbridge --print-default-config");
+  // Uncommenting every value changes nothing.
+  std::string uncommented;
+  std::istringstream lines(text.str());
+  for (std::string line; std::getline(lines, line);) {
+    const bool commented_value =
+        line.size() > 1 && line[0] == '#' && line[1] != ' ' && line.find(" = ") != std::string::npos;
+    uncommented += (commented_value ? line.substr(1) : line) + "\n";
+  }
+  auto parsed = parse_config(uncommented, "uncommented");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  CHECK(values_of(parsed.value()) == values_of(Config{}));
+  std::size_t documented = 0;
+  for (const Setting& setting : all_settings()) {
+    if (uncommented.find("\n" + std::string(setting.name) + " = ") != std::string::npos) ++documented;
+  }
+  CHECK(documented == all_settings().size());
+}
+
+TEST_CASE("the command line overrides the file, and the last of an option wins") {
+  TempFile file("[serial]\nbaud = 57600\ndevice = \"/dev/from-file\"\n[simulator]\nenabled = true\n");
+  const auto command_line = parse({"--config", file.path, "--baud", "9600", "--baud", "19200", "--simulate=false"});
+  CHECK(command_line.config.baud == 19200);
+  CHECK(command_line.config.device == "/dev/from-file");
+  CHECK_FALSE(command_line.config.simulate);
+  CHECK(command_line.sources.file == file.path);
+  CHECK(command_line.sources.file_required);
+  // --no-http is the inverse of http.enabled.
+  CHECK_FALSE(parse({"--no-config", "--no-http"}).config.http);
+  CHECK(parse({"--no-config"}).config.http);
+}
+
+TEST_CASE("a bad option or file stops start-up with the configuration error status") {
+  TempFile file("[serial]\nbaud = 5\n");
+  CHECK(exit_code_of({"--config", file.path}) == kConfigErrorExit);
+  CHECK(exit_code_of({"--no-config", "--baud", "fast"}) == kConfigErrorExit);
+  CHECK(exit_code_of({"--no-config", "--robot-ip", "1.2.3"}) == kConfigErrorExit);
+  CHECK(exit_code_of({"--config", (file.folder / "missing.toml").string()}) == kConfigErrorExit);
+}
+
+TEST_CASE("the default file may be missing, a file named on the command line may not") {
+  TempFile file("");
+  ConfigSources sources;
+  sources.file = (file.folder / "missing.toml").string();
+  sources.file_required = false;
+  auto loaded = load_config(sources);
+  REQUIRE(loaded.ok());
+  CHECK(values_of(loaded.value()) == values_of(Config{}));
+  sources.file_required = true;
+  auto refused = load_config(sources);
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.error().message.find("cannot read the configuration file") != std::string::npos);
+}
+
+TEST_CASE("a reload applies what may change at once and holds back what needs a restart") {
+  Config running;
+  Config loaded = running;
+  loaded.log_level = LogLevel::Debug;
+  loaded.units.battery_volts_per_count = 0.01;
+  loaded.robot.id = 42;
+  loaded.port = 4005;
+  loaded.device = "/dev/ttyUSB7";
+  const Reload plan = plan_reload(running, loaded);
+  CHECK(plan.config.log_level == LogLevel::Debug);
+  CHECK(plan.config.units.battery_volts_per_count == 0.01);
+  CHECK(plan.config.robot.id == 42);
+  CHECK(plan.config.port == running.port);
+  CHECK(plan.config.device == running.device);
+  CHECK(plan.applied == std::vector<std::string>{"robot.id: 1 -> 42", "units.battery_volts_per_count: 0.0 -> 0.01",
+                                                 "log.level: 'info' -> 'debug'"});
+  CHECK(plan.deferred ==
+        std::vector<std::string>{"serial.device: '/dev/flockbot' -> '/dev/ttyUSB7'", "binary.port: 2005 -> 4005"});
+}
