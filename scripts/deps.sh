@@ -9,4 +9,5 @@ install_missing \
   g++ cmake ninja-build pkg-config \
   libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev \
   libwebsockets-dev libwebsockets-evlib-uv \
-  doctest-dev
+  doctest-dev \
+  dpkg-dev debootstrap systemd-container

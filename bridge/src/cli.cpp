@@ -12,7 +12,8 @@
 namespace flockbridge::bridge {
 namespace {
 
-constexpr const char* kVersion = "flockbridge 0.1.0";
+// The project's version, from CMake; the Debian package carries the same.
+constexpr const char* kVersion = "flockbridge " FLOCKBRIDGE_VERSION;
 
 /// Millisecond options, read as whole numbers and stored as durations after parsing.
 class MillisecondOptions {

@@ -1,0 +1,83 @@
+#!/bin/bash
+# Inside the booted package-test container: checks the service as systemd
+# runs it. Writes "ok: ..." and "FAIL: ..." lines and finally "done" to the
+# file given. Waits on events (journal lines, systemctl's own waiting), never
+# on a fixed sleep.
+set -u
+result="$1"
+: >"$result"
+say() { echo "$*" | tee -a "$result"; }
+check() {
+  description="$1"
+  shift
+  if "$@"; then say "ok: $description"; else say "FAIL: $description"; fi
+}
+property() { systemctl show -p "$1" --value flockbridge.service; }
+nonzero() { [ -n "$1" ] && [ "$1" != 0 ]; }
+same_pid() { nonzero "$1" && [ "$1" = "$2" ]; }
+# wait_journal PATTERN SECONDS: waits for a journal line of the service, from the cursor on.
+cursor=""
+mark() { cursor="$(journalctl -u flockbridge.service -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')"; }
+wait_journal() {
+  timeout "$2" journalctl -u flockbridge.service ${cursor:+--after-cursor="$cursor"} -f --no-pager -o cat |
+    grep -q -m 1 -- "$1"
+}
+
+main_pid="$(property MainPID)"
+check "systemd started the service at boot and it said READY" [ "$(property ActiveState)" = active ]
+check "its status names the robot link's state" sh -c "systemctl show -p StatusText --value flockbridge | grep -q '^robot link '"
+uid="$(awk '/^Uid:/ { print $2 }' "/proc/$main_pid/status")"
+check "it does not run as root (uid $uid)" nonzero "$uid"
+check "it is in the dialout group, for the serial device" grep -q "^Groups:.*\b$(getent group dialout | cut -d: -f3)\b" "/proc/$main_pid/status"
+check "it has no capabilities" grep -q '^CapEff:[[:space:]]*0000000000000000$' "/proc/$main_pid/status"
+check "its log reaches the journal with levels" sh -c "journalctl -u flockbridge -p info -o cat --no-pager | grep -q '^info: listening: '"
+# A JSON client on port 2006 gets its hello.
+hello="$(timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2006 && head -n 1 <&3')"
+check "a JSON client on port 2006 is greeted" grep -q '"type":"hello"' <<<"$hello"
+
+mark
+check "systemctl reload is answered" systemctl reload flockbridge.service
+check "the reload happened in the daemon" wait_journal "received SIGHUP: reloading the configuration" 10
+check "the same process runs on after the reload" same_pid "$main_pid" "$(property MainPID)"
+
+# With the simulated Uno (a pseudo-terminal, allowed for this test only) the
+# link comes up inside the sandbox.
+mkdir -p /run/systemd/system/flockbridge.service.d
+cat >/run/systemd/system/flockbridge.service.d/simulate.conf <<'CONF'
+[Service]
+ExecStart=
+ExecStart=/usr/bin/flockbridge --config /etc/flockbridge/flockbridge.toml --simulate
+DeviceAllow=/dev/ptmx rw
+DeviceAllow=char-pts rw
+WatchdogSec=2s
+CONF
+systemctl daemon-reload
+mark
+systemctl restart flockbridge.service
+check "with the simulated Uno the robot link comes up in the sandbox" wait_journal "robot link up" 15
+check "and systemd's status says so" sh -c "systemctl show -p StatusText --value flockbridge | grep -q '^robot link up'"
+
+# A loop that hangs stops feeding the watchdog: systemd restarts the service.
+main_pid="$(property MainPID)"
+mark
+kill -STOP "$main_pid"
+check "a hung daemon is caught by the watchdog" wait_journal "Watchdog timeout" 15
+check "and started again" wait_journal "listening: " 30
+check "by a new process" [ "$(property NRestarts)" -ge 1 ]
+
+# Stopping tells clients and the robot, and exits cleanly.
+mark
+systemctl stop flockbridge.service
+check "it stops cleanly" [ "$(property Result)" = success ]
+check "stopping was logged by the daemon" wait_journal "stopping" 5
+
+# A bad configuration: exit status 78, not restarted over and over.
+cp /etc/flockbridge/flockbridge.toml /tmp/good.toml
+printf '[serial]\nbaud = 5\n' >/etc/flockbridge/flockbridge.toml
+mark
+systemctl start flockbridge.service
+check "a bad configuration is refused with its reason" wait_journal "serial.baud = 5 is not allowed" 10
+check "and the service is left failed, not restarting" sh -c "[ \"\$(systemctl show -p ExecMainStatus --value flockbridge)\" = 78 ] && [ \"\$(systemctl show -p ActiveState --value flockbridge)\" = failed ]"
+cp /tmp/good.toml /etc/flockbridge/flockbridge.toml
+
+say "done"

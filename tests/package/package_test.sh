@@ -1,0 +1,137 @@
+#!/bin/sh
+# The Debian package in a clean Debian 12 root: built by CPack from the build
+# folder given, installed with apt into a root made by debootstrap (its
+# dependencies from Debian's archive), checked file by file, and then booted
+# with systemd-nspawn, where systemd itself starts the service at boot with
+# its sandboxing and tests/package/check_in_container.sh checks it from
+# inside. Needs root (or sudo) and Debian's archive; run by ctest.
+#
+#   tests/package/package_test.sh BUILD_DIR
+set -eu
+here="$(cd "$(dirname "$0")" && pwd)"
+source_dir="$(cd "$here/../.." && pwd)"
+build_dir="$(cd "${1:?usage: package_test.sh BUILD_DIR}" && pwd)"
+. "$source_dir/scripts/lib.sh"
+
+work="$build_dir/package-test"
+base="$work/base"
+root="$work/root"
+out="$work/out"
+failures=0
+
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+check() {
+  # check DESCRIPTION COMMAND...: runs the command, counts a failure.
+  description="$1"
+  shift
+  if "$@"; then echo "ok: $description"; else fail "$description"; fi
+}
+
+in_root() {
+  as_root chroot "$root" "$@"
+}
+conffile_listed() {
+  in_root dpkg-query -W -f='${Conffiles}' flockbridge | grep -q '^ /etc/flockbridge/flockbridge.toml '
+}
+installed_config_is_default() {
+  [ "$(in_root flockbridge --print-config)" = "$(in_root flockbridge --no-config --print-config)" ]
+}
+udev_rule_read() {
+  # udevadm test names every rules file it reads, and each line it cannot parse as FILE:LINE.
+  grep -q 'Reading rules file: /usr/lib/udev/rules.d/99-flockbot.rules' "$work/udev.log" &&
+    ! grep -q '99-flockbot.rules:[0-9]' "$work/udev.log"
+}
+
+cleanup() {
+  for mount in "$root/proc" "$root/sys" "$root/dev"; do
+    if mountpoint -q "$mount" 2>/dev/null; then as_root umount -R "$mount" || true; fi
+  done
+}
+trap cleanup EXIT INT TERM
+
+echo "== the package"
+prefix="$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")"
+if [ "$prefix" != /usr ]; then
+  echo "error: $build_dir installs into $prefix; the package needs /usr (cmake -DCMAKE_INSTALL_PREFIX=/usr $build_dir)"
+  exit 1
+fi
+as_root rm -rf "$build_dir/package"
+(cd "$build_dir" && cpack -G DEB -B "$build_dir/package" >/dev/null)
+deb="$(ls "$build_dir"/package/flockbridge_*.deb)"
+echo "$(basename "$deb"): $(stat -c %s "$deb") bytes"
+dpkg-deb -I "$deb" | sed -n '/Depends:/p;/Recommends:/p;/Installed-Size:/p'
+dpkg-deb -c "$deb" | awk '{ print $1, $3, $6 }'
+
+echo "== a clean Debian 12 root"
+# The same archive apt uses on this machine.
+mirror="$(sed -n 's/^URIs: *\(http[^ ]*debian\)$/\1/p;s/^deb \(http[^ ]*debian\) bookworm .*/\1/p' \
+  /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null | head -n 1)"
+mirror="${mirror:-http://deb.debian.org/debian}"
+if [ ! -f "$base/.complete" ]; then
+  as_root rm -rf "$base"
+  as_root mkdir -p "$work"
+  echo "debootstrap --variant=minbase bookworm from $mirror"
+  as_root debootstrap --variant=minbase bookworm "$base" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -n 20 "$work/debootstrap.log"; exit 1; }
+  as_root touch "$base/.complete"
+fi
+as_root rm -rf "$root" "$out"
+as_root cp -a "$base" "$root"
+as_root mkdir -p "$out"
+
+echo "== apt-get install ./$(basename "$deb") in it"
+as_root cp "$deb" "$root/tmp/"
+as_root mount -t proc proc "$root/proc"
+as_root mount --rbind /dev "$root/dev"
+as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq /tmp/$(basename "$deb")" >"$work/install.log" 2>&1 ||
+  { tail -n 30 "$work/install.log"; exit 1; }
+echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge)"
+
+for path in /usr/bin/flockbridge /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
+  /usr/lib/udev/rules.d/99-flockbot.rules /etc/flockbridge/flockbridge.toml \
+  /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
+  /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
+  /usr/share/doc/flockbridge/copyright; do
+  check "$path is installed" test -f "$root$path"
+done
+check "the configuration is a conffile, kept on upgrade" conffile_listed
+check "the service is enabled at boot" test -L "$root/etc/systemd/system/multi-user.target.wants/flockbridge.service"
+check "the installed configuration file holds every default" installed_config_is_default
+check "flockbot-sim runs there" in_root sh -c "flockbot-sim --version >/dev/null"
+check "systemd-analyze verify accepts the unit" in_root systemd-analyze verify flockbridge.service
+exposure="$(in_root systemd-analyze security --offline=true flockbridge.service 2>/dev/null |
+  sed -n 's/.*Overall exposure level for flockbridge.service: \([0-9.]*\).*/\1/p')"
+echo "systemd-analyze security flockbridge.service: exposure $exposure"
+check "the service's exposure is below 2.0" awk -v score="$exposure" 'BEGIN { exit !(score != "" && score < 2.0) }'
+as_root mount -t sysfs sysfs "$root/sys"
+in_root udevadm test --action=add /sys/class/tty/tty0 >"$work/udev.log" 2>&1 || true
+check "udev reads the rule without complaint" udev_rule_read
+cleanup
+
+echo "== booting the root with systemd (systemd-nspawn), the service started by systemd"
+as_root cp "$here/check_in_container.sh" "$root/usr/local/bin/check-flockbridge"
+as_root cp "$here/flockbridge-check.service" "$root/etc/systemd/system/"
+as_root ln -sf /etc/systemd/system/flockbridge-check.service \
+  "$root/etc/systemd/system/multi-user.target.wants/flockbridge-check.service"
+# The check powers the container off when it is done; the timeout is for a
+# check that hangs.
+as_root timeout 180 systemd-nspawn --quiet --register=no --keep-unit --private-network \
+  --directory="$root" --bind="$out:/out" --boot >"$work/boot.log" 2>&1 || true
+if [ -f "$out/result" ]; then
+  cat "$out/result"
+  failures=$((failures + $(grep -c '^FAIL' "$out/result" || true)))
+  grep -q '^done' "$out/result" || fail "the check in the container did not finish"
+else
+  fail "the check in the container left no result"
+  tail -n 40 "$work/boot.log"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "package test: $failures failed"
+  exit 1
+fi
+echo "package test: every check passed"
