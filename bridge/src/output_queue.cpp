@@ -24,19 +24,19 @@ bool OutputQueue::push(SharedBuffer message) {
   return true;
 }
 
-std::vector<SharedBuffer> OutputQueue::take(std::size_t most) {
+std::vector<SharedBuffer> OutputQueue::take(std::size_t most, const DroppedNotice& notice) {
   std::vector<SharedBuffer> taken;
-  const std::size_t count = std::min(most, queue_.size());
-  taken.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    taken.push_back(std::move(queue_.front().message));
+  taken.reserve(std::min(most, queue_.size() + 1));
+  while (taken.size() < most && !queue_.empty()) {
+    Entry& next = queue_.front();
+    if (next.sensor && dropped_unreported_ > 0 && notice) {
+      taken.push_back(notice(std::exchange(dropped_unreported_, 0)));
+      continue;  // the sensor message follows when there is room
+    }
+    taken.push_back(std::move(next.message));
     queue_.pop_front();
   }
   return taken;
-}
-
-std::uint64_t OutputQueue::take_dropped() noexcept {
-  return std::exchange(dropped_unreported_, 0);
 }
 
 }  // namespace flockbridge::bridge

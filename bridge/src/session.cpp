@@ -140,12 +140,7 @@ protocol::ClientSnapshot Session::snapshot() const {
 }
 
 std::vector<SharedBuffer> Session::take_output(std::size_t most) {
-  std::vector<SharedBuffer> messages;
-  if (const std::uint64_t dropped = queue_.take_dropped(); dropped > 0) {
-    messages.push_back(wire::dropped(encoding(), dropped));
-  }
-  for (SharedBuffer& message : queue_.take(most)) messages.push_back(std::move(message));
-  return messages;
+  return queue_.take(most, [this](std::uint64_t dropped) { return wire::dropped(encoding(), dropped); });
 }
 
 void Session::set_writing(bool writing) noexcept {

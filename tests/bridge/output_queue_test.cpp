@@ -21,10 +21,25 @@ TEST_CASE("sensor messages: the latest wins, and the losers are counted") {
   CHECK(queue.push_sensor(make_buffer("s2")));
   CHECK(queue.push_sensor(make_buffer("s3")));
   CHECK(queue.size() == 2);
-  CHECK(queue.take_dropped() == 2);
-  CHECK(queue.take_dropped() == 0);
   CHECK(texts(queue.take(10)) == std::vector<std::string>{"link", "s3"});
   CHECK(queue.dropped_total() == 2);
+}
+
+TEST_CASE("the notice of dropped sensor messages comes just before the one that replaced them") {
+  OutputQueue queue(8);
+  const auto notice = [](std::uint64_t count) { return make_buffer("dropped " + std::to_string(count)); };
+  CHECK(queue.push(make_buffer("hello")));
+  queue.push_sensor(make_buffer("s1"));
+  queue.push_sensor(make_buffer("s2"));
+  CHECK(queue.push(make_buffer("ok")));
+  queue.push_sensor(make_buffer("s3"));
+  // The hello stays first however many sensor messages were lost before the client read.
+  CHECK(texts(queue.take(1, notice)) == std::vector<std::string>{"hello"});
+  CHECK(texts(queue.take(1, notice)) == std::vector<std::string>{"ok"});
+  CHECK(texts(queue.take(1, notice)) == std::vector<std::string>{"dropped 2"});
+  CHECK(texts(queue.take(10, notice)) == std::vector<std::string>{"s3"});
+  queue.push_sensor(make_buffer("s4"));
+  CHECK(texts(queue.take(10, notice)) == std::vector<std::string>{"s4"});  // nothing lost, no notice
 }
 
 TEST_CASE("other messages are all kept, up to the limit") {

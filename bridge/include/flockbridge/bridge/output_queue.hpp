@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,10 +36,13 @@ class OutputQueue {
   /// limit is reached.
   [[nodiscard]] bool push(SharedBuffer message);
 
-  /// Takes up to `most` messages, oldest first.
-  [[nodiscard]] std::vector<SharedBuffer> take(std::size_t most);
-  /// Sensor messages dropped since the last call (to tell the client).
-  [[nodiscard]] std::uint64_t take_dropped() noexcept;
+  /// Makes the message that tells a client how many sensor messages it lost.
+  using DroppedNotice = std::function<SharedBuffer(std::uint64_t count)>;
+  /// Takes up to `most` messages, oldest first. When sensor messages were
+  /// dropped, the notice of how many goes just before the sensor message
+  /// that replaced them (so after everything queued earlier: the hello
+  /// stays first), and counts as one of the `most`.
+  [[nodiscard]] std::vector<SharedBuffer> take(std::size_t most, const DroppedNotice& notice = {});
 
   [[nodiscard]] std::size_t size() const noexcept { return queue_.size(); }
   [[nodiscard]] bool empty() const noexcept { return queue_.empty(); }
