@@ -1,9 +1,12 @@
 #!/bin/sh
 # The second command of the README: installs what is missing, builds, and
-# runs every test, in three stages:
-#   1. the whole suite (build/), with the dashboard's test in headless Chromium,
+# runs every test, in four stages:
+#   1. the whole suite (build/), with the dashboard's test in headless Chromium
+#      and the Debian package's test in a clean Debian root booted with systemd,
 #   2. the whole suite again under AddressSanitizer and UBSan (build-asan/),
-#   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/).
+#   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
+#   4. the arm64 cross build's unit and end-to-end tests under qemu-user
+#      (build-arm64/, scripts/arm64.sh).
 # `scripts/test.sh --quick` runs the first stage only. The last line counts
 # every test of every stage.
 set -u
@@ -47,6 +50,7 @@ run_stage "tests" suite build
 if [ "${1:-}" != "--quick" ]; then
   run_stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" suite build-asan -DFLOCKBRIDGE_SANITIZE=ON
   run_stage "fuzzing" scripts/fuzz.sh
+  run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh
 fi
 echo "flockbridge: $passed passed, $failed failed"
 exit $status

@@ -66,13 +66,7 @@ Rig::Rig(RigOptions options) {
   if (std::find(bridge_argv.begin(), bridge_argv.end(), "--config") == bridge_argv.end()) {
     bridge_argv.emplace_back("--no-config");
   }
-  if (!options.bridge_env.empty()) {
-    // env(1) execs the bridge in its place: the pid stays the bridge's.
-    std::vector<std::string> with_env{"/usr/bin/env"};
-    with_env.insert(with_env.end(), options.bridge_env.begin(), options.bridge_env.end());
-    bridge_argv.insert(bridge_argv.begin(), with_env.begin(), with_env.end());
-  }
-  bridge_ = std::make_unique<ChildProcess>(bridge_argv);
+  bridge_ = std::make_unique<ChildProcess>(bridge_argv, options.bridge_env);
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   REQUIRE_MESSAGE(listening, "the bridge did not start listening");
   const auto ports = listening_ports(*listening);

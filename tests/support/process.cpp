@@ -16,7 +16,12 @@ extern char** environ;
 
 namespace flockbridge::testing {
 
-ChildProcess::ChildProcess(std::vector<std::string> argv) {
+ChildProcess::ChildProcess(std::vector<std::string> argv, const std::vector<std::string>& extra_env) {
+#ifdef FLOCKBRIDGE_TEST_EMULATOR
+  // A cross-built program runs under the emulator (qemu-aarch64): it is the
+  // program's process, so signals and the pid work as they would natively.
+  if (std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty()) argv.insert(argv.begin(), emulator);
+#endif
   std::array<int, 2> in{};
   std::array<int, 2> out{};
   std::array<int, 2> err{};
@@ -32,7 +37,12 @@ ChildProcess::ChildProcess(std::vector<std::string> argv) {
   std::vector<char*> args;
   for (std::string& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, args[0], &actions, nullptr, args.data(), environ);
+  std::vector<std::string> env_strings(extra_env);
+  for (char** entry = environ; *entry != nullptr; ++entry) env_strings.emplace_back(*entry);
+  std::vector<char*> env;
+  for (std::string& entry : env_strings) env.push_back(entry.data());
+  env.push_back(nullptr);
+  const int rc = ::posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), env.data());
   posix_spawn_file_actions_destroy(&actions);
   ::close(in[0]);
   ::close(out[1]);

@@ -20,7 +20,9 @@ class ChildProcess {
  public:
   enum class Stream { Stdout, Stderr };
 
-  explicit ChildProcess(std::vector<std::string> argv);
+  /// Starts argv[0] (under the emulator of a cross build) with the test's
+  /// environment, plus `extra_env` (NAME=value), which comes first and so wins.
+  explicit ChildProcess(std::vector<std::string> argv, const std::vector<std::string>& extra_env = {});
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
   ~ChildProcess();
