@@ -9,5 +9,4 @@ install_missing \
   g++ cmake ninja-build pkg-config \
   libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev \
   libwebsockets-dev libwebsockets-evlib-uv \
-  doctest-dev \
-  dpkg-dev debootstrap systemd-container
+  doctest-dev

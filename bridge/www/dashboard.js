@@ -192,7 +192,9 @@
 
     $("seq").textContent = String(s.seq);
     $("rate").textContent = String(rateWindow.length);
-    $("battery").textContent = String(s.battery);
+    // Volts when the bridge is configured with a factor ([units]), raw counts always.
+    $("battery").textContent =
+      typeof s.battery_v === "number" ? `${s.battery_v.toFixed(2)} V (${s.battery})` : String(s.battery);
     $("battery-meter").value = s.battery;
     for (let i = 0; i < 5; i++) {
       const value = s.ir[i];

@@ -200,6 +200,17 @@ TEST_CASE("the packaged default file is every default, commented out, and reads 
   CHECK(documented == all_settings().size());
 }
 
+TEST_CASE("the README's table lists every setting with its option") {
+  std::ifstream in(FLOCKBRIDGE_SOURCE_DIR "/README.md");
+  REQUIRE(in);
+  std::ostringstream text;
+  text << in.rdbuf();
+  for (const Setting& setting : all_settings()) {
+    CAPTURE(setting.key());
+    CHECK(text.str().find("| `" + setting.key() + "` | `" + std::string(setting.option) + "` |") != std::string::npos);
+  }
+}
+
 TEST_CASE("the command line overrides the file, and the last of an option wins") {
   TempFile file("[serial]\nbaud = 57600\ndevice = \"/dev/from-file\"\n[simulator]\nenabled = true\n");
   const auto command_line = parse({"--config", file.path, "--baud", "9600", "--baud", "19200", "--simulate=false"});

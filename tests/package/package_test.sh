@@ -52,6 +52,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
+install_missing dpkg-dev debootstrap systemd-container
+
 echo "== the package"
 prefix="$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")"
 if [ "$prefix" != /usr ]; then
