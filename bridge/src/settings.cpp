@@ -125,95 +125,95 @@ const std::map<std::string_view, LogLevel> kLogLevels{
 
 std::vector<Setting> make_settings() {
   constexpr std::int64_t kHour = 3'600'000;
-  constexpr bool live = true;
-  constexpr bool restart = false;
+  constexpr bool kLive = true;
+  constexpr bool kRestart = false;
   std::vector<Setting> s;
 
   s.push_back(text(
       {"serial", "device", "--device",
        "Serial device of the Uno. deploy/99-flockbot.rules names a genuine Uno or a CH340 clone "
        "/dev/flockbot; without the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
-       restart},
+       kRestart},
       [](auto& c) -> auto& { return c.device; }, not_empty));
   s.push_back(whole(
-      {"serial", "baud", "--baud", "Serial baud rate (the Flockbot's firmware uses 115200).", restart},
+      {"serial", "baud", "--baud", "Serial baud rate (the Flockbot's firmware uses 115200).", kRestart},
       [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
   s.push_back(duration(
       {"serial", "reopen_min_ms", "--reopen-min-ms",
-       "First wait before reopening a device that vanished (the wait then doubles).", restart},
+       "First wait before reopening a device that vanished (the wait then doubles).", kRestart},
       [](auto& c) -> auto& { return c.reopen_min; }, 1, kHour));
   s.push_back(duration(
-      {"serial", "reopen_max_ms", "--reopen-max-ms", "Longest wait between attempts to reopen the device.", restart},
+      {"serial", "reopen_max_ms", "--reopen-max-ms", "Longest wait between attempts to reopen the device.", kRestart},
       [](auto& c) -> auto& { return c.reopen_max; }, 1, kHour));
 
   s.push_back(duration(
       {"link", "boot_wait_ms", "--boot-wait-ms",
-       "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway.", live},
+       "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway.", kLive},
       [](auto& c) -> auto& { return c.link.boot_wait; }, 1, kHour));
   s.push_back(duration(
-      {"link", "handshake_timeout_ms", "--handshake-timeout-ms", "Wait this long for the ACK to a CFG.", live},
+      {"link", "handshake_timeout_ms", "--handshake-timeout-ms", "Wait this long for the ACK to a CFG.", kLive},
       [](auto& c) -> auto& { return c.link.handshake_timeout; }, 1, kHour));
   s.push_back(whole(
       {"link", "handshake_retries", "--handshake-retries",
-       "Quick CFG tries before the link is reported down (then one try every handshake_slow_ms).", live},
+       "Quick CFG tries before the link is reported down (then one try every handshake_slow_ms).", kLive},
       [](auto& c) -> auto& { return c.link.handshake_retries; }, 1, 100));
   s.push_back(duration(
-      {"link", "handshake_slow_ms", "--handshake-slow-ms", "Interval of CFG tries after the quick ones failed.", live},
+      {"link", "handshake_slow_ms", "--handshake-slow-ms", "Interval of CFG tries after the quick ones failed.", kLive},
       [](auto& c) -> auto& { return c.link.handshake_slow_interval; }, 1, kHour));
   s.push_back(duration(
       {"link", "nak_window_ms", "--nak-window-ms",
-       "Each command is alone on the line this long; a NAK within it resends the command.", live},
+       "Each command is alone on the line this long; a NAK within it resends the command.", kLive},
       [](auto& c) -> auto& { return c.link.nak_window; }, 1, kHour));
   s.push_back(whole(
-      {"link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", live},
+      {"link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", kLive},
       [](auto& c) -> auto& { return c.link.nak_retries; }, 0, 20));
   s.push_back(duration(
       {"link", "reboot_confirm_ms", "--reboot-confirm-ms",
        "After an ACK that nothing explains, a packet other than ACK within this time shows that "
        "the Uno did not reboot.",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.link.reboot_confirm; }, 1, kHour));
   s.push_back(duration(
       {"link", "stale_timeout_ms", "--stale-timeout-ms",
-       "Silence from the Uno after which the link is reported stale and CFG is sent again.", live},
+       "Silence from the Uno after which the link is reported stale and CFG is sent again.", kLive},
       [](auto& c) -> auto& { return c.link.stale_timeout; }, 1, kHour));
   s.push_back(whole(
-      {"link", "max_payload", "--max-payload", "Serial frames with a longer LEN are taken for noise.", restart},
+      {"link", "max_payload", "--max-payload", "Serial frames with a longer LEN are taken for noise.", kRestart},
       [](auto& c) -> auto& { return c.link.max_payload; }, 29, 255));
   s.push_back(whole(
-      {"link", "command_queue", "--command-queue", "Commands that may wait for the serial line.", live},
+      {"link", "command_queue", "--command-queue", "Commands that may wait for the serial line.", kLive},
       [](auto& c) -> auto& { return c.link.max_queued_commands; }, 1, 10000));
   s.push_back(flag(
       {"link", "command_ack", "--command-ack",
        "The firmware acknowledges every command: a command not acknowledged within its window is "
        "resent, and fails when no try was acknowledged.",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.link.require_command_ack; }));
 
   s.push_back(whole(
-      {"robot", "id", "--robot-id", "Robot id sent in CFG.", live}, [](auto& c) -> auto& { return c.robot.id; }, 0,
+      {"robot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
       255));
   s.push_back(whole(
-      {"robot", "gripper", "--gripper", "Gripper type sent in CFG.", live},
+      {"robot", "gripper", "--gripper", "Gripper type sent in CFG.", kLive},
       [](auto& c) -> auto& { return c.robot.gripper; }, 0, 255));
   s.push_back(whole(
       {"robot", "left_wheel_stop", "--left-wheel-stop",
        "Left wheel servo's stop point sent in CFG (the pulse, in microseconds, at which it stands "
        "still).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.robot.left_wheel_stop; }, 0, 65535));
   s.push_back(whole(
-      {"robot", "right_wheel_stop", "--right-wheel-stop", "Right wheel servo's stop point sent in CFG.", live},
+      {"robot", "right_wheel_stop", "--right-wheel-stop", "Right wheel servo's stop point sent in CFG.", kLive},
       [](auto& c) -> auto& { return c.robot.right_wheel_stop; }, 0, 65535));
   s.push_back(whole(
-      {"robot", "servo_model", "--servo-model", "Servo model sent in CFG.", live},
+      {"robot", "servo_model", "--servo-model", "Servo model sent in CFG.", kLive},
       [](auto& c) -> auto& { return c.robot.servo_model; }, 0, 255));
   {
     Setting ip = text(
         {"robot", "ip", "--robot-ip",
          "IPv4 address whose last two octets CFG carries; \"\": this machine's first non-loopback "
          "IPv4 address when the bridge starts.",
-         live},
+         kLive},
         [](auto& c) -> auto& { return c.robot_ip; });
     ip.check = [](const Value& value) -> std::string {
       const auto& address = std::get<std::string>(value);
@@ -236,113 +236,113 @@ std::vector<Setting> make_settings() {
 
   s.push_back(real(
       {"units", "battery_volts_per_count", "--battery-volts-per-count",
-       "Volts per count of the battery reading, published as battery_v (0: not published).", live},
+       "Volts per count of the battery reading, published as battery_v (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.battery_volts_per_count; }, 0, 1000));
   s.push_back(real(
       {"units", "ir_volts_per_count", "--ir-volts-per-count",
        "Volts per count of the IR readings (an Uno's ADC: 5/1023), published as ir_v (0: not "
        "published).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.units.ir_volts_per_count; }, 0, 1000));
   s.push_back(real(
       {"units", "odometer_mm_per_count", "--odometer-mm-per-count",
-       "Millimetres per odometer count, published as odometer_mm (0: not published).", live},
+       "Millimetres per odometer count, published as odometer_mm (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.odometer_mm_per_count; }, 0, 10000));
   s.push_back(real(
       {"units", "wheel_watcher_mm_per_count", "--wheel-watcher-mm-per-count",
-       "Millimetres per wheel-watcher count, published as wheel_watcher_mm (0: not published).", live},
+       "Millimetres per wheel-watcher count, published as wheel_watcher_mm (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.wheel_watcher_mm_per_count; }, 0, 10000));
 
   s.push_back(text(
       {"listen", "bind", "--bind", "Address every listener uses unless it has its own (0.0.0.0: all IPv4 interfaces).",
-       restart},
+       kRestart},
       [](auto& c) -> auto& { return c.bind; }, ip_address));
   s.push_back(whole(
-      {"listen", "max_clients", "--max-clients", "Most clients per port; more are told so and closed.", restart},
+      {"listen", "max_clients", "--max-clients", "Most clients per port; more are told so and closed.", kRestart},
       [](auto& c) -> auto& { return c.max_clients; }, 1, 10000));
   s.push_back(text(
-      {"binary", "bind", "--binary-bind", "Address of the binary listener (\"\": [listen] bind).", restart},
+      {"binary", "bind", "--binary-bind", "Address of the binary listener (\"\": [listen] bind).", kRestart},
       [](auto& c) -> auto& { return c.binary_bind; }, ip_address_or_empty));
   s.push_back(whole(
       {"binary", "port", "--port", "TCP port for binary clients, the Flockbot socket protocol (0: any free port).",
-       restart},
+       kRestart},
       [](auto& c) -> auto& { return c.port; }, 0, 65535));
   s.push_back(text(
-      {"json", "bind", "--json-bind", "Address of the JSON-lines listener (\"\": [listen] bind).", restart},
+      {"json", "bind", "--json-bind", "Address of the JSON-lines listener (\"\": [listen] bind).", kRestart},
       [](auto& c) -> auto& { return c.json_bind; }, ip_address_or_empty));
   s.push_back(whole(
-      {"json", "port", "--json-port", "TCP port for JSON-lines clients (0: any free port).", restart},
+      {"json", "port", "--json-port", "TCP port for JSON-lines clients (0: any free port).", kRestart},
       [](auto& c) -> auto& { return c.json_port; }, 0, 65535));
   s.push_back(flag(
       {"http", "enabled", "--no-http",
        "Serve the web dashboard (/) and its WebSocket JSON feed (/ws). The option --no-http turns it "
        "off.",
-       restart},
+       kRestart},
       [](auto& c) -> auto& { return c.http; }, true));
   s.push_back(text(
-      {"http", "bind", "--http-bind", "Address of the web server (\"\": [listen] bind).", restart},
+      {"http", "bind", "--http-bind", "Address of the web server (\"\": [listen] bind).", kRestart},
       [](auto& c) -> auto& { return c.http_bind; }, ip_address_or_empty));
   s.push_back(whole(
-      {"http", "port", "--http-port", "TCP port of the web dashboard (0: any free port).", restart},
+      {"http", "port", "--http-port", "TCP port of the web dashboard (0: any free port).", kRestart},
       [](auto& c) -> auto& { return c.http_port; }, 0, 65535));
   s.push_back(text(
       {"http", "root", "--http-root",
-       "Folder of the dashboard's files (\"\": share/flockbridge/www beside the program's bin/).", restart},
+       "Folder of the dashboard's files (\"\": share/flockbridge/www beside the program's bin/).", kRestart},
       [](auto& c) -> auto& { return c.http_root; }));
 
   s.push_back(duration(
       {"clients", "message_timeout_ms", "--message-timeout-ms",
-       "A client message not completed within this time is discarded with an error.", live},
+       "A client message not completed within this time is discarded with an error.", kLive},
       [](auto& c) -> auto& { return c.message_timeout; }, 1, kHour));
   s.push_back(whole(
       {"clients", "max_line", "--max-line",
        "Longest JSON line or WebSocket message a client may send, in bytes (for clients that "
        "connect afterwards).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.max_line; }, 256, 1 << 20));
   s.push_back(whole(
       {"clients", "queue_limit", "--queue-limit",
        "Messages other than sensor messages that may wait for one client before it is closed (for "
        "clients that connect afterwards).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.queue_limit; }, 8, 1'000'000));
   s.push_back(duration(
       {"clients", "stall_timeout_ms", "--stall-timeout-ms",
-       "A client that takes none of the data waiting for it for this long is closed.", live},
+       "A client that takes none of the data waiting for it for this long is closed.", kLive},
       [](auto& c) -> auto& { return c.stall_timeout; }, 1, kHour));
   s.push_back(whole(
       {"clients", "send_buffer", "--client-send-buffer",
        "Kernel send buffer per client in bytes (0: the system's default; for clients that connect "
        "afterwards).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.client_send_buffer; }, 0, 16 << 20));
   s.push_back(real(
       {"clients", "command_rate", "--command-rate",
        "Commands a second each client may send on average; Stop and EMG are never limited (for "
        "clients that connect afterwards).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.command_rate; }, 1, 100000));
   s.push_back(real(
       {"clients", "command_burst", "--command-burst",
        "Commands a client may send at once before the rate applies (for clients that connect "
        "afterwards).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.command_burst; }, 1, 100000));
   s.push_back(duration(
       {"clients", "dead_peer_timeout_ms", "--dead-peer-timeout-ms",
        "A client whose network vanished (no FIN) is found and closed within about this long (for "
        "clients that connect afterwards).",
-       live},
+       kLive},
       [](auto& c) -> auto& { return c.dead_peer_timeout; }, 2000, kHour));
 
   s.push_back(duration(
       {"safety", "motion_watchdog_ms", "--motion-watchdog-ms",
-       "Stop a moving robot when no motion command has come for this long (0: off).", live},
+       "Stop a moving robot when no motion command has come for this long (0: off).", kLive},
       [](auto& c) -> auto& { return c.motion_watchdog; }, 0, kHour));
 
   {
     Setting level =
-        named({"log", "level", "--log-level", "Least important messages logged: debug, info, warning or error.", live},
+        named({"log", "level", "--log-level", "Least important messages logged: debug, info, warning or error.", kLive},
               ValueKind::Choice);
     level.choices = {"debug", "info", "warning", "error"};
     level.get = [](const Config& config) -> Value {
@@ -357,15 +357,15 @@ std::vector<Setting> make_settings() {
     s.push_back(std::move(level));
   }
   s.push_back(duration(
-      {"log", "stats_interval_s", "--stats-interval-s", "Log the counters this often (0: never).", live},
+      {"log", "stats_interval_s", "--stats-interval-s", "Log the counters this often (0: never).", kLive},
       [](auto& c) -> auto& { return c.stats_interval; }, 0, 86400));
 
   s.push_back(flag(
       {"simulator", "enabled", "--simulate",
-       "Run against a built-in simulated Uno on a pseudo-terminal instead of serial.device.", restart},
+       "Run against a built-in simulated Uno on a pseudo-terminal instead of serial.device.", kRestart},
       [](auto& c) -> auto& { return c.simulate; }));
   s.push_back(real(
-      {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", restart},
+      {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", kRestart},
       [](auto& c) -> auto& { return c.sim.rate_hz; }, 0.1, 2000));
   return s;
 }
