@@ -1,0 +1,14 @@
+#!/bin/sh
+# Builds flockbridge and its benchmarks, installs ser2net (Debian's package),
+# and runs compare_bench: the bridge and ser2net side by side on the same
+# workloads. Figures only. Arguments go to compare_bench, e.g.
+#   scripts/compare.sh --seconds 5 --rate-hz 100
+set -eu
+cd "$(dirname "$0")/.."
+. scripts/lib.sh
+scripts/deps.sh
+# ser2net is only compared, never used by the bridge; without it the
+# benchmark says so and measures the bridge alone.
+install_missing ser2net || echo "ser2net could not be installed; the benchmark runs without it"
+scripts/build.sh -DFLOCKBRIDGE_TESTS=ON
+exec "${BUILD_DIR:-build}/bin/compare_bench" "$@"
