@@ -62,6 +62,12 @@ CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int
     other(*message);
   }
 
+  // The last answers can arrive before this process has read the simulator's
+  // last "rx" lines (it prints them, then acknowledges). A console command
+  // answered after them marks the end of what it printed so far.
+  sim.send_line("counters");
+  sim.wait_for(ChildProcess::Stream::Stdout, "done counters");
+
   // "rx <hex>" for every frame the Uno accepted; "rx-damaged <hex> was <hex>"
   // right after it when that frame was damaged on the way (so its "rx" line
   // did not show what the client sent).
