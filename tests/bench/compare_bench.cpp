@@ -31,6 +31,7 @@
 #include <atomic>
 #include <charconv>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -66,6 +67,7 @@ class FastUno {
   FastUno() {
     master_ = ::posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (master_ < 0 || ::grantpt(master_) != 0 || ::unlockpt(master_) != 0) throw std::runtime_error("no pty");
+    ::fcntl(master_, F_SETFL, ::fcntl(master_, F_GETFL) | O_NONBLOCK);
     slave_path_ = ::ptsname(master_);
     // Keep a slave open ourselves, so that the master never sees a hang-up
     // while the server (re)opens the device.
@@ -108,6 +110,11 @@ class FastUno {
     std::lock_guard lock(commands_mutex_);
     return commands_;
   }
+  /// Waits until `count` command frames have arrived in all; false after `timeout`.
+  bool wait_commands(std::size_t count, std::chrono::milliseconds timeout) {
+    std::unique_lock lock(commands_mutex_);
+    return command_arrived_.wait_for(lock, timeout, [&] { return commands_.size() >= count; });
+  }
 
  private:
   void write_all(protocol::ByteView bytes) {
@@ -140,8 +147,11 @@ class FastUno {
           configured_ = true;
           continue;
         }
-        std::lock_guard lock(commands_mutex_);
-        commands_.emplace_back(protocol::Bytes(payload.begin(), payload.end()), now);
+        {
+          std::lock_guard lock(commands_mutex_);
+          commands_.emplace_back(protocol::Bytes(payload.begin(), payload.end()), now);
+        }
+        command_arrived_.notify_all();
       }
     }
   }
@@ -156,6 +166,7 @@ class FastUno {
   std::mutex sent_mutex_;
   std::vector<Clock::time_point> sent_;
   std::mutex commands_mutex_;
+  std::condition_variable command_arrived_;
   std::vector<std::pair<protocol::Bytes, Clock::time_point>> commands_;
 };
 
@@ -224,8 +235,11 @@ long json_seq(std::string_view line) {
          (static_cast<long>(static_cast<std::uint16_t>(right)) << 16);
 }
 
-/// Reads every reader for `seconds` with one epoll loop and collects the latencies.
-Delivery read_for(std::vector<Reader>& readers, Wire wire, FastUno& uno, double seconds) {
+/// Reads every reader for `seconds` with one epoll loop and adds the
+/// latencies of sequence numbers from `first_seq` on to `delivery` (earlier
+/// ones are the tail of a previous phase).
+void read_for(std::vector<Reader>& readers, Wire wire, FastUno& uno, double seconds, long first_seq,
+              Delivery& delivery) {
   const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
   for (std::size_t i = 0; i < readers.size(); ++i) {
     epoll_event event{};
@@ -233,12 +247,11 @@ Delivery read_for(std::vector<Reader>& readers, Wire wire, FastUno& uno, double 
     event.data.u64 = i;
     ::epoll_ctl(epoll, EPOLL_CTL_ADD, readers[i].connection.fd(), &event);
   }
-  Delivery delivery;
   std::vector<epoll_event> events(256);
   std::vector<char> buffer(65536);
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   const auto record = [&](Reader& reader, long seq, Clock::time_point now) {
-    if (seq < 0) return;
+    if (seq < first_seq) return;
     const Clock::time_point sent = uno.sent_at(static_cast<std::uint32_t>(seq));
     if (sent != Clock::time_point{})
       delivery.ms.push_back(std::chrono::duration<double, std::milli>(now - sent).count());
@@ -275,8 +288,6 @@ Delivery read_for(std::vector<Reader>& readers, Wire wire, FastUno& uno, double 
     }
   }
   ::close(epoll);
-  std::sort(delivery.ms.begin(), delivery.ms.end());
-  return delivery;
 }
 
 /// CPU seconds a process has used (user + system).
@@ -301,7 +312,8 @@ double cpu_seconds(pid_t pid) {
 struct Server {
   std::string name;
   Wire wire;
-  std::uint16_t port = 0;
+  std::uint16_t port = 0;         ///< where sensor readers connect (JSON lines, or ser2net's raw port)
+  std::uint16_t binary_port = 0;  ///< the bridge's port 2005; 0 for ser2net
   std::unique_ptr<FastUno> uno;
   std::unique_ptr<ChildProcess> process;
   std::uint32_t next_seq = 0;
@@ -328,18 +340,25 @@ struct Workload {
 Workload stream(Server& server, std::vector<Reader>& readers, double rate_hz, double seconds) {
   // Settle: every reader has its first message before the measured phase.
   {
+    Delivery ignored;
     SensorStream warmup(*server.uno, rate_hz, server.next_seq);
-    (void)read_for(readers, server.wire, *server.uno, 0.5);
+    read_for(readers, server.wire, *server.uno, 0.5, 0, ignored);
   }
+  for (Reader& reader : readers) reader.last_seq = -1;
   Workload load;
+  const long first_seq = server.next_seq;
   const double cpu_before = cpu_seconds(server.pid());
   const auto started = Clock::now();
   SensorStream sensors(*server.uno, rate_hz, server.next_seq);
-  load.delivery = read_for(readers, server.wire, *server.uno, seconds);
+  read_for(readers, server.wire, *server.uno, seconds, first_seq, load.delivery);
   sensors.stop();
   load.wall_s = seconds_since(started, Clock::now());
   load.cpu_s = cpu_seconds(server.pid()) - cpu_before;
   load.expected = sensors.sent() * static_cast<long>(readers.size());
+  // What is still on its way counts too; a server that is behind has a
+  // backlog here, and what is not in by the end of the drain was late.
+  read_for(readers, server.wire, *server.uno, 0.3, first_seq, load.delivery);
+  std::sort(load.delivery.ms.begin(), load.delivery.ms.end());
   return load;
 }
 
@@ -356,6 +375,57 @@ void print_delivery(const char* server, const Workload& load) {
 void print_ratio(const char* what, double bridge, double ser2net, const char* target) {
   if (ser2net <= 0) return;
   std::printf("    ratio %-22s %.2f  (%s)\n", what, bridge / ser2net, target);
+}
+
+/// How a client sends a "move at `speed`" command: the bytes it writes.
+enum class CommandForm { Binary, Json, RawFrame };
+
+std::string command_bytes(CommandForm form, int speed) {
+  const std::string payload = std::string("DMS") + static_cast<char>(static_cast<std::int8_t>(speed));
+  switch (form) {
+    case CommandForm::Binary:
+      return std::string(1, static_cast<char>(payload.size())) + payload;
+    case CommandForm::Json:
+      return "{\"cmd\":\"move\",\"speed\":" + std::to_string(speed) + "}\n";
+    case CommandForm::RawFrame:
+      break;
+  }
+  const protocol::Bytes frame = protocol::encode_frame(protocol::as_bytes(payload));
+  return std::string(frame.begin(), frame.end());
+}
+
+/// Sends `count` commands, one every 20 ms (longer than the bridge's NAK
+/// window, so none waits behind another), each awaited on the serial side;
+/// returns each one's latency in ms, sorted. Sensor frames flow meanwhile, as
+/// from a real Uno, and the client's incoming data is drained.
+std::vector<double> command_latency(Server& server, std::uint16_t port, CommandForm form, int count) {
+  TcpClient client(port);
+  std::uint32_t& seq = server.next_seq;
+  SensorStream sensors(*server.uno, 33, seq);
+  std::vector<double> ms;
+  char sink[65536];
+  for (int i = 0; i < count; ++i) {
+    while (::recv(client.fd(), sink, sizeof(sink), MSG_DONTWAIT) > 0) {
+    }
+    const std::size_t before = server.uno->commands().size();
+    const int speed = i % 100 + 1;
+    const std::string bytes = command_bytes(form, speed);
+    const Clock::time_point sent = Clock::now();
+    client.send(bytes);
+    if (!server.uno->wait_commands(before + 1, 2s)) continue;
+    const auto arrived = server.uno->commands()[before];
+    if (arrived.first.size() == 4 && static_cast<std::int8_t>(arrived.first[3]) == speed) {
+      ms.push_back(std::chrono::duration<double, std::milli>(arrived.second - sent).count());
+    }
+    std::this_thread::sleep_until(sent + 20ms);  // the load's pace
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+void print_commands(const char* what, const std::vector<double>& ms, int count) {
+  std::printf("    %-24s p50 %7.3f ms  p99 %7.3f ms  max %8.2f ms  (%zu of %d arrived)\n", what, percentile(ms, 0.5),
+              percentile(ms, 0.99), ms.empty() ? 0.0 : ms.back(), ms.size(), count);
 }
 
 struct Options {
@@ -415,6 +485,7 @@ std::unique_ptr<Server> start_bridge(const std::filesystem::path& directory) {
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;
   if (!ports) throw std::runtime_error("flockbridge did not start");
   server->port = ports->json;
+  server->binary_port = ports->binary;
   // The link comes up once this Uno has answered CFG and sent a packet.
   SensorStream keep_alive(*server->uno, 50, server->next_seq);
   if (!server->process->wait_for(ChildProcess::Stream::Stderr, "robot link up")) {
@@ -493,11 +564,35 @@ int main(int argc, char** argv) {
       "reading it\n\n",
       options.rate_hz, options.seconds);
 
-  std::printf("Sensor latency, by number of clients:\n");
+  const std::size_t kBridge = 0;
+  const std::size_t kSer2net = 1;
+  const bool compared = servers.size() == 2;
+
+  // Commands: client write to the whole frame on the serial side.
+  constexpr int kCommands = 200;
+  std::printf("Command latency (client write to the frame complete on the serial side), %d commands:\n", kCommands);
+  const auto binary_commands = command_latency(*bridge, bridge->binary_port, CommandForm::Binary, kCommands);
+  print_commands("flockbridge, port 2005", binary_commands, kCommands);
+  const auto json_commands = command_latency(*bridge, bridge->port, CommandForm::Json, kCommands);
+  print_commands("flockbridge, port 2006", json_commands, kCommands);
+  std::vector<double> raw_commands;
+  if (compared) {
+    raw_commands = command_latency(*ser2net, ser2net->port, CommandForm::RawFrame, kCommands);
+    print_commands("ser2net, raw frame", raw_commands, kCommands);
+    print_ratio("p50, port 2005", percentile(binary_commands, 0.5), percentile(raw_commands, 0.5),
+                "target at most 1.0");
+    print_ratio("p50, port 2006", percentile(json_commands, 0.5), percentile(raw_commands, 0.5), "target at most 1.0");
+  }
+
+  std::printf("\nSensor latency, by number of clients:\n");
+  std::vector<Workload> at100(servers.size());
+  std::vector<Workload> at1000(servers.size());
+  std::vector<std::string> peak_rss(servers.size());
   for (const int clients : {1, 10, 100, 1000}) {
     std::printf("  %d client%s\n", clients, clients == 1 ? "" : "s");
     std::vector<Workload> loads;
-    for (Server* server : servers) {
+    for (std::size_t i = 0; i < servers.size(); ++i) {
+      Server* server = servers[i];
       const auto connecting = Clock::now();
       auto readers = server->connect(clients);
       if (clients >= 100) {
@@ -506,17 +601,87 @@ int main(int argc, char** argv) {
       }
       loads.push_back(stream(*server, readers, options.rate_hz, options.seconds));
       print_delivery(server->name.c_str(), loads.back());
+      if (clients == 100) at100[i] = loads.back();
       if (clients == 1000) {
-        std::printf("    %-12s peak RSS %s\n", server->name.c_str(), process_status(server->pid(), "VmHWM").c_str());
+        at1000[i] = loads.back();
+        peak_rss[i] = process_status(server->pid(), "VmHWM");
+        std::printf("    %-12s peak RSS %s\n", server->name.c_str(), peak_rss[i].c_str());
       }
     }
-    if (loads.size() == 2) {
-      print_ratio("p50", percentile(loads[0].delivery.ms, 0.5), percentile(loads[1].delivery.ms, 0.5),
+    if (compared) {
+      print_ratio("p50", percentile(loads[kBridge].delivery.ms, 0.5), percentile(loads[kSer2net].delivery.ms, 0.5),
                   clients == 100 ? "target at most 0.5" : "bridge / ser2net");
-      print_ratio("p99", percentile(loads[0].delivery.ms, 0.99), percentile(loads[1].delivery.ms, 0.99),
+      print_ratio("p99", percentile(loads[kBridge].delivery.ms, 0.99), percentile(loads[kSer2net].delivery.ms, 0.99),
                   clients == 100 ? "target at most 0.5" : "bridge / ser2net");
     }
   }
+
+  std::printf("\n100 reading clients and 10 that never read:\n");
+  std::vector<Workload> stalled(servers.size());
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    Server* server = servers[i];
+    auto readers = server->connect(100);
+    auto sleepers = server->connect(10, 4096);
+    stalled[i] = stream(*server, readers, options.rate_hz, options.seconds);
+    print_delivery(server->name.c_str(), stalled[i]);
+  }
+
+  constexpr double kSustainedP99Ms = 50;
+  std::printf("\nThe highest sensor rate to 1000 clients with none lost and p99 under %.0f ms (3 s each):\n",
+              kSustainedP99Ms);
+  std::vector<double> best_rate(servers.size(), 0);
+  for (std::size_t i = 0; i < servers.size(); ++i) {
+    Server* server = servers[i];
+    auto readers = server->connect(1000);
+    for (const double rate : {100.0, 200.0, 338.0, 500.0, 1000.0}) {
+      const Workload load = stream(*server, readers, rate, 3);
+      const double achieved = static_cast<double>(load.expected) / 1000.0 / load.wall_s;
+      // Sustained: the frames went out at the rate asked, every client got
+      // every one, and none waited long (a server that falls behind queues).
+      const bool lossless = load.delivery.missed == 0 && load.delivery.messages >= load.expected &&
+                            achieved >= rate * 0.95 && percentile(load.delivery.ms, 0.99) < kSustainedP99Ms;
+      std::printf("    %-12s %6.0f/s asked, %6.0f/s sent:", server->name.c_str(), rate, achieved);
+      print_delivery("", load);
+      if (!lossless) break;
+      best_rate[i] = rate;
+    }
+  }
+
+  // At 115200 baud a byte takes 10 bit times: a 34-byte sensor frame is on
+  // the wire for about 2.95 ms, and at most about 338 fit in a second.
+  constexpr double kFrameWireMs = 34 * 10 * 1000.0 / 115200;
+  std::printf("\nPhysical limits: a sensor frame takes %.2f ms on the wire at 115200 baud; at most %.0f a second.\n",
+              kFrameWireMs, 1000.0 / kFrameWireMs);
+  std::printf("  the bridge adds p50 %.3f ms with 100 clients (%.0f%% of one frame's wire time)\n",
+              percentile(at100[kBridge].delivery.ms, 0.5),
+              100 * percentile(at100[kBridge].delivery.ms, 0.5) / kFrameWireMs);
+
+  std::printf("\nTargets:\n");
+  const auto verdict = [](bool met) { return met ? "met" : "MISSED"; };
+  if (compared) {
+    const double p50_ratio = percentile(at100[kBridge].delivery.ms, 0.5) / percentile(at100[kSer2net].delivery.ms, 0.5);
+    const double p99_ratio =
+        percentile(at100[kBridge].delivery.ms, 0.99) / percentile(at100[kSer2net].delivery.ms, 0.99);
+    std::printf("  sensor latency with 100 clients at most half of ser2net's: p50 %.2f, p99 %.2f: %s\n", p50_ratio,
+                p99_ratio, verdict(p50_ratio <= 0.5 && p99_ratio <= 0.5));
+    const double command_ratio = percentile(json_commands, 0.5) / percentile(raw_commands, 0.5);
+    std::printf("  command latency p50 no worse than ser2net's: %.2f (port 2006), %.2f (port 2005): %s\n",
+                command_ratio, percentile(binary_commands, 0.5) / percentile(raw_commands, 0.5),
+                verdict(command_ratio <= 1.0));
+  }
+  const double cpu_share = at1000[kBridge].cpu_s / at1000[kBridge].wall_s;
+  std::printf("  1000 JSON subscribers at %.0f packets/s under a quarter of a core: %.0f%%: %s\n", options.rate_hz,
+              100 * cpu_share, verdict(cpu_share < 0.25));
+  const long rss_kb = std::atol(peak_rss[kBridge].c_str());
+  std::printf("  peak memory with 1000 clients under 16 MiB: %s: %s\n", peak_rss[kBridge].c_str(),
+              verdict(rss_kb > 0 && rss_kb < 16 * 1024));
+  const double calm = percentile(at100[kBridge].delivery.ms, 0.5);
+  const double with_sleepers = percentile(stalled[kBridge].delivery.ms, 0.5);
+  std::printf("  no measurable change from 10 stalled clients: p50 %.3f -> %.3f ms, none missed: %s\n", calm,
+              with_sleepers, verdict(stalled[kBridge].delivery.missed == 0 && with_sleepers <= calm * 1.1 + 0.1));
+  std::printf("  highest loss-free rate to 1000 clients: flockbridge %.0f/s%s\n", best_rate[kBridge],
+              compared ? (", ser2net " + std::to_string(static_cast<int>(best_rate[kSer2net])) + "/s").c_str() : "");
+
   bridge->process->terminate();
   if (ser2net) ser2net->process->terminate();
   std::filesystem::remove_all(directory);
