@@ -542,6 +542,7 @@ std::unique_ptr<Server> start_ser2net(const std::filesystem::path& directory) {
 
 int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   const auto directory = std::filesystem::temp_directory_path() / ("flockbridge-compare-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
   auto bridge = start_bridge(directory);
