@@ -586,7 +586,6 @@ void Bridge::on_reload_signal() {
 
 void Bridge::reload(const Config& loaded) {
   const Reload plan = plan_reload(config_, loaded);
-  const protocol::RobotConfig robot_before = robot_config();
   config_ = plan.config;
   set_log_level(config_.log_level);
   for (const auto& change : plan.applied) log_info("reloaded " + change);
@@ -595,8 +594,9 @@ void Bridge::reload(const Config& loaded) {
 
   link_.set_settings(config_.link);
   arm_stats_timer();
-  const protocol::RobotConfig robot = robot_config();
-  if (protocol::encode_config_payload(robot) != protocol::encode_config_payload(robot_before)) {
+  // Compared with what the Uno was last sent, so that a change of the Pi's
+  // own address since then counts too.
+  if (const protocol::RobotConfig robot = robot_config(); robot != link_.robot_config()) {
     link_.set_robot_config(robot);
     link_.reconfigure(steady_now(), "the robot's settings were reloaded; configuring it again");
     arm_link_timer();

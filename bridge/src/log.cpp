@@ -61,20 +61,21 @@ struct Logger {
   Clock::time_point now() const { return clock ? clock() : Clock::now(); }
 
   void write(LogLevel at, std::string_view message) {
-    static constexpr const char* kNames[] = {"debug", "info", "warning", "error"};
     // syslog priorities: debug 7, info 6, warning 4, error 3.
     static constexpr const char* kPriorities[] = {"<7>", "<6>", "<4>", "<3>"};
     static constexpr const char* kColours[] = {"\x1b[2m", "\x1b[36m", "\x1b[33m", "\x1b[1;31m"};
     const auto index = static_cast<std::size_t>(at);
     std::string line;
     if (output) {
-      line = std::string(kNames[index]) + ": ";
+      line = std::string(log_level_name(at)) + ": ";
     } else if (style == Style::Journal) {
-      line = std::string(kPriorities[index]) + kNames[index] + ": ";
+      line = std::string(kPriorities[index]).append(log_level_name(at)) + ": ";
     } else if (style == Style::Terminal) {
-      line = name + ": " + kColours[index] + kNames[index] + "\x1b[0m: ";
+      line = name + ": " + kColours[index];
+      line.append(log_level_name(at)) += "\x1b[0m: ";
     } else {
-      line = name + ": " + kNames[index] + ": ";
+      line = name + ": ";
+      line.append(log_level_name(at)) += ": ";
     }
     line.append(message);
     if (output) {
@@ -111,6 +112,11 @@ Logger& logger() {
 }
 
 }  // namespace
+
+std::string_view log_level_name(LogLevel level) noexcept {
+  static constexpr std::array<std::string_view, 4> kNames{"debug", "info", "warning", "error"};
+  return kNames[static_cast<std::size_t>(level)];
+}
 
 void set_log_level(LogLevel level) noexcept {
   logger().level = level;

@@ -10,11 +10,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <sstream>
 #include <type_traits>
 
 #include <toml++/toml.h>
+
+#include "flockbridge/bridge/log.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -113,15 +114,13 @@ std::string ip_address(const Value& value) {
   return is_ip_address(std::get<std::string>(value)) ? "" : "an IPv4 or IPv6 address such as 0.0.0.0, 127.0.0.1 or ::";
 }
 std::string ip_address_or_empty(const Value& value) {
-  if (std::get<std::string>(value).empty() || ip_address(value).empty()) return "";
-  return ip_address(value) + ", or \"\" for [listen] bind";
+  if (std::get<std::string>(value).empty()) return "";
+  const std::string allowed = ip_address(value);
+  return allowed.empty() ? "" : allowed + ", or \"\" for [listen] bind";
 }
 std::string not_empty(const Value& value) {
   return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
 }
-
-const std::map<std::string_view, LogLevel> kLogLevels{
-    {"debug", LogLevel::Debug}, {"info", LogLevel::Info}, {"warning", LogLevel::Warning}, {"error", LogLevel::Error}};
 
 std::vector<Setting> make_settings() {
   constexpr std::int64_t kHour = 3'600'000;
@@ -344,15 +343,12 @@ std::vector<Setting> make_settings() {
     Setting level =
         named({"log", "level", "--log-level", "Least important messages logged: debug, info, warning or error.", kLive},
               ValueKind::Choice);
-    level.choices = {"debug", "info", "warning", "error"};
-    level.get = [](const Config& config) -> Value {
-      for (const auto& [name, value] : kLogLevels) {
-        if (value == config.log_level) return std::string(name);
-      }
-      return std::string("info");
-    };
+    for (const LogLevel each : kLogLevels) level.choices.push_back(log_level_name(each));
+    level.get = [](const Config& config) -> Value { return std::string(log_level_name(config.log_level)); };
     level.set = [](Config& config, const Value& value) {
-      config.log_level = kLogLevels.at(std::get<std::string>(value));
+      for (const LogLevel each : kLogLevels) {
+        if (log_level_name(each) == std::get<std::string>(value)) config.log_level = each;
+      }
     };
     s.push_back(std::move(level));
   }
@@ -462,32 +458,41 @@ std::optional<Value> from_node(const Setting& setting, const toml::node& node) {
   return std::nullopt;
 }
 
+/// The whole of `text` as a number of type T; nothing when any of it is not.
+template <typename T>
+std::optional<Value> number_from(const std::string& text) {
+  T number{};
+  const char* end = text.data() + text.size();
+  const auto [at, error] = std::from_chars(text.data(), end, number);
+  if (error != std::errc{} || at != end || text.empty()) return std::nullopt;
+  return Value{number};
+}
+
 /// A value from the command line, as typed; nothing when it does not read as the setting's kind.
 std::optional<Value> from_text(const Setting& setting, const std::string& text) {
-  const char* begin = text.data();
-  const char* end = text.data() + text.size();
   switch (setting.kind) {
     case ValueKind::Flag:
       if (text == "true") return Value{true};
       if (text == "false") return Value{false};
       break;
-    case ValueKind::Whole: {
-      std::int64_t number = 0;
-      const auto [at, error] = std::from_chars(begin, end, number);
-      if (error == std::errc{} && at == end && !text.empty()) return Value{number};
-      break;
-    }
-    case ValueKind::Real: {
-      double number = 0;
-      const auto [at, error] = std::from_chars(begin, end, number);
-      if (error == std::errc{} && at == end && !text.empty()) return Value{number};
-      break;
-    }
+    case ValueKind::Whole:
+      return number_from<std::int64_t>(text);
+    case ValueKind::Real:
+      return number_from<double>(text);
     case ValueKind::Text:
     case ValueKind::Choice:
       return Value{text};
   }
   return std::nullopt;
+}
+
+/// Sets a value read from the file or the command line when it is allowed;
+/// otherwise returns what it must be ("a whole number from 1 to 20").
+std::string apply_value(const Setting& setting, const std::optional<Value>& value, Config& config) {
+  if (!value) return kind_phrase(setting);
+  if (std::string wrong = problem(setting, *value); !wrong.empty()) return wrong;
+  setting.set(config, *value);
+  return "";
 }
 
 std::string node_text(const toml::node& node) {
@@ -502,10 +507,15 @@ std::string where(std::string_view origin, const toml::source_region& source) {
   return std::string(origin) + ":" + std::to_string(source.begin.line);
 }
 
-std::string names_of(const std::vector<std::string_view>& names) {
-  std::string joined;
-  for (const auto name : names) joined += (joined.empty() ? "" : ", ") + std::string(name);
-  return joined;
+/// The texts joined with `separator` between them.
+template <typename Texts>
+std::string joined(const Texts& texts, std::string_view separator) {
+  std::string out;
+  for (const auto& text : texts) {
+    if (!out.empty()) out += separator;
+    out += text;
+  }
+  return out;
 }
 
 /// Checks that involve more than one setting.
@@ -533,9 +543,7 @@ std::vector<std::string> cross_checks(const Config& config) {
 protocol::Result<Config> checked(Config config, std::vector<std::string> problems) {
   if (problems.empty()) problems = cross_checks(config);
   if (problems.empty()) return config;
-  std::string text;
-  for (const auto& line : problems) text += (text.empty() ? "" : "\n") + line;
-  return Error{text};
+  return Error{joined(problems, "\n")};
 }
 
 const Setting* find_setting(std::string_view section, std::string_view name) {
@@ -543,6 +551,12 @@ const Setting* find_setting(std::string_view section, std::string_view name) {
     if (setting.section == section && setting.name == name) return &setting;
   }
   return nullptr;
+}
+
+/// The setting called `key` ("serial.baud"), or none.
+const Setting* find_setting(std::string_view key) {
+  const auto dot = key.find('.');
+  return dot == std::string_view::npos ? nullptr : find_setting(key.substr(0, dot), key.substr(dot + 1));
 }
 
 std::vector<std::string_view> sections() {
@@ -563,7 +577,7 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
     if (table == nullptr || std::find(known_sections.begin(), known_sections.end(), section) == known_sections.end()) {
       problems.emplace_back(section_key.source().begin.line,
                             where(origin, section_key.source()) + ": unknown section or setting '" +
-                                std::string(section) + "'; the sections are " + names_of(known_sections));
+                                std::string(section) + "'; the sections are " + joined(known_sections, ", "));
       continue;
     }
     for (const auto& [name_key, node] : *table) {
@@ -577,21 +591,13 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
         }
         problems.emplace_back(node.source().begin.line, place + ": unknown setting '" + std::string(section) + "." +
                                                             std::string(name) + "'; the settings of [" +
-                                                            std::string(section) + "] are " + names_of(known));
+                                                            std::string(section) + "] are " + joined(known, ", "));
         continue;
       }
-      const std::string shown = setting->key() + " = " + node_text(node);
-      const auto value = from_node(*setting, node);
-      if (!value) {
-        problems.emplace_back(node.source().begin.line,
-                              place + ": " + shown + " is not allowed: it must be " + kind_phrase(*setting));
-        continue;
+      if (std::string wrong = apply_value(*setting, from_node(*setting, node), config); !wrong.empty()) {
+        problems.emplace_back(node.source().begin.line, place + ": " + setting->key() + " = " + node_text(node) +
+                                                            " is not allowed: it must be " + wrong);
       }
-      if (std::string wrong = problem(*setting, *value); !wrong.empty()) {
-        problems.emplace_back(node.source().begin.line, place + ": " + shown + " is not allowed: it must be " + wrong);
-        continue;
-      }
-      setting->set(config, *value);
     }
   }
   std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -601,16 +607,12 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
   return lines;
 }
 
-Config defaults_with_file(const toml::table& file, std::string_view origin, std::vector<std::string>& problems) {
-  Config config;
-  problems = apply_file(file, origin, config);
-  return config;
-}
-
-/// Parses TOML, turning toml++'s exception into a message with the place.
-protocol::Result<toml::table> parse_toml(std::string_view text, std::string_view origin) {
+/// Reads TOML text's values into `config`: the problems of its values, by
+/// line, or an Error when it is not TOML at all (toml++ throws; the place
+/// goes into the message).
+protocol::Result<std::vector<std::string>> read_toml(std::string_view text, std::string_view origin, Config& config) {
   try {
-    return toml::parse(text, origin);
+    return apply_file(toml::parse(text, origin), origin, config);
   } catch (const toml::parse_error& error) {
     return Error{std::string(origin) + ":" + std::to_string(error.source().begin.line) + ":" +
                  std::to_string(error.source().begin.column) + ": not valid TOML: " + std::string(error.description())};
@@ -671,11 +673,10 @@ std::string format_value(const SettingValue& value) {
 }
 
 protocol::Result<Config> parse_config(std::string_view toml_text, std::string_view origin) {
-  auto file = parse_toml(toml_text, origin);
-  if (!file) return file.error();
-  std::vector<std::string> problems;
-  Config config = defaults_with_file(file.value(), origin, problems);
-  return checked(std::move(config), std::move(problems));
+  Config config;
+  auto problems = read_toml(toml_text, origin, config);
+  if (!problems) return problems.error();
+  return checked(std::move(config), std::move(problems).value());
 }
 
 protocol::Result<Config> load_config(const ConfigSources& sources) {
@@ -692,31 +693,21 @@ protocol::Result<Config> load_config(const ConfigSources& sources) {
     } else {
       std::ostringstream text;
       text << in.rdbuf();
-      auto file = parse_toml(text.str(), sources.file);
-      if (!file) return file.error();
-      config = defaults_with_file(file.value(), sources.file, problems);
+      auto read = read_toml(text.str(), sources.file, config);
+      if (!read) return read.error();
+      problems = std::move(read).value();
     }
   }
   for (const auto& [key, typed] : sources.overrides) {
-    const Setting* setting = nullptr;
-    for (const Setting& candidate : all_settings()) {
-      if (candidate.key() == key) setting = &candidate;
-    }
+    const Setting* setting = find_setting(key);
     if (setting == nullptr) {
       problems.push_back("no setting is called " + key);
       continue;
     }
-    const std::string shown = "command line: " + std::string(setting->option) + " " + typed + " (" + key + ")";
-    const auto value = from_text(*setting, typed);
-    if (!value) {
-      problems.push_back(shown + " is not allowed: it must be " + kind_phrase(*setting));
-      continue;
+    if (std::string wrong = apply_value(*setting, from_text(*setting, typed), config); !wrong.empty()) {
+      problems.push_back("command line: " + std::string(setting->option) + " " + typed + " (" + key +
+                         ") is not allowed: it must be " + wrong);
     }
-    if (std::string wrong = problem(*setting, *value); !wrong.empty()) {
-      problems.push_back(shown + " is not allowed: it must be " + wrong);
-      continue;
-    }
-    setting->set(config, *value);
   }
   return checked(std::move(config), std::move(problems));
 }

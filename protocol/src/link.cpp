@@ -42,11 +42,13 @@ Bytes encode_config_payload(const RobotConfig& config) {
 
 LinkController::LinkController(LinkSettings settings, RobotConfig robot, LinkEvents& events)
     : settings_(settings),
+      robot_(robot),
       cfg_frame_(encode_frame(encode_config_payload(robot))),
       events_(events),
       decoder_(settings.max_payload) {}
 
 void LinkController::set_robot_config(const RobotConfig& robot) {
+  robot_ = robot;
   cfg_frame_ = encode_frame(encode_config_payload(robot));
 }
 

@@ -248,6 +248,7 @@ TEST_CASE_FIXTURE(Fixture, "new robot settings are sent at once when the link is
   RobotConfig robot;
   robot.id = 42;
   link.set_robot_config(robot);
+  CHECK(link.robot_config() == robot);
   link.reconfigure(now, "settings reloaded");
   CHECK(link.state() == LinkState::Handshaking);
   CHECK(link.reason() == "settings reloaded");

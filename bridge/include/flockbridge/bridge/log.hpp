@@ -10,6 +10,7 @@
 // "(repeated 57 more times in the last 10 s) <message>".
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <functional>
 #include <string_view>
@@ -19,6 +20,11 @@
 namespace flockbridge::bridge {
 
 inline constexpr std::chrono::seconds kRepeatWindow{10};
+
+/// "debug", "info", "warning", "error": the names in log lines and in the configuration.
+inline constexpr std::array<LogLevel, 4> kLogLevels{LogLevel::Debug, LogLevel::Info, LogLevel::Warning,
+                                                    LogLevel::Error};
+[[nodiscard]] std::string_view log_level_name(LogLevel level) noexcept;
 
 void set_log_level(LogLevel level) noexcept;
 void set_log_name(std::string_view name) noexcept;

@@ -75,6 +75,8 @@ struct RobotConfig {
   std::uint8_t id = 1;
   std::uint8_t ip3 = 0;  ///< third octet of the Pi's IPv4 address
   std::uint8_t ip4 = 0;  ///< fourth octet
+
+  friend bool operator==(const RobotConfig&, const RobotConfig&) = default;
 };
 
 /// `C F G gripper lstop_lo lstop_hi rstop_lo rstop_hi servo_model id ip3 ip4` (12 bytes).
@@ -168,6 +170,8 @@ class LinkController {
 
   /// Takes effect at the next CFG.
   void set_robot_config(const RobotConfig& robot);
+  /// What the next CFG carries.
+  [[nodiscard]] const RobotConfig& robot_config() const noexcept { return robot_; }
   /// Sends the current CFG now when the port is open and the robot has
   /// started: commands waiting or in flight fail, and the link reports
   /// Handshaking with `reason` until the ACK. With the port closed, or while
@@ -222,7 +226,8 @@ class LinkController {
   void set_state(LinkState state, std::string reason);
 
   LinkSettings settings_;
-  Bytes cfg_frame_;
+  RobotConfig robot_;
+  Bytes cfg_frame_;  ///< robot_, framed once
   LinkEvents& events_;
   FrameDecoder decoder_;
   LinkStats stats_;
