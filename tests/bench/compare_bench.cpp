@@ -293,19 +293,18 @@ void read_for(std::vector<Reader>& readers, Wire wire, FastUno& uno, double seco
 /// CPU seconds a process has used (user + system).
 double cpu_seconds(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The fields after the command name (which may hold spaces) start at the
+  // last ')'; utime and stime are the 12th and 13th of them.
   const auto after_name = text.rfind(')');
-  if (after_name == std::string::npos) return 0;
-  std::vector<std::string> fields;
-  std::size_t at = after_name + 2;
-  while (at < text.size() && fields.size() < 15) {
-    const auto space = text.find(' ', at);
-    fields.push_back(text.substr(at, space - at));
-    at = space == std::string::npos ? text.size() : space + 1;
+  unsigned long utime = 0;
+  unsigned long stime = 0;
+  if (after_name == std::string::npos ||
+      std::sscanf(text.c_str() + after_name + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                  &stime) != 2) {
+    return 0;
   }
-  if (fields.size() < 13) return 0;
-  const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
-  return (std::atof(fields[11].c_str()) + std::atof(fields[12].c_str())) / ticks;  // utime, stime
+  return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 /// A server under test: flockbridge or ser2net, on its own pseudo-terminal.
@@ -452,7 +451,7 @@ Options parse(int argc, char** argv) {
   return options;
 }
 
-std::unique_ptr<Server> start_bridge(const std::filesystem::path& directory) {
+std::unique_ptr<Server> start_bridge() {
   auto server = std::make_unique<Server>();
   server->name = "flockbridge";
   server->wire = Wire::JsonLines;
@@ -480,7 +479,6 @@ std::unique_ptr<Server> start_bridge(const std::filesystem::path& directory) {
                                                                             "100000",
                                                                             "--stats-interval-s",
                                                                             "0"});
-  (void)directory;
   const auto listening = server->process->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;
   if (!ports) throw std::runtime_error("flockbridge did not start");
@@ -545,7 +543,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
   const auto directory = std::filesystem::temp_directory_path() / ("flockbridge-compare-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
-  auto bridge = start_bridge(directory);
+  auto bridge = start_bridge();
   std::unique_ptr<Server> ser2net;
   if (options.ser2net) {
     try {

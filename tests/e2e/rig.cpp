@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 
 namespace flockbridge::testing {
 
@@ -62,6 +63,10 @@ Rig::Rig(RigOptions options) {
       FLOCKBRIDGE_BIN, "--device", device_,           "--bind", "127.0.0.1",       "--port", "0", "--json-port", "0",
       "--http-port",   "0",        "--nak-window-ms", "100",    "--reopen-max-ms", "500"};
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
+  if (!options.config.empty()) {
+    std::ofstream(config_path()) << options.config;
+    bridge_argv.insert(bridge_argv.end(), {"--config", config_path().string()});
+  }
   // An installed /etc/flockbridge/flockbridge.toml must not change the tests.
   if (std::find(bridge_argv.begin(), bridge_argv.end(), "--config") == bridge_argv.end()) {
     bridge_argv.emplace_back("--no-config");

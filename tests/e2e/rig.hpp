@@ -20,8 +20,10 @@ namespace flockbridge::testing {
 
 struct RigOptions {
   double rate_hz = 50;
-  std::vector<std::string> bridge_args;  ///< without --config, the bridge reads no configuration file
-  std::vector<std::string> bridge_env;   ///< NAME=value, added to the bridge's environment
+  std::vector<std::string> bridge_args;  ///< without --config or `config`, the bridge reads no configuration file
+  /// TOML for a configuration file in the rig's folder, given with --config (empty: none).
+  std::string config;
+  std::vector<std::string> bridge_env;  ///< NAME=value, added to the bridge's environment
   std::vector<std::string> sim_args;
   bool start_sim = true;
   bool wait_until_up = true;
@@ -42,6 +44,8 @@ class Rig {
   [[nodiscard]] const std::string& device() const noexcept { return device_; }
   /// A folder of the test's own, removed with the rig.
   [[nodiscard]] const std::filesystem::path& directory() const noexcept { return directory_.path(); }
+  /// The configuration file written from RigOptions::config.
+  [[nodiscard]] std::filesystem::path config_path() const { return directory_ / "flockbridge.toml"; }
   /// Sends a signal to the bridge (SIGHUP: reload its configuration).
   void signal_bridge(int signal_number);
 

@@ -91,16 +91,14 @@ TEST_CASE("a bad file stops start-up, naming the setting, the value and what is 
 }
 
 TEST_CASE("SIGHUP applies new settings without dropping a client, and sends the robot its new CFG") {
-  TempDir folder;
-  const auto file = folder / "flockbridge.toml";
-  write_file(file, "[robot]\nid = 3\n");
-  Rig rig({.bridge_args = {"--config", file.string()}});
+  Rig rig({.config = "[robot]\nid = 3\n"});
   auto client = rig.json_client();
   auto before = client.read_json_type("sensor");
   REQUIRE(before);
   CHECK_FALSE(before->contains("battery_v"));
 
-  write_file(file, "[robot]\nid = 9\n[units]\nbattery_volts_per_count = 0.01\n[listen]\nmax_clients = 5\n");
+  write_file(rig.config_path(),
+             "[robot]\nid = 9\n[units]\nbattery_volts_per_count = 0.01\n[listen]\nmax_clients = 5\n");
   rig.signal_bridge(SIGHUP);
   rig.expect_log("reloaded robot.id: 3 -> 9");
   rig.expect_log("reloaded units.battery_volts_per_count: 0.0 -> 0.01");
@@ -119,13 +117,10 @@ TEST_CASE("SIGHUP applies new settings without dropping a client, and sends the 
 }
 
 TEST_CASE("a bad file at SIGHUP is reported and the bridge runs on as it was") {
-  TempDir folder;
-  const auto file = folder / "flockbridge.toml";
-  write_file(file, "[log]\nlevel = \"info\"\n");
-  Rig rig({.bridge_args = {"--config", file.string()}});
+  Rig rig({.config = "[log]\nlevel = \"info\"\n"});
   auto client = rig.json_client();
 
-  write_file(file, "[log]\nlevel = \"chatty\"\n");
+  write_file(rig.config_path(), "[log]\nlevel = \"chatty\"\n");
   rig.signal_bridge(SIGHUP);
   rig.expect_log("the configuration was not reloaded");
   rig.expect_log(":2: log.level = 'chatty' is not allowed");
