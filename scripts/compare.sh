@@ -3,6 +3,10 @@
 # and runs compare_bench: the bridge and ser2net side by side on the same
 # workloads. Figures only. Arguments go to compare_bench, e.g.
 #   scripts/compare.sh --seconds 5 --rate-hz 100
+#
+# compare_bench runs as root (through sudo when needed) so that it can work
+# in a network namespace of its own, with the servers on one core and their
+# clients on the others; --in-place runs it as it is, without root.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -11,4 +15,8 @@ scripts/deps.sh
 # benchmark says so and measures the bridge alone.
 install_missing ser2net || echo "ser2net could not be installed; the benchmark runs without it"
 scripts/build.sh -DFLOCKBRIDGE_TESTS=ON
-exec "${BUILD_DIR:-build}/bin/compare_bench" "$@"
+bench="${BUILD_DIR:-build}/bin/compare_bench"
+case " $* " in
+  *" --in-place "*) exec "$bench" "$@" ;;
+esac
+as_root "$bench" "$@"

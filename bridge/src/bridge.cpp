@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/bridge.hpp"
 
 #include <sys/resource.h>
+#include <sys/socket.h>
 
 #include <csignal>
 #include <random>
@@ -22,7 +23,11 @@ using protocol::Error;
 using protocol::Result;
 
 constexpr std::chrono::milliseconds kHousekeepingInterval{100};
-constexpr int kListenBacklog = 128;
+/// Room for a whole class reconnecting at once (after a Wi-Fi drop, say):
+/// connections the loop has not accepted yet wait here rather than having
+/// their SYNs dropped and retried a second or more later. The kernel caps it
+/// at net.core.somaxconn.
+constexpr int kListenBacklog = SOMAXCONN;
 
 template <typename... F>
 struct Overloaded : F... {
@@ -254,6 +259,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   const std::uint64_t id = session->id();
   const ClientKind kind = session->kind();
   Session& added = *sessions_.emplace(id, std::move(session)).first->second;
+  session_list_.push_back(&added);
   const std::size_t active = active_clients(kind) - 1;
   if (active >= config_.max_clients) {
     const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
@@ -371,6 +377,7 @@ void Bridge::session_closed(Session& session) {
 }
 
 void Bridge::sweep_closed() {
+  std::erase_if(session_list_, [](const Session* session) { return session->closing(); });
   for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
   closed_sessions_.clear();
   uv_check_stop(sweeper_.get());
@@ -386,7 +393,7 @@ template <typename Encode>
 void Bridge::broadcast(Encode&& encode) {
   std::array<SharedBuffer, 2> encoded;
   std::array<bool, 2> done{};
-  for (auto& [id, session] : sessions_) {
+  for (Session* session : session_list_) {
     if (session->closing() || session->refusing()) continue;
     const std::size_t k = encoding_index(session->encoding());
     if (!done[k]) {
@@ -430,12 +437,13 @@ void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteVi
   const SteadyTime now = steady_now();
   const double received = unix_seconds_now();
   std::array<SharedBuffer, 2> encoded;
-  for (auto& [id, session] : sessions_) {
+  for (Session* session : session_list_) {
     if (!session->wants_sensor(now)) continue;
     SharedBuffer& message = encoded[encoding_index(session->encoding())];
     if (!message)
       message = wire::sensor(session->encoding(), payload, packet.sensor, sensor_seq_, received, config_.units);
-    session->send_sensor(message, now);
+    session->send_sensor(message, now, in_serial_read_);
+    if (in_serial_read_ && session->hold_output()) held_.push_back(session);
   }
 }
 
@@ -464,7 +472,17 @@ void Bridge::serial_opened() {
 }
 
 void Bridge::serial_received(protocol::ByteView bytes) {
+  // The sensor messages of one read go out together. A read brings one
+  // packet while the bridge keeps up; when it has fallen behind (more
+  // clients than it can serve at the Uno's rate), it brings several, and
+  // each client then gets them in one write instead of one write each: the
+  // cost per message falls as the load rises, and the bridge catches up
+  // without dropping any.
+  in_serial_read_ = true;
   link_.bytes_received(bytes, steady_now());
+  in_serial_read_ = false;
+  for (Session* session : held_) session->flush_output();
+  held_.clear();
   arm_link_timer();
 }
 
@@ -508,6 +526,8 @@ void Bridge::stop() {
   }
   for (Listener& listener : listeners_) listener.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);
+  session_list_.clear();
+  held_.clear();
   sessions_.clear();
   web_.stop();
   closed_sessions_.clear();

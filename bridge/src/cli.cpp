@@ -152,6 +152,7 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
       "  corrupt-next  send the next packet with a bad checksum\n"
       "  silent on|off stop or resume sending anything\n"
       "  emergency     send EMG\n"
+      "  burst [N]     send N sensor packets (default 5) at once, in one write\n"
       "  bump L H      set the bumper bytes\n"
       "  counters      print what the line faults have done so far\n"
       "  quit          exit (the end of standard input does the same)",

@@ -6,8 +6,9 @@
 
 namespace flockbridge::bridge {
 
-bool OutputQueue::push_sensor(SharedBuffer message) {
-  const auto waiting = std::find_if(queue_.rbegin(), queue_.rend(), [](const Entry& e) { return e.sensor; });
+bool OutputQueue::push_sensor(SharedBuffer message, bool replace) {
+  const auto waiting =
+      replace ? std::find_if(queue_.rbegin(), queue_.rend(), [](const Entry& e) { return e.sensor; }) : queue_.rend();
   const bool replaced = waiting != queue_.rend();
   if (replaced) {
     queue_.erase(std::next(waiting).base());
@@ -27,16 +28,20 @@ bool OutputQueue::push(SharedBuffer message) {
 std::vector<SharedBuffer> OutputQueue::take(std::size_t most, const DroppedNotice& notice) {
   std::vector<SharedBuffer> taken;
   taken.reserve(std::min(most, queue_.size() + 1));
-  while (taken.size() < most && !queue_.empty()) {
+  take(most, taken, notice);
+  return taken;
+}
+
+void OutputQueue::take(std::size_t most, std::vector<SharedBuffer>& into, const DroppedNotice& notice) {
+  for (std::size_t taken = 0; taken < most && !queue_.empty(); ++taken) {
     Entry& next = queue_.front();
     if (next.sensor && dropped_unreported_ > 0 && notice) {
-      taken.push_back(notice(std::exchange(dropped_unreported_, 0)));
+      into.push_back(notice(std::exchange(dropped_unreported_, 0)));
       continue;  // the sensor message follows when there is room
     }
-    taken.push_back(std::move(next.message));
+    into.push_back(std::move(next.message));
     queue_.pop_front();
   }
-  return taken;
 }
 
 }  // namespace flockbridge::bridge

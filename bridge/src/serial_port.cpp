@@ -170,6 +170,7 @@ void SerialPort::try_open() {
   }
   folder_watch_.reset();
   device_ = std::move(device).value();
+  poll_events_ = 0;
   const int rc = poll_.init(this, [this](uv_poll_t* p) { return uv_poll_init(loop_, p, device_.fd()); });
   if (rc < 0) {
     device_.close();
@@ -214,6 +215,11 @@ void SerialPort::on_folder_changed(const char* name) {
 void SerialPort::update_poll() {
   if (!poll_) return;
   const int events = UV_READABLE | UV_DISCONNECT | (pending_output_.empty() ? 0 : UV_WRITABLE);
+  // Restarting a uv_poll takes the descriptor out of epoll and puts it back
+  // (two system calls, and a spurious wakeup), so only for a change: a write
+  // that went straight out, as nearly all do, changes nothing.
+  if (events == poll_events_) return;
+  poll_events_ = events;
   uv_poll_start(poll_.get(), events, [](uv_poll_t* handle, int status, int ready) {
     if (auto* self = owner_of<SerialPort>(handle)) self->on_poll(status, ready);
   });

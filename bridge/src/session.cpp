@@ -107,12 +107,17 @@ void Session::send(SharedBuffer message) {
   flush();
 }
 
-void Session::send_sensor(SharedBuffer message, SteadyTime now) {
+void Session::send_sensor(SharedBuffer message, SteadyTime now, bool hold) {
   if (closing_) return;
   last_sensor_ = now;
   ++counters_.sensor_messages_sent;
-  if (queue_.push_sensor(std::move(message))) ++counters_.sensor_messages_dropped;
-  flush();
+  if (queue_.push_sensor(std::move(message), writing_)) ++counters_.sensor_messages_dropped;
+  if (!hold) flush();
+}
+
+void Session::flush_output() {
+  output_held_ = false;
+  if (!closing_) flush();
 }
 
 bool Session::wants_sensor(SteadyTime now) const noexcept {
@@ -140,7 +145,13 @@ protocol::ClientSnapshot Session::snapshot() const {
 }
 
 std::vector<SharedBuffer> Session::take_output(std::size_t most) {
-  return queue_.take(most, [this](std::uint64_t dropped) { return wire::dropped(encoding(), dropped); });
+  std::vector<SharedBuffer> taken;
+  take_output(most, taken);
+  return taken;
+}
+
+void Session::take_output(std::size_t most, std::vector<SharedBuffer>& into) {
+  queue_.take(most, into, [this](std::uint64_t dropped) { return wire::dropped(encoding(), dropped); });
 }
 
 void Session::set_writing(bool writing) noexcept {

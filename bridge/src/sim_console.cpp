@@ -153,6 +153,10 @@ void SimConsole::run_command(const std::string& line) {
     uno_.model().set_silent(state != "off");
   } else if (command == "emergency") {
     uno_.model().send_emergency();
+  } else if (command == "burst") {
+    unsigned count = 5;
+    words >> count;
+    uno_.model().send_sensor_burst(count);
   } else if (command == "bump") {
     unsigned low = 0;
     unsigned high = 0;

@@ -1,6 +1,10 @@
 #include "flockbridge/bridge/tcp_session.hpp"
 
+#include <sys/socket.h>
+#include <sys/uio.h>
+
 #include <array>
+#include <cerrno>
 #include <memory>
 #include <vector>
 
@@ -44,10 +48,11 @@ int TcpSession::accept(uv_stream_t* server) {
   rc = uv_accept(server, reinterpret_cast<uv_stream_t*>(tcp_.get()));
   if (rc < 0) return rc;
   uv_os_fd_t fd = -1;
-  if (uv_fileno(reinterpret_cast<uv_handle_t*>(tcp_.get()), &fd) == 0) {
-    peer_ = peer_name(fd);
-    tune_client_socket(fd, config_);
-  }
+  rc = uv_fileno(reinterpret_cast<uv_handle_t*>(tcp_.get()), &fd);
+  if (rc < 0) return rc;
+  fd_ = fd;
+  peer_ = peer_name(fd);
+  tune_client_socket(fd, config_);
   return 0;
 }
 
@@ -98,33 +103,50 @@ void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
 void TcpSession::flush() {
   auto* stream = reinterpret_cast<uv_stream_t*>(tcp_.get());
   while (!writing() && !closing() && !output_empty()) {
-    std::vector<SharedBuffer> messages = take_output(kWriteBatch);
-    std::vector<uv_buf_t> buffers;
-    buffers.reserve(messages.size());
-    for (const SharedBuffer& message : messages) {
-      buffers.push_back(uv_buf_init(const_cast<char*>(message->data()), static_cast<unsigned>(message->size())));
+    batch_.clear();
+    take_output(kWriteBatch, batch_);
+    std::array<iovec, kWriteBatch> pieces{};
+    for (std::size_t i = 0; i < batch_.size(); ++i) {
+      pieces[i] = iovec{const_cast<char*>(batch_[i]->data()), batch_[i]->size()};
     }
 
     // Straight into the kernel when it has room: a client that keeps up then
     // never has a write in flight, so latest-wins only ever drops messages
-    // for clients that really are behind.
-    const int written = uv_try_write(stream, buffers.data(), static_cast<unsigned>(buffers.size()));
-    if (written < 0 && written != UV_EAGAIN) {
-      close("write failed: " + uv_error_text(written), CloseKind::Dead);
+    // for clients that really are behind. With no uv_write in flight libuv
+    // holds nothing of this socket's output, so the session writes the
+    // descriptor itself: one send or sendmsg, which is lighter than the
+    // write(2) uv_try_write makes, and no allocation (this runs for every
+    // client at the sensor rate).
+    msghdr message{};
+    message.msg_iov = pieces.data();
+    message.msg_iovlen = batch_.size();
+    ssize_t written = 0;
+    int error = 0;
+    do {
+      // One message (the usual case: a client that keeps up) goes with send(),
+      // which skips copying the iovec array in.
+      written = batch_.size() == 1 ? ::send(fd_, pieces[0].iov_base, pieces[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT)
+                                   : ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
+      error = written < 0 ? errno : 0;
+    } while (error == EINTR);
+    if (error != 0 && error != EAGAIN && error != EWOULDBLOCK) {
+      close("write failed: " + uv_error_text(-error), CloseKind::Dead);
       return;
     }
     std::size_t skip = written > 0 ? static_cast<std::size_t>(written) : 0;
     std::size_t first = 0;
-    while (first < buffers.size() && skip >= buffers[first].len) skip -= buffers[first++].len;
-    if (first == buffers.size()) continue;  // all of it went out
-    buffers[first].base += skip;
-    buffers[first].len -= static_cast<decltype(buffers[first].len)>(skip);
+    while (first < batch_.size() && skip >= pieces[first].iov_len) skip -= pieces[first++].iov_len;
+    if (first == batch_.size()) continue;  // all of it went out
 
     // The rest waits for the socket; the request owns its buffers until its callback.
     auto* write = new WriteRequest;
     write->request.data = write;
-    write->messages = std::move(messages);
-    write->buffers.assign(buffers.begin() + static_cast<std::ptrdiff_t>(first), buffers.end());
+    for (std::size_t i = first; i < batch_.size(); ++i) {
+      const std::size_t from = i == first ? skip : 0;
+      write->buffers.push_back(
+          uv_buf_init(static_cast<char*>(pieces[i].iov_base) + from, static_cast<unsigned>(pieces[i].iov_len - from)));
+      write->messages.push_back(std::move(batch_[i]));
+    }
     const int rc = uv_write(&write->request, stream, write->buffers.data(),
                             static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
                               auto* done = static_cast<WriteRequest*>(request->data);

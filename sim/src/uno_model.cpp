@@ -235,6 +235,18 @@ void UnoModel::set_bumpers(std::uint8_t low, std::uint8_t high) {
   reading_.h_bump = high;
 }
 
+void UnoModel::send_sensor_burst(unsigned count) {
+  if (phase_ != Phase::Running || silent_ || count == 0) return;
+  Bytes frames;
+  for (unsigned i = 0; i < count; ++i) {
+    const Bytes frame = protocol::encode_frame(protocol::encode_sensor_payload(reading_));
+    frames.insert(frames.end(), frame.begin(), frame.end());
+    last_sent_ = frame;
+  }
+  log("sent a burst of " + std::to_string(count) + " sensor packets");
+  transmit_(frames);
+}
+
 void UnoModel::send(ByteView payload) {
   send_frame(protocol::encode_frame(payload));
 }

@@ -25,6 +25,17 @@ TEST_CASE("sensor messages: the latest wins, and the losers are counted") {
   CHECK(queue.dropped_total() == 2);
 }
 
+TEST_CASE("sensor messages of a burst are appended, not replaced - the latest wins again once a client is behind") {
+  OutputQueue queue(8);
+  CHECK_FALSE(queue.push_sensor(make_buffer("s1"), false));
+  CHECK_FALSE(queue.push_sensor(make_buffer("s2"), false));
+  CHECK_FALSE(queue.push_sensor(make_buffer("s3"), false));
+  CHECK(queue.size() == 3);
+  CHECK(queue.push_sensor(make_buffer("s4")));  // replaces s3 only
+  CHECK(texts(queue.take(10)) == std::vector<std::string>{"s1", "s2", "s4"});
+  CHECK(queue.dropped_total() == 1);
+}
+
 TEST_CASE("the notice of dropped sensor messages comes just before the one that replaced them") {
   OutputQueue queue(8);
   const auto notice = [](std::uint64_t count) { return make_buffer("dropped " + std::to_string(count)); };

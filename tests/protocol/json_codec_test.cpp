@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <random>
 #include <string>
 
 #include "flockbridge/protocol/json_codec.hpp"
@@ -143,6 +145,62 @@ TEST_CASE("sensor messages carry volts and millimetres beside the raw values whe
   for (const char* key : {"battery_v", "ir_v", "odometer_mm", "wheel_watcher_mm"}) {
     CHECK_FALSE(Json::parse(codec::sensor(r, 1, 0)).contains(key));
   }
+}
+
+TEST_CASE("sensor messages, written directly, read back as the values they carry - for any reading") {
+  std::mt19937 random(33);
+  std::uniform_int_distribution<int> any16(-32768, 32767);
+  std::uniform_int_distribution<int> any_u16(0, 65535);
+  std::uniform_int_distribution<int> any8(0, 255);
+  std::uniform_real_distribution<double> factor(-3.0, 3.0);
+  const auto scaled = [](double raw, double f, double steps) { return std::round(raw * f * steps) / steps; };
+  for (int round = 0; round < 2000; ++round) {
+    CAPTURE(round);
+    SensorReading r;
+    r.battery = static_cast<std::uint16_t>(any_u16(random));
+    for (auto& ir : r.ir) ir = static_cast<std::uint16_t>(any_u16(random));
+    r.l_bump = static_cast<std::uint8_t>(any8(random));
+    r.h_bump = static_cast<std::uint8_t>(any8(random));
+    r.odometer_left = static_cast<std::int16_t>(any16(random));
+    r.odometer_right = static_cast<std::int16_t>(any16(random));
+    r.odometer_avg = static_cast<std::int16_t>(any16(random));
+    r.wheel_watcher_left = static_cast<std::int16_t>(any16(random));
+    r.wheel_watcher_right = static_cast<std::int16_t>(any16(random));
+    SensorUnits units;  // every other round without factors
+    if (round % 2 == 1) units = {factor(random), factor(random), factor(random), factor(random)};
+    const std::uint64_t seq = static_cast<std::uint64_t>(round) * std::uint64_t{1234567891};
+    const double ts = 1.7e9 + round * 0.013;
+
+    Json expected{{"type", "sensor"},
+                  {"seq", seq},
+                  {"ts", ts},
+                  {"battery", r.battery},
+                  {"ir", r.ir},
+                  {"l_bump", r.l_bump},
+                  {"h_bump", r.h_bump},
+                  {"odometer", {{"left", r.odometer_left}, {"right", r.odometer_right}, {"avg", r.odometer_avg}}},
+                  {"wheel_watcher", {{"left", r.wheel_watcher_left}, {"right", r.wheel_watcher_right}}}};
+    if (units.battery_volts_per_count != 0) {
+      expected["battery_v"] = scaled(r.battery, units.battery_volts_per_count, 1e4);
+      Json volts = Json::array();
+      for (const auto ir : r.ir) volts.push_back(scaled(ir, units.ir_volts_per_count, 1e4));
+      expected["ir_v"] = volts;
+      const double o = units.odometer_mm_per_count;
+      expected["odometer_mm"] = {{"left", scaled(r.odometer_left, o, 1e2)},
+                                 {"right", scaled(r.odometer_right, o, 1e2)},
+                                 {"avg", scaled(r.odometer_avg, o, 1e2)}};
+      const double w = units.wheel_watcher_mm_per_count;
+      expected["wheel_watcher_mm"] = {{"left", scaled(r.wheel_watcher_left, w, 1e2)},
+                                      {"right", scaled(r.wheel_watcher_right, w, 1e2)}};
+    }
+    const std::string text = codec::sensor(r, seq, ts, units);
+    CHECK(Json::parse(text) == expected);  // every value, exactly (reals compare as doubles)
+    CHECK(text.find("e+") == std::string::npos);
+  }
+  // Whole reals keep their ".0", so that a reader's language sees a real.
+  SensorReading zero;
+  CHECK(codec::sensor(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("ts":2.0,"battery":0,)") != std::string::npos);
+  CHECK(codec::sensor(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("battery_v":0.0,)") != std::string::npos);
 }
 
 TEST_CASE("the messages the bridge sends, in the documented shapes") {

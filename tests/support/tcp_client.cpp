@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <linux/filter.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,10 +15,11 @@
 
 namespace flockbridge::testing {
 
-TcpClient::TcpClient(std::uint16_t port, int receive_buffer) {
+TcpClient::TcpClient(std::uint16_t port, int receive_buffer, int max_segment) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw std::runtime_error("socket failed");
   if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
+  if (max_segment > 0) ::setsockopt(fd_, IPPROTO_TCP, TCP_MAXSEG, &max_segment, sizeof(max_segment));
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);

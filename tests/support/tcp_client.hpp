@@ -31,8 +31,10 @@ auto read_until(std::chrono::milliseconds timeout, Read read, Match match) -> de
 class TcpClient {
  public:
   /// Connects to 127.0.0.1:port. `receive_buffer` > 0 sets SO_RCVBUF first
-  /// (a small one makes a client that never reads back up quickly).
-  explicit TcpClient(std::uint16_t port, int receive_buffer = 0);
+  /// (a small one makes a client that never reads back up quickly);
+  /// `max_segment` > 0 sets the MSS it announces (TCP_MAXSEG), as a client
+  /// on a real network would rather than loopback's 65483.
+  explicit TcpClient(std::uint16_t port, int receive_buffer = 0, int max_segment = 0);
   TcpClient(const TcpClient&) = delete;
   TcpClient& operator=(const TcpClient&) = delete;
   TcpClient(TcpClient&& other) noexcept;

@@ -1,8 +1,10 @@
 #include "flockbridge/protocol/json_codec.hpp"
 
 #include <array>
+#include <charconv>
 #include <climits>
 #include <cmath>
+#include <concepts>
 #include <optional>
 
 #include "flockbridge/protocol/commands.hpp"
@@ -109,41 +111,104 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
   return dump(message);
 }
 
+namespace {
+
+/// Appends an integer, as JSON writes it.
+template <std::integral Integer>
+void append_number(std::string& out, Integer value) {
+  std::array<char, 24> text{};
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
+  out.append(text.data(), end);
+}
+
+/// Appends a real in the shortest decimal that reads back as the same
+/// double, with ".0" on a whole number (as nlohmann::json writes one, so a
+/// reader's language sees a real either way), and null for what JSON cannot
+/// hold.
+void append_real(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 400> text{};  // fixed notation of the largest double fits
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed).ptr;
+  const std::string_view written(text.data(), static_cast<std::size_t>(end - text.data()));
+  out += written;
+  if (written.find('.') == std::string_view::npos) out += ".0";
+}
+
+/// Appends `{"left":..,"right":..}` (and `"avg"` when given) of `add`ed values.
+template <typename Value, typename Add>
+void append_sides(std::string& out, Value left, Value right, const Value* avg, Add add) {
+  out += R"({"left":)";
+  add(out, left);
+  out += R"(,"right":)";
+  add(out, right);
+  if (avg != nullptr) {
+    out += R"(,"avg":)";
+    add(out, *avg);
+  }
+  out += '}';
+}
+
+}  // namespace
+
 std::string sensor(const SensorReading& r, std::uint64_t seq, double unix_seconds, const SensorUnits& units) {
-  ordered message{
-      {"type", "sensor"},
-      {"seq", seq},
-      {"ts", unix_seconds},
-      {"battery", r.battery},
-      {"ir", r.ir},
-      {"l_bump", r.l_bump},
-      {"h_bump", r.h_bump},
-      {"odometer", {{"left", r.odometer_left}, {"right", r.odometer_right}, {"avg", r.odometer_avg}}},
-      {"wheel_watcher", {{"left", r.wheel_watcher_left}, {"right", r.wheel_watcher_right}}},
-  };
+  // Written out directly rather than built as a json value and dumped: this
+  // runs for every packet, on a loop that has been asleep since the last one,
+  // and the value's nodes and their allocations cost ten times the text.
+  const auto add_int = [](std::string& out, auto value) { append_number(out, value); };
+  const auto add_real = [](std::string& out, double value) { append_real(out, value); };
   // Rounded so that a reading does not carry the float noise of its factor
   // (0.1 mV and 0.01 mm are far below what the sensors resolve).
   const auto scaled = [](double raw, double factor, double steps_per_unit) {
     return std::round(raw * factor * steps_per_unit) / steps_per_unit;
   };
-  if (units.battery_volts_per_count != 0) {
-    message["battery_v"] = scaled(r.battery, units.battery_volts_per_count, 1e4);
+  std::string out;
+  out.reserve(400);
+  out += R"({"type":"sensor","seq":)";
+  append_number(out, seq);
+  out += R"(,"ts":)";
+  append_real(out, unix_seconds);
+  out += R"(,"battery":)";
+  append_number(out, r.battery);
+  out += R"(,"ir":[)";
+  for (std::size_t i = 0; i < r.ir.size(); ++i) {
+    if (i > 0) out += ',';
+    append_number(out, r.ir[i]);
   }
-  if (units.ir_volts_per_count != 0) {
-    ordered volts = ordered::array();
-    for (const std::uint16_t raw : r.ir) volts.push_back(scaled(raw, units.ir_volts_per_count, 1e4));
-    message["ir_v"] = std::move(volts);
+  out += R"(],"l_bump":)";
+  append_number(out, r.l_bump);
+  out += R"(,"h_bump":)";
+  append_number(out, r.h_bump);
+  out += R"(,"odometer":)";
+  append_sides(out, r.odometer_left, r.odometer_right, &r.odometer_avg, add_int);
+  out += R"(,"wheel_watcher":)";
+  append_sides<std::int16_t>(out, r.wheel_watcher_left, r.wheel_watcher_right, nullptr, add_int);
+  if (const double f = units.battery_volts_per_count; f != 0) {
+    out += R"(,"battery_v":)";
+    append_real(out, scaled(r.battery, f, 1e4));
+  }
+  if (const double f = units.ir_volts_per_count; f != 0) {
+    out += R"(,"ir_v":[)";
+    for (std::size_t i = 0; i < r.ir.size(); ++i) {
+      if (i > 0) out += ',';
+      append_real(out, scaled(r.ir[i], f, 1e4));
+    }
+    out += ']';
   }
   if (const double f = units.odometer_mm_per_count; f != 0) {
-    message["odometer_mm"] = {{"left", scaled(r.odometer_left, f, 1e2)},
-                              {"right", scaled(r.odometer_right, f, 1e2)},
-                              {"avg", scaled(r.odometer_avg, f, 1e2)}};
+    const double avg = scaled(r.odometer_avg, f, 1e2);
+    out += R"(,"odometer_mm":)";
+    append_sides(out, scaled(r.odometer_left, f, 1e2), scaled(r.odometer_right, f, 1e2), &avg, add_real);
   }
   if (const double f = units.wheel_watcher_mm_per_count; f != 0) {
-    message["wheel_watcher_mm"] = {{"left", scaled(r.wheel_watcher_left, f, 1e2)},
-                                   {"right", scaled(r.wheel_watcher_right, f, 1e2)}};
+    out += R"(,"wheel_watcher_mm":)";
+    append_sides<double>(out, scaled(r.wheel_watcher_left, f, 1e2), scaled(r.wheel_watcher_right, f, 1e2), nullptr,
+                         add_real);
   }
-  return dump(message);
+  out += '}';
+  return out;
 }
 
 std::string link(LinkState state, std::string_view reason) {

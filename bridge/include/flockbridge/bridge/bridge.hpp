@@ -136,6 +136,12 @@ class Bridge final : public protocol::LinkEvents,
   std::array<Listener, 2> listeners_;
   WebServer web_;
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
+  /// The same sessions, oldest first, in a flat list for the loops that
+  /// visit every one at the sensor rate (a map's nodes are a cache miss each).
+  std::vector<Session*> session_list_;
+  /// Sessions holding sensor messages of the serial read in progress.
+  std::vector<Session*> held_;
+  bool in_serial_read_ = false;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;
   std::uint64_t next_session_ = 1;

@@ -2,9 +2,11 @@
 // sensor packet is encoded once per format and every subscriber's queue holds
 // a reference to the same bytes.
 //
-// Sensor messages never pile up: a new one replaces the one still waiting
-// (latest wins) and the replaced one is counted as dropped, so a slow reader
-// costs the bridge one message, not a backlog. Every other message (replies,
+// Sensor messages never pile up for a client that is behind: a new one
+// replaces the one still waiting (latest wins) and the replaced one is
+// counted as dropped, so a slow reader costs the bridge one message, not a
+// backlog. (The packets of one serial read are queued together and go out
+// in one write; those are not dropped.) Every other message (replies,
 // errors, link changes, the Uno's packets) is kept, up to a limit; a client
 // that lets them exceed it is too far behind to serve.
 #pragma once
@@ -29,9 +31,10 @@ class OutputQueue {
  public:
   explicit OutputQueue(std::size_t limit) : limit_(limit) {}
 
-  /// Queues a sensor message, replacing one still waiting. Returns true
-  /// when it replaced (dropped) one.
-  bool push_sensor(SharedBuffer message);
+  /// Queues a sensor message, replacing one still waiting when `replace`
+  /// (a client that is behind), appending it otherwise (a burst of packets
+  /// that goes out in one write). Returns true when it replaced (dropped) one.
+  bool push_sensor(SharedBuffer message, bool replace = true);
   /// Queues any other message. Returns false (and queues nothing) when the
   /// limit is reached.
   [[nodiscard]] bool push(SharedBuffer message);
@@ -43,6 +46,9 @@ class OutputQueue {
   /// that replaced them (so after everything queued earlier: the hello
   /// stays first), and counts as one of the `most`.
   [[nodiscard]] std::vector<SharedBuffer> take(std::size_t most, const DroppedNotice& notice = {});
+  /// The same, appended to `into` (a vector kept from one write to the next
+  /// allocates nothing).
+  void take(std::size_t most, std::vector<SharedBuffer>& into, const DroppedNotice& notice = {});
 
   [[nodiscard]] std::size_t size() const noexcept { return queue_.size(); }
   [[nodiscard]] bool empty() const noexcept { return queue_.empty(); }

@@ -101,6 +101,7 @@ class SerialPort {
   Listener& listener_;
   SerialDevice device_;
   UvHandle<uv_poll_t> poll_;
+  int poll_events_ = 0;  ///< what poll_ watches for now (0: not started)
   UvHandle<uv_fs_event_t> folder_watch_;
   DeadlineTimer reopen_;
   DeadlineTimer failure_timer_;

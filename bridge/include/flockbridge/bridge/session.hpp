@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -82,8 +83,16 @@ class Session {
 
   /// Queues a message that must not be lost; a client too far behind is closed.
   void send(SharedBuffer message);
-  /// Queues a sensor message (latest wins) and notes the time for throttling.
-  void send_sensor(SharedBuffer message, SteadyTime now);
+  /// Queues a sensor message and notes the time for throttling. While the
+  /// client is behind (a write waits for it), a newer message replaces the
+  /// one waiting (latest wins). With `hold` the message is not written yet:
+  /// the Host holds every sensor message of one serial read and then calls
+  /// flush_output(), so that a client gets a burst in one write.
+  void send_sensor(SharedBuffer message, SteadyTime now, bool hold = false);
+  /// Marks the session's output as held; true when it was not already.
+  [[nodiscard]] bool hold_output() noexcept { return !std::exchange(output_held_, true); }
+  /// Writes what was held.
+  void flush_output();
   [[nodiscard]] bool wants_sensor(SteadyTime now) const noexcept;
 
   void reply_ok(const nlohmann::json& id, bool acknowledged = false);
@@ -125,6 +134,8 @@ class Session {
   /// What to write next, oldest first: a dropped notice when sensor messages
   /// were lost since the last one, then up to `most` queued messages.
   [[nodiscard]] std::vector<SharedBuffer> take_output(std::size_t most);
+  /// The same, appended to `into`.
+  void take_output(std::size_t most, std::vector<SharedBuffer>& into);
   [[nodiscard]] bool output_empty() const noexcept { return queue_.empty(); }
   /// The transport could not hand everything to the kernel and waits for
   /// the client to read; a wait longer than the stall timeout closes it.
@@ -163,6 +174,7 @@ class Session {
   bool input_closed_ = false;
   std::size_t pending_commands_ = 0;
   bool subscribed_ = false;
+  bool output_held_ = false;
   std::chrono::milliseconds interval_{0};
   SteadyTime last_sensor_{};
 };

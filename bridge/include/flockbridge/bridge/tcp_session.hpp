@@ -1,9 +1,10 @@
 // A client on a plain TCP port: length-prefixed binary messages (port 2005)
 // or JSON lines (port 2006), read and written on a libuv stream.
 //
-// Writes go straight into the kernel when it has room (uv_try_write); what
-// it cannot take waits in one uv_write at a time, so the queue behind it
-// keeps replacing old sensor messages with new ones.
+// Writes go straight into the kernel when it has room (send or sendmsg on
+// the socket, while no uv_write is in flight); what it cannot take waits in
+// one uv_write at a time, so the queue behind it keeps replacing old sensor
+// messages with new ones.
 #pragma once
 
 #include <uv.h>
@@ -35,7 +36,9 @@ class TcpSession final : public Session {
 
   uv_loop_t* loop_;
   UvHandle<uv_tcp_t> tcp_;
+  int fd_ = -1;  ///< the socket under tcp_, written directly while no uv_write is in flight
   protocol::MessageDecoder decoder_;
+  std::vector<SharedBuffer> batch_;  ///< what flush() is writing, kept to reuse its storage
 };
 
 }  // namespace flockbridge::bridge

@@ -70,6 +70,9 @@ class UnoModel {
   void corrupt_next() { corrupt_next_ = true; }
   void set_silent(bool silent) { silent_ = silent; }
   void send_emergency();
+  /// Sends `count` sensor packets at once, in one write: what the host sees
+  /// when a USB-serial adapter holds bytes back and delivers them bunched.
+  void send_sensor_burst(unsigned count);
   void set_bumpers(std::uint8_t low, std::uint8_t high);
 
   [[nodiscard]] Phase phase() const noexcept { return phase_; }
