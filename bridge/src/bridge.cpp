@@ -442,8 +442,7 @@ void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteVi
     SharedBuffer& message = encoded[encoding_index(session->encoding())];
     if (!message)
       message = wire::sensor(session->encoding(), payload, packet.sensor, sensor_seq_, received, config_.units);
-    session->send_sensor(message, now, in_serial_read_);
-    if (in_serial_read_ && session->hold_output()) held_.push_back(session);
+    if (session->send_sensor(message, now, in_serial_read_)) held_.push_back(session);
   }
 }
 

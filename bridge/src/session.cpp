@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/session.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -107,12 +108,14 @@ void Session::send(SharedBuffer message) {
   flush();
 }
 
-void Session::send_sensor(SharedBuffer message, SteadyTime now, bool hold) {
-  if (closing_) return;
+bool Session::send_sensor(SharedBuffer message, SteadyTime now, bool hold) {
+  if (closing_) return false;
   last_sensor_ = now;
   ++counters_.sensor_messages_sent;
   if (queue_.push_sensor(std::move(message), writing_)) ++counters_.sensor_messages_dropped;
-  if (!hold) flush();
+  if (hold) return !std::exchange(output_held_, true);
+  flush();
+  return false;
 }
 
 void Session::flush_output() {

@@ -105,7 +105,7 @@ void TcpSession::flush() {
   while (!writing() && !closing() && !output_empty()) {
     batch_.clear();
     take_output(kWriteBatch, batch_);
-    std::array<iovec, kWriteBatch> pieces{};
+    std::array<iovec, kWriteBatch> pieces;  // only the first batch_.size() are set and read
     for (std::size_t i = 0; i < batch_.size(); ++i) {
       pieces[i] = iovec{const_cast<char*>(batch_[i]->data()), batch_[i]->size()};
     }

@@ -16,7 +16,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -87,10 +86,10 @@ class Session {
   /// client is behind (a write waits for it), a newer message replaces the
   /// one waiting (latest wins). With `hold` the message is not written yet:
   /// the Host holds every sensor message of one serial read and then calls
-  /// flush_output(), so that a client gets a burst in one write.
-  void send_sensor(SharedBuffer message, SteadyTime now, bool hold = false);
-  /// Marks the session's output as held; true when it was not already.
-  [[nodiscard]] bool hold_output() noexcept { return !std::exchange(output_held_, true); }
+  /// flush_output(), so that a client gets a burst in one write. Returns
+  /// true when this call started holding the session's output (the Host
+  /// must then flush it).
+  bool send_sensor(SharedBuffer message, SteadyTime now, bool hold = false);
   /// Writes what was held.
   void flush_output();
   [[nodiscard]] bool wants_sensor(SteadyTime now) const noexcept;
