@@ -12,6 +12,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "flockbridge/bridge/terminal_mode.hpp"
+
 namespace flockbridge::bridge {
 namespace {
 
@@ -61,10 +63,13 @@ protocol::Result<protocol::Done> PtyUno::plug_in(const std::string& link_path) {
   }
   slave_path_ = name.data();
 
-  // Raw mode, so that nothing the bridge writes is echoed or edited.
+  // The slave end in the state libserialport leaves a real device in (the
+  // master's terminal requests act on the slave): raw, nothing echoed or
+  // edited, and VMIN = 0, VTIME = 0, so that a read with nothing waiting
+  // returns 0 bytes, as on the robot.
   termios settings{};
   if (tcgetattr(master_, &settings) == 0) {
-    cfmakeraw(&settings);
+    apply_serial_mode(settings);
     tcsetattr(master_, TCSANOW, &settings);
   }
   // Open and close the slave once, so that the master reports POLLHUP until

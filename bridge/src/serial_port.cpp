@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/terminal_mode.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -67,8 +68,8 @@ protocol::Result<int> open_terminal(const std::string& path, int baud) {
     ::close(fd);
     return Error{"cannot read the settings of " + path + ": " + errno_text(error)};
   }
-  ::cfmakeraw(&settings);
-  settings.c_cflag |= CLOCAL | CREAD;
+  // The state libserialport leaves a real device in, VMIN = 0 included.
+  apply_serial_mode(settings);
   ::cfsetispeed(&settings, *speed);
   ::cfsetospeed(&settings, *speed);
   if (::tcsetattr(fd, TCSANOW, &settings) != 0) {
@@ -185,6 +186,9 @@ void SerialPort::try_open() {
   update_poll();
   log_info("opened " + settings_.path + (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " +
            std::to_string(settings_.baud) + " baud");
+  if (termios settings{}; ::tcgetattr(device_.fd(), &settings) == 0) {
+    log_debug("terminal settings of " + settings_.path + ": " + describe_terminal(settings));
+  }
   listener_.serial_opened();
 }
 
@@ -227,7 +231,10 @@ void SerialPort::update_poll() {
 
 void SerialPort::on_poll(int status, int events) {
   if (status < 0) {
-    lose_device("error on " + settings_.path + ": " + uv_error_text(status));
+    // libuv reports POLLERR, which a terminal raises when it hangs up (a USB
+    // adapter unplugged, the pseudo-terminal's other end closed), as EBADF.
+    lose_device(status == UV_EBADF ? settings_.path + " hung up or failed (the device reported an error)"
+                                   : "error on " + settings_.path + ": " + uv_error_text(status));
     return;
   }
   if ((events & UV_WRITABLE) != 0) flush_output();
@@ -245,10 +252,29 @@ void SerialPort::read_available() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    lose_device(n == 0 ? settings_.path + " was closed at the other end"
-                       : settings_.path + " failed: " + errno_text(errno));
+    if (n < 0) {
+      // EIO: the pseudo-terminal's other end closed, or the adapter failed.
+      lose_device(settings_.path + " failed: " + errno_text(errno));
+      return;
+    }
+    // 0 bytes. With VMIN = 0 and VTIME = 0 (libserialport's setting) that is
+    // "nothing waiting", the normal end of every drain: never a reason to
+    // reopen, since each open resets the Uno. Only a wake-up that brought
+    // nothing at all is looked at twice: a hung-up terminal (a USB adapter
+    // unplugged) also reads as 0 bytes, but refuses every terminal request.
+    if (round == 0 && !device_alive()) {
+      lose_device(settings_.path + " hung up");
+      return;
+    }
     return;
   }
+}
+
+bool SerialPort::device_alive() const {
+  termios settings{};
+  if (::tcgetattr(device_.fd(), &settings) != 0) return false;
+  struct stat info {};
+  return ::stat(settings_.path.c_str(), &info) == 0;
 }
 
 void SerialPort::write(protocol::ByteView bytes) {

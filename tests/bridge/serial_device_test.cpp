@@ -1,15 +1,21 @@
-// Opening serial devices: pseudo-terminals as plain terminals in raw mode,
-// real UARTs through libserialport, and a clear reason when there is none.
+// Opening serial devices: pseudo-terminals as plain terminals given the
+// settings libserialport gives a real device, real UARTs through
+// libserialport, and a clear reason when there is none; reading them on a
+// loop, where 0 bytes means "nothing yet" and only a real loss closes.
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <unistd.h>
 
+#include <termios.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <string>
 
 #include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/terminal_mode.hpp"
 
 using flockbridge::bridge::SerialDevice;
 
@@ -58,4 +64,129 @@ TEST_CASE("a device that is not there gives the reason") {
   auto device = SerialDevice::open("/dev/flockbot-not-here", 115200);
   REQUIRE_FALSE(device);
   CHECK(device.error().message == "cannot open /dev/flockbot-not-here: No such file or directory");
+}
+
+namespace {
+
+/// A pseudo-terminal pair whose slave end is in the state libserialport
+/// leaves a real device in (VMIN = 0, VTIME = 0).
+struct PtyPair {
+  PtyPair() : master(::posix_openpt(O_RDWR | O_NOCTTY | O_NONBLOCK)) {
+    REQUIRE(master >= 0);
+    REQUIRE(::grantpt(master) == 0);
+    REQUIRE(::unlockpt(master) == 0);
+    slave = ::ptsname(master);
+    termios settings{};
+    REQUIRE(::tcgetattr(master, &settings) == 0);
+    flockbridge::bridge::apply_serial_mode(settings);
+    REQUIRE(::tcsetattr(master, TCSANOW, &settings) == 0);
+  }
+  PtyPair(const PtyPair&) = delete;
+  PtyPair& operator=(const PtyPair&) = delete;
+  ~PtyPair() { close(); }
+  void close() {
+    if (master >= 0) ::close(master);
+    master = -1;
+  }
+  int master;
+  std::string slave;
+};
+
+struct CountingListener : flockbridge::bridge::SerialPort::Listener {
+  void serial_opened() override { ++opened; }
+  void serial_received(flockbridge::protocol::ByteView bytes) override {
+    received.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  }
+  void serial_closed(std::string_view why) override {
+    ++closed;
+    reason = why;
+  }
+  int opened = 0;
+  int closed = 0;
+  std::string received;
+  std::string reason;
+};
+
+template <typename Done>
+bool run_until(uv_loop_t* loop, Done done) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    uv_run(loop, UV_RUN_ONCE);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("a pseudo-terminal is opened in libserialport's state: VMIN 0, VTIME 0, 8N1, no flow control") {
+  PtyPair pty;
+  auto device = SerialDevice::open(pty.slave, 115200);
+  REQUIRE_MESSAGE(device, (device ? "" : device.error().message));
+  termios settings{};
+  REQUIRE(::tcgetattr(device.value().fd(), &settings) == 0);
+  CHECK(settings.c_cc[VMIN] == 0);
+  CHECK(settings.c_cc[VTIME] == 0);
+  CHECK((settings.c_cflag & CSIZE) == CS8);
+  CHECK((settings.c_cflag & (PARENB | CSTOPB | CRTSCTS)) == 0);
+  CHECK((settings.c_iflag & (IXON | IXOFF)) == 0);
+  CHECK((settings.c_lflag & (ICANON | ECHO | ISIG)) == 0);
+  CHECK(flockbridge::bridge::describe_terminal(settings) ==
+        "115200 baud, 8N1, -crtscts -ixon -ixoff, clocal cread hupcl, -icanon -echo -isig -icrnl -opost, min 0 time 0");
+  // With these settings a read with nothing waiting returns 0 bytes, not EAGAIN.
+  char byte = 0;
+  CHECK(::read(device.value().fd(), &byte, 1) == 0);
+}
+
+TEST_CASE("a real UART opened through libserialport has the terminal settings the pseudo-terminal is given") {
+  if (::access("/dev/ttyS0", R_OK | W_OK) != 0) {
+    MESSAGE("no usable /dev/ttyS0 here; libserialport's settings are not compared");
+    return;
+  }
+  auto uart = SerialDevice::open("/dev/ttyS0", 115200);
+  REQUIRE_MESSAGE(uart, (uart ? "" : uart.error().message));
+  termios real{};
+  REQUIRE(::tcgetattr(uart.value().fd(), &real) == 0);
+  termios modelled = real;
+  flockbridge::bridge::apply_serial_mode(modelled);
+  CHECK(flockbridge::bridge::describe_terminal(real) == flockbridge::bridge::describe_terminal(modelled));
+  CHECK(real.c_iflag == modelled.c_iflag);
+  CHECK(real.c_oflag == modelled.c_oflag);
+  CHECK(real.c_lflag == modelled.c_lflag);
+  CHECK(real.c_cflag == modelled.c_cflag);
+  CHECK(real.c_cc[VMIN] == 0);
+  CHECK(real.c_cc[VTIME] == 0);
+}
+
+TEST_CASE("a serial port that has read everything waiting keeps the device open - only a real loss closes it") {
+  PtyPair pty;
+  uv_loop_t loop;
+  REQUIRE(uv_loop_init(&loop) == 0);
+  CountingListener listener;
+  {
+    flockbridge::bridge::SerialPort port(&loop, {.path = pty.slave}, listener);
+    port.start();
+    REQUIRE(listener.opened == 1);
+
+    // Each burst is drained until read() returns 0 ("nothing yet" with VMIN 0).
+    std::string sent;
+    for (int burst = 0; burst < 20; ++burst) {
+      const std::string bytes = "burst " + std::to_string(burst) + ";";
+      REQUIRE(::write(pty.master, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+      sent += bytes;
+      REQUIRE(run_until(&loop, [&] { return listener.received.size() == sent.size() || listener.closed > 0; }));
+      REQUIRE(listener.closed == 0);
+    }
+    CHECK(listener.received == sent);
+    CHECK(listener.opened == 1);
+    CHECK(port.is_open());
+
+    // The other end goes away: now it is a loss.
+    pty.close();
+    REQUIRE(run_until(&loop, [&] { return listener.closed > 0; }));
+    CHECK(listener.reason.find(pty.slave) == 0);
+    port.close();
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
 }

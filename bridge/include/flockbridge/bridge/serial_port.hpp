@@ -5,8 +5,10 @@
 //
 // Real devices are opened with libserialport. libserialport 0.1 refuses
 // pseudo-terminals (it looks for a sysfs entry and asks for modem lines), so
-// a pty slave (the simulated Uno) is opened as a plain terminal and set to
-// raw mode by hand. Either way the result is a configured, non-blocking fd.
+// a pty slave (the simulated Uno) is opened as a plain terminal and given, by
+// hand, the settings libserialport gives a real device (terminal_mode.hpp).
+// Either way the result is a configured, non-blocking fd on which a read of
+// 0 bytes means "nothing yet".
 #pragma once
 
 #include <uv.h>
@@ -86,6 +88,8 @@ class SerialPort {
   void try_open();
   void on_poll(int status, int events);
   void read_available();
+  /// Whether the device still answers terminal requests and its node is there.
+  [[nodiscard]] bool device_alive() const;
   void flush_output();
   void update_poll();
   void lose_device(const std::string& reason);
