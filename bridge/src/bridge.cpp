@@ -288,6 +288,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.reply_ok(id);
                  },
                  [&](const protocol::StatsRequest&) { session.send(wire::stats(session.encoding(), id, snapshot())); },
+                 [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
              },
              request);
 }

@@ -36,7 +36,8 @@ Session::Session(Host& host, std::uint64_t id, ClientKind kind, const Config& co
       id_(id),
       kind_(kind),
       queue_(config.queue_limit),
-      limiter_(config.command_rate, config.command_burst) {}
+      limiter_(config.command_rate, config.command_burst),
+      extensions_(kind == ClientKind::Binary ? 0 : protocol::kExtensionsVersion) {}
 
 void Session::start(SharedBuffer greeting) {
   if (encoding() == Encoding::Json) subscribe(0);
@@ -47,6 +48,7 @@ void Session::start(SharedBuffer greeting) {
 void Session::refuse(SharedBuffer refusal) {
   refusing_ = true;
   send(std::move(refusal));
+  after_write();  // a client in the original dialect is not told, only closed
 }
 
 void Session::close(std::string_view reason, CloseKind kind) {
@@ -93,6 +95,22 @@ void Session::handle_message(protocol::ByteView body) {
   host_.session_request(*this, std::move(parsed.request).value(), parsed.id);
 }
 
+void Session::handle_legacy_hello() {
+  log_debug("client " + std::to_string(id_) + ": the 2014 client's hello; answered with ACK");
+  send(
+      make_buffer(std::string("\x03"
+                              "ACK")));
+}
+
+void Session::set_extensions(std::uint8_t version) {
+  extensions_ = std::min(version, protocol::kExtensionsVersion);
+  log_info("client " + std::to_string(id_) + " (" + peer_ + ") " +
+           (extended() ? "asked for the bridge's own messages (EXT " + std::to_string(extensions_) + ")"
+                       : "asked for the original dialect only (EXT 0)"));
+  const protocol::Bytes answer = protocol::encode_binary_extensions(extensions_);
+  queue_message(make_buffer(std::string(answer.begin(), answer.end())));
+}
+
 void Session::input_ended() {
   input_closed_ = true;
   subscribed_ = false;
@@ -101,6 +119,14 @@ void Session::input_ended() {
 
 void Session::send(SharedBuffer message) {
   if (closing_ || !message) return;
+  if (!extended() && !protocol::legacy_client_parses(protocol::as_bytes(*message))) {
+    ++withheld_;
+    return;
+  }
+  queue_message(std::move(message));
+}
+
+void Session::queue_message(SharedBuffer message) {
   if (!queue_.push(std::move(message))) {
     close("too far behind: " + std::to_string(queue_.size()) + " messages waiting", CloseKind::Behind);
     return;
@@ -139,12 +165,26 @@ void Session::reply_ok(const nlohmann::json& id, bool acknowledged) {
 
 void Session::reply_error(const nlohmann::json& id, const protocol::Error& error) {
   ++counters_.failed[static_cast<std::size_t>(error.code)];
+  ++refused_;
+  if (!extended()) {
+    // The client would die on ERR: the operator hears of it instead.
+    log_info("client " + std::to_string(id_) + " (" + peer_ + ", original dialect, not told): " + error.message);
+    return;
+  }
   log_debug("client " + std::to_string(id_) + ": " + error.message);
   send(wire::error(encoding(), id, error));
 }
 
 protocol::ClientSnapshot Session::snapshot() const {
-  return {id_, std::string(client_kind_name(kind_)), peer_, commands_, queue_.dropped_total(), queue_.size()};
+  return {id_,
+          std::string(client_kind_name(kind_)),
+          peer_,
+          commands_,
+          queue_.dropped_total(),
+          queue_.size(),
+          refused_,
+          withheld_,
+          extended()};
 }
 
 std::vector<SharedBuffer> Session::take_output(std::size_t most) {
@@ -154,6 +194,10 @@ std::vector<SharedBuffer> Session::take_output(std::size_t most) {
 }
 
 void Session::take_output(std::size_t most, std::vector<SharedBuffer>& into) {
+  if (!extended()) {
+    queue_.take(most, into);  // no dropped notice: the original dialect has none
+    return;
+  }
   queue_.take(most, into, [this](std::uint64_t dropped) { return wire::dropped(encoding(), dropped); });
 }
 

@@ -153,6 +153,10 @@ void SimConsole::run_command(const std::string& line) {
     uno_.model().set_silent(state != "off");
   } else if (command == "emergency") {
     uno_.model().send_emergency();
+  } else if (command == "packet") {
+    std::string text;
+    words >> text;
+    uno_.model().send_packet(protocol::as_bytes(text));
   } else if (command == "burst") {
     unsigned count = 5;
     words >> count;

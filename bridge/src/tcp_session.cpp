@@ -36,7 +36,7 @@ TcpSession::TcpSession(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind
       loop_(loop),
       decoder_(kind == ClientKind::Binary ? protocol::MessageDecoder::Framing::LengthPrefixed
                                           : protocol::MessageDecoder::Framing::Lines,
-               kind == ClientKind::Binary ? 255 : config.max_line) {}
+               kind == ClientKind::Binary ? 255 : config.max_line, kind == ClientKind::Binary) {}
 
 TcpSession::~TcpSession() {
   tcp_.reset();
@@ -94,6 +94,10 @@ void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
     if (event->kind == protocol::MessageDecoder::EventKind::TooLong) {
       reply_error(nullptr,
                   protocol::Error{"line longer than " + std::to_string(config_.max_line) + " bytes; discarded"});
+      continue;
+    }
+    if (event->kind == protocol::MessageDecoder::EventKind::Hello) {
+      handle_legacy_hello();
       continue;
     }
     handle_message(event->body);

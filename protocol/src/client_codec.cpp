@@ -1,6 +1,7 @@
 #include "flockbridge/protocol/client_codec.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "flockbridge/protocol/commands.hpp"
@@ -16,6 +17,32 @@ Result<ClientRequest> command_request(ByteView payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
   return ClientRequest{SendCommand{Bytes(payload.begin(), payload.end()), checked.value()}};
+}
+
+// A degree rotation whose angle a client packed as a signed 16-bit value
+// (-359..-1, as the 2014 client's programs do to turn the other way) goes to
+// the Uno in its documented form: the opposite speed and the positive angle.
+Bytes with_positive_rotation(ByteView payload) {
+  Bytes out(payload.begin(), payload.end());
+  const bool rotation = out.size() == 6 && out[0] == 'D' && out[1] == 'R' && out[2] == 'D';
+  if (!rotation) return out;
+  const auto degrees = static_cast<std::int16_t>(read_u16le(payload, 4));
+  const auto speed = static_cast<std::int8_t>(out[3]);
+  if (degrees >= 0 || degrees < -359 || speed == INT8_MIN) return out;
+  out[3] = static_cast<Byte>(-speed);
+  const auto positive = static_cast<std::uint16_t>(-degrees);
+  out[4] = static_cast<Byte>(positive & 0xFF);
+  out[5] = static_cast<Byte>(positive >> 8);
+  return out;
+}
+
+Result<ClientRequest> binary_command_request(ByteView payload) {
+  const Bytes normalised = with_positive_rotation(payload);
+  auto request = command_request(normalised);
+  if (!request && normalised.size() == 6 && normalised[0] == 'D' && normalised[1] == 'R' && normalised[2] == 'D') {
+    return Error{request.error().message + " (port 2005 also takes -359 to -1: the other way round)"};
+  }
+  return request;
 }
 
 Bytes with_length(std::string_view tag, ByteView rest) {
@@ -38,7 +65,7 @@ Result<ClientRequest> parse_binary_request(ByteView body) {
       return Error{"RT message says its payload is " + std::to_string(inner) + " bytes but carries " +
                    std::to_string(body.size() - 3)};
     }
-    return command_request(body.subspan(3));
+    return binary_command_request(body.subspan(3));
   }
   if (starts_with(body, 'S', 'S')) {
     if (body.size() != 6) return Error{"SS takes a 4-byte interval: 06 'S' 'S' r0 r1 r2 r3"};
@@ -54,7 +81,10 @@ Result<ClientRequest> parse_binary_request(ByteView body) {
     if (body.size() != 2) return Error{"ST (stop) is 2 bytes"};
     return command_request(as_bytes(kStopCode));
   }
-  return command_request(body);
+  if (body.size() == 4 && body[0] == 'E' && body[1] == 'X' && body[2] == 'T') {
+    return ClientRequest{SetExtensions{body[3]}};
+  }
+  return binary_command_request(body);
 }
 
 Bytes encode_binary_sensor(ByteView sen_payload) {
@@ -77,6 +107,18 @@ Bytes encode_binary_dropped(std::uint32_t count) {
   Bytes value;
   append_u32le(value, count);
   return with_length("DRP", value);
+}
+
+Bytes encode_binary_extensions(std::uint8_t version) {
+  const Byte value[] = {version};
+  return with_length("EXT", value);
+}
+
+bool legacy_client_parses(ByteView message) noexcept {
+  if (message.empty() || message[0] != message.size() - 1) return false;
+  const ByteView body = message.subspan(1);
+  if (starts_with(body, 'S', 'P')) return body.size() == 2 + kSensorPayloadLength - 3;
+  return body.size() == 3 && (starts_with(body, 'A', 'C') || starts_with(body, 'D', 'M'));
 }
 
 }  // namespace flockbridge::protocol

@@ -1,12 +1,20 @@
 #include "flockbridge/protocol/message_decoder.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace flockbridge::protocol {
 
-MessageDecoder::MessageDecoder(Framing framing, std::size_t max_message)
+namespace {
+
+constexpr std::string_view kHello = "hello";
+
+}  // namespace
+
+MessageDecoder::MessageDecoder(Framing framing, std::size_t max_message, bool legacy_hello)
     : framing_(framing),
-      max_message_(framing == Framing::LengthPrefixed ? std::min<std::size_t>(max_message, 255) : max_message) {}
+      max_message_(framing == Framing::LengthPrefixed ? std::min<std::size_t>(max_message, 255) : max_message),
+      at_start_(legacy_hello && framing == Framing::LengthPrefixed) {}
 
 void MessageDecoder::feed(ByteView bytes, SteadyTime now) {
   if (bytes.empty()) return;
@@ -22,6 +30,16 @@ std::optional<MessageDecoder::Event> MessageDecoder::next() {
   if (rest.empty()) return std::nullopt;
 
   if (framing_ == Framing::LengthPrefixed) {
+    if (at_start_) {
+      const std::size_t compared = std::min(rest.size(), kHello.size());
+      if (std::equal(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(compared), kHello.begin())) {
+        if (compared < kHello.size()) return std::nullopt;  // so far it could be "hello"
+        at_start_ = false;
+        complete(kHello.size());
+        return Event{EventKind::Hello, rest.first(kHello.size())};
+      }
+      at_start_ = false;
+    }
     const std::size_t length = rest[0];
     if (rest.size() < 1 + length) return std::nullopt;
     complete(1 + length);
@@ -66,6 +84,7 @@ bool MessageDecoder::expire(SteadyTime now, std::chrono::milliseconds timeout) {
   if (!since || now - *since < timeout) return false;
   buffer_.clear();
   pos_ = 0;
+  at_start_ = false;
   return true;
 }
 

@@ -230,6 +230,12 @@ void UnoModel::send_emergency() {
   send(protocol::as_bytes("EMG"));
 }
 
+void UnoModel::send_packet(ByteView payload) {
+  if (phase_ != Phase::Running || payload.empty() || payload.size() > protocol::kMaxPayloadLimit) return;
+  log("sent a packet: " + protocol::to_hex(payload));
+  send(payload);
+}
+
 void UnoModel::set_bumpers(std::uint8_t low, std::uint8_t high) {
   reading_.l_bump = low;
   reading_.h_bump = high;

@@ -24,7 +24,7 @@ std::vector<std::string> link_states_until(TcpClient& client, const std::string&
 TEST_CASE("an Uno that reboots mid-stream is configured again and clients see it happen") {
   Rig rig;
   auto json = rig.json_client();
-  auto binary = rig.binary_client();
+  auto binary = rig.extended_client();
   binary.send(bytes({6, 'S', 'S', 0, 0, 0, 0}));
   const auto before = json.read_json_type("sensor");
   REQUIRE(before);
@@ -45,7 +45,7 @@ TEST_CASE("an Uno that reboots mid-stream is configured again and clients see it
 TEST_CASE("the device removed and recreated at the same path while clients stay connected") {
   Rig rig;
   auto json = rig.json_client();
-  auto binary = rig.binary_client();
+  auto binary = rig.extended_client();
 
   rig.sim_command("unplug");
   rig.expect_log("reopening");

@@ -83,7 +83,7 @@ TEST_CASE("the Uno NAKs a command: the bridge resends it, and gives up after the
   CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 47 43"));
 
   // A binary client that sent the failed command is told with ERR.
-  auto binary = rig.binary_client();
+  auto binary = rig.extended_client();
   rig.sim_command("nak-next 4");
   binary.send(bytes({3, 'D', 'G', 'G'}));
   auto error = binary.read_message_tag("ERR");
@@ -108,7 +108,7 @@ TEST_CASE("the bridge NAKs a corrupt packet from the Uno, which resends it") {
 TEST_CASE("the Uno's own packets reach every client: DMC after a bounded move, EMG at once") {
   Rig rig;
   auto json = rig.json_client();
-  auto binary = rig.binary_client();
+  auto binary = rig.extended_client();
   json.send("{\"cmd\":\"move_distance\",\"speed\":100,\"dist\":5}\n");
   auto done = json.read_json_type("packet");
   REQUIRE(done);
@@ -134,4 +134,28 @@ TEST_CASE("the Uno acknowledges commands: the ACK goes to the binary client that
   other.send(bytes({3, 'D', 'G', 'C'}));
   rig.expect_sim("rx 44 47 43");
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "rebooted"));
+}
+
+TEST_CASE("a healthy device stays open: sensor packets and commands flow without the Uno being reset") {
+  // The rig's pseudo-terminal reads as a real device does (VMIN 0, VTIME 0):
+  // every drain of the line ends in a read of 0 bytes, which is no loss.
+  Rig rig({.bridge_args = {"--log-level", "debug"}});
+  std::string terminal;
+  for (const auto& line : rig.bridge().lines(Stream::Stderr)) {
+    if (line.find("terminal settings of") != std::string::npos) terminal = line;
+  }
+  CHECK(terminal.find("115200 baud, 8N1") != std::string::npos);
+  CHECK(terminal.find("min 0 time 0") != std::string::npos);
+  auto json = rig.json_client();
+  for (int i = 0; i < 100; ++i) {
+    REQUIRE(json.read_json_type("sensor"));
+    if (i % 10 == 0) json.send("{\"cmd\":\"move\",\"speed\":" + std::to_string(i / 10) + "}\n");
+  }
+  json.send("{\"cmd\":\"stop\",\"id\":\"end\"}\n");
+  rig.expect_sim("rx 44 53 54");
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "port closed by the host"));
+  CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "reopening"));
+  std::size_t opens = 0;
+  for (const auto& line : rig.bridge().lines(Stream::Stderr)) opens += line.find("opened ") != std::string::npos;
+  CHECK(opens == 1);
 }

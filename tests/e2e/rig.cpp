@@ -127,6 +127,15 @@ TcpClient Rig::binary_client(int receive_buffer) {
   return client;
 }
 
+TcpClient Rig::extended_client(int receive_buffer) {
+  TcpClient client(port_, receive_buffer);
+  client.send(bytes({4, 'E', 'X', 'T', 1}));
+  const auto answer = client.read_message_tag("EXT");
+  REQUIRE_MESSAGE(answer, "the bridge did not answer EXT");
+  REQUIRE(*answer == std::string("EXT\x01"));
+  return client;
+}
+
 TcpClient Rig::json_client(int receive_buffer) {
   TcpClient client(json_port_, receive_buffer);
   auto hello = client.read_json();

@@ -59,6 +59,9 @@ class Rig {
   /// A binary client the bridge has accepted (it sends no greeting, so its
   /// acceptance is read from the bridge's log).
   TcpClient binary_client(int receive_buffer = 0);
+  /// A binary client that has asked for the bridge's own messages (EXT 1)
+  /// and had the answer.
+  TcpClient extended_client(int receive_buffer = 0);
   /// A JSON client whose hello has been read.
   TcpClient json_client(int receive_buffer = 0);
   /// A WebSocket client of /ws whose hello has been read.

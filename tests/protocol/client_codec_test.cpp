@@ -73,3 +73,66 @@ TEST_CASE("port 2005: what the bridge sends") {
   CHECK(long_error.size() == 1 + 3 + kMaxErrorText);
   CHECK(long_error[0] == 127);
 }
+
+TEST_CASE("port 2005: EXT asks for the bridge's own messages, and the answer says which version is in force") {
+  auto on = parse_binary_request(b({'E', 'X', 'T', 1}));
+  REQUIRE(on);
+  CHECK(std::get<SetExtensions>(on.value()).version == 1);
+  auto off = parse_binary_request(b({'E', 'X', 'T', 0}));
+  REQUIRE(off);
+  CHECK(std::get<SetExtensions>(off.value()).version == 0);
+  CHECK(encode_binary_extensions(kExtensionsVersion) == b({4, 'E', 'X', 'T', 1}));
+  // Anything else beginning with E is a command for the Uno, checked as such.
+  CHECK(parse_binary_request(b({'E', 'X', 'T'})).error().message == "unknown command 'EXT'");
+  CHECK(std::holds_alternative<SendCommand>(parse_binary_request(as_bytes("EMG")).value()));
+}
+
+TEST_CASE("port 2005: a degree rotation of -359 to -1 degrees turns the other way, in the Uno's documented form") {
+  struct Row {
+    const char* what;
+    Bytes in;
+    Bytes out;
+  };
+  const std::vector<Row> table{
+      {"-90 at speed 30: speed -30, 90 degrees", b({'D', 'R', 'D', 30, 0xA6, 0xFF}), b({'D', 'R', 'D', 0xE2, 90, 0})},
+      {"-359 at speed -100", b({'D', 'R', 'D', 0x9C, 0x99, 0xFE}), b({'D', 'R', 'D', 100, 0x67, 0x01})},
+      {"-1 at speed 0", b({'D', 'R', 'D', 0, 0xFF, 0xFF}), b({'D', 'R', 'D', 0, 1, 0})},
+      {"90 is forwarded as sent", b({'D', 'R', 'D', 30, 90, 0}), b({'D', 'R', 'D', 30, 90, 0})},
+  };
+  for (const auto& row : table) {
+    CAPTURE(row.what);
+    CHECK(command_of(parse_binary_request(row.in)) == row.out);
+    Bytes wrapped = b({'R', 'T', 6});
+    wrapped.insert(wrapped.end(), row.in.begin(), row.in.end());
+    CHECK(command_of(parse_binary_request(wrapped)) == row.out);
+  }
+  CHECK(parse_binary_request(b({'D', 'R', 'D', 30, 0x98, 0xFE})).error().message ==
+        "rotate_degrees: deg must be from 0 to 359, got 65176 (port 2005 also takes -359 to -1: the other way round)");
+}
+
+TEST_CASE("port 2005: what a client written for the original robots can parse") {
+  SensorReading r;
+  struct Row {
+    const char* what;
+    Bytes message;
+    bool parses;
+  };
+  const std::vector<Row> table{
+      {"SP, 28 bytes", encode_binary_sensor(encode_sensor_payload(r)), true},
+      {"ACK", encode_binary_packet(as_bytes("ACK")), true},
+      {"DMC", encode_binary_packet(as_bytes("DMC")), true},
+      {"EMG", encode_binary_packet(as_bytes("EMG")), false},
+      {"an unknown Uno packet", encode_binary_packet(as_bytes("XYZ12")), false},
+      {"ERR", encode_binary_error("no"), false},
+      {"LNK", encode_binary_link("up"), false},
+      {"DRP", encode_binary_dropped(1), false},
+      {"EXT", encode_binary_extensions(1), false},
+      {"a DM packet of another length", encode_binary_packet(as_bytes("DMCX")), false},
+      {"a length byte that does not match", b({4, 'A', 'C', 'K'}), false},
+      {"empty", {}, false},
+  };
+  for (const auto& row : table) {
+    CAPTURE(row.what);
+    CHECK(legacy_client_parses(row.message) == row.parses);
+  }
+}

@@ -12,16 +12,25 @@ using namespace std::chrono_literals;
 namespace {
 
 std::vector<std::string> decode_all(MessageDecoder::Framing framing, std::string_view input,
-                                    const flockbridge::testing::Split& split, std::size_t max = 255) {
-  MessageDecoder decoder(framing, max);
+                                    const flockbridge::testing::Split& split, std::size_t max = 255,
+                                    bool legacy_hello = false) {
+  MessageDecoder decoder(framing, max, legacy_hello);
   std::vector<std::string> out;
   const SteadyTime t{};
   for (auto piece : split.cut(as_bytes(input))) {
     decoder.feed(piece, t);
     while (auto event = decoder.next()) {
-      out.push_back(event->kind == MessageDecoder::EventKind::TooLong
-                        ? "<too long>"
-                        : std::string(event->body.begin(), event->body.end()));
+      switch (event->kind) {
+        case MessageDecoder::EventKind::TooLong:
+          out.emplace_back("<too long>");
+          break;
+        case MessageDecoder::EventKind::Hello:
+          out.emplace_back("<hello>");
+          break;
+        case MessageDecoder::EventKind::Message:
+          out.emplace_back(event->body.begin(), event->body.end());
+          break;
+      }
     }
   }
   return out;
@@ -94,4 +103,54 @@ TEST_CASE("the timeout counts from the first byte of the pending message") {
   CHECK(*decoder.partial_since() == t0 + 1500ms);
   CHECK_FALSE(decoder.expire(t0 + 3000ms, 2000ms));
   CHECK(decoder.expire(t0 + 3500ms, 2000ms));
+}
+
+TEST_CASE("the 2014 client's hello: five bytes with no length, at the start only, and what follows is read as usual") {
+  struct Row {
+    const char* what;
+    std::string input;
+    std::vector<std::string> events;
+  };
+  const std::vector<Row> table{
+      {"hello, then a subscription and a command right behind it",
+       std::string("hello\x06SS\x00\x00\x00\x00\x03"
+                   "DGO",
+                   16),
+       {"<hello>", std::string("SS\x00\x00\x00\x00", 6), "DGO"}},
+      {"hello alone", "hello", {"<hello>"}},
+      {"a second hello is a length byte of 104 like any other", "hellohello", {"<hello>"}},
+      {"a first message that merely begins with 'h' is not taken for hello",
+       std::string("\x03"
+                   "DGO",
+                   4),
+       {"DGO"}},
+      {"'hel' and then something else: a length of 104", "helXo", {}},
+  };
+  for (const auto& row : table) {
+    CAPTURE(row.what);
+    for (const auto& split : flockbridge::testing::splits()) {
+      CAPTURE(split.name);
+      CHECK(decode_all(MessageDecoder::Framing::LengthPrefixed, row.input, split, 255, true) == row.events);
+    }
+  }
+  // Without legacy_hello (JSON lines, or the option off) nothing is special.
+  for (const auto& split : flockbridge::testing::splits()) {
+    CHECK(decode_all(MessageDecoder::Framing::LengthPrefixed, "hello", split).empty());
+  }
+}
+
+TEST_CASE("a hello left incomplete expires like any partial message") {
+  MessageDecoder decoder(MessageDecoder::Framing::LengthPrefixed, 255, true);
+  const SteadyTime t0{};
+  decoder.feed(as_bytes("hel"), t0);
+  CHECK_FALSE(decoder.next());
+  REQUIRE(decoder.partial_since());
+  CHECK(decoder.expire(t0 + 2s, 2s));
+  decoder.feed(as_bytes(std::string("\x02"
+                                    "SF",
+                                    3)),
+               t0 + 3s);
+  const auto event = decoder.next();
+  REQUIRE(event);
+  CHECK(event->kind == MessageDecoder::EventKind::Message);
 }

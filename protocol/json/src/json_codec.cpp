@@ -262,7 +262,10 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                               {"peer", c.peer},
                               {"commands", c.commands},
                               {"sensor_dropped", c.sensor_dropped},
-                              {"queued", c.queued}});
+                              {"queued", c.queued},
+                              {"refused", c.refused},
+                              {"withheld", c.withheld},
+                              {"extensions", c.extensions}});
   }
   ordered message{{"type", "stats"}};
   if (!id.is_null()) message["id"] = id;

@@ -11,6 +11,11 @@
 // A session is never destroyed from inside its own callbacks: close() starts
 // closing the transport and tells the Host (the Bridge), which erases the
 // session later.
+//
+// A port-2005 client speaks the original robot's dialect until it sends EXT
+// (client_codec.hpp): send() withholds, and counts, every message such a
+// client would not parse, and what it did wrong is logged and counted
+// instead of answered with ERR.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +86,8 @@ class Session {
   void close(std::string_view reason, CloseKind kind = CloseKind::Normal);
 
   /// Queues a message that must not be lost; a client too far behind is closed.
+  /// A message that a port-2005 client in the original dialect would not
+  /// parse is withheld (and counted) instead.
   void send(SharedBuffer message);
   /// Queues a sensor message and notes the time for throttling. While the
   /// client is behind (a write waits for it), a newer message replaces the
@@ -112,6 +119,13 @@ class Session {
   void subscribe(std::uint32_t interval_ms);
   void unsubscribe() noexcept { subscribed_ = false; }
 
+  /// Port 2005: the bridge's own messages from now on (version >= 1), or the
+  /// original dialect only (0). Answered with the version in force.
+  void set_extensions(std::uint8_t version);
+  /// Whether the client gets every message of its encoding: JSON and
+  /// WebSocket clients always, port-2005 clients once they asked.
+  [[nodiscard]] bool extended() const noexcept { return extensions_ > 0; }
+
   /// Closes a client whose output has been stuck too long, then lets the
   /// transport expire what it must. Call it a few times a second.
   void housekeeping(SteadyTime now);
@@ -127,6 +141,8 @@ class Session {
  protected:
   /// One whole message from the client: parsed, then answered or handed to the Host.
   void handle_message(protocol::ByteView body);
+  /// The 2014 client's "hello" test: answered at once with ACK.
+  void handle_legacy_hello();
   /// The client has finished sending (it may still read): its answers are
   /// sent, then the session closes.
   void input_ended();
@@ -159,6 +175,8 @@ class Session {
 
  private:
   void finish_if_done();
+  /// Queues a message whatever the client's dialect.
+  void queue_message(SharedBuffer message);
 
   Host& host_;
   std::uint64_t id_;
@@ -166,6 +184,9 @@ class Session {
   OutputQueue queue_;
   RateLimiter limiter_;
   std::uint64_t commands_ = 0;
+  std::uint64_t refused_ = 0;   ///< messages of the client's that were refused
+  std::uint64_t withheld_ = 0;  ///< messages not sent: not in the client's dialect
+  std::uint8_t extensions_;     ///< the port-2005 extensions' version in force (0: none)
   bool writing_ = false;
   SteadyTime write_started_{};
   bool closing_ = false;

@@ -2,10 +2,21 @@
 // message in both directions is one length byte, then that many bytes.
 //
 //   client -> bridge: a direct command ("DGO"), RT + inner length + payload,
-//                     SS + int32 interval, SF (2 or 6 bytes), ST
+//                     SS + int32 interval, SF (2 or 6 bytes), ST, EXT + version
 //   bridge -> client: SP sensor, the Uno's other packets as they came,
-//                     ERR + reason, and two notices of the bridge's own:
-//                     LNK + link state, DRP + uint32 count of dropped sensor messages
+//                     ERR + reason, EXT + version (the answer to EXT), and two
+//                     notices of the bridge's own: LNK + link state, DRP +
+//                     uint32 count of dropped sensor messages
+//
+// Conditions of the problem: the programs students wrote for the original
+// robots (the 2014 client) look the first two letters of every message up in
+// a table of SP, AC and DM, unpack it to an exact size, and die on anything
+// else; they read the length byte as signed. So a connection gets only what
+// such a program parses (legacy_client_parses) until it sends EXT, and the
+// bridge's own messages, ERR, LNK, DRP, EMG and unknown Uno packets, only
+// after. The same programs test the connection by sending "hello" with no
+// length byte (message_decoder.hpp), and pack a degree rotation's angle as a
+// signed 16-bit value, -90 meaning 90 degrees to the other side.
 #pragma once
 
 #include <cstdint>
@@ -30,9 +41,16 @@ struct Subscribe {
 struct Unsubscribe {};
 /// The bridge's counters (JSON clients only).
 struct StatsRequest {};
-
+/// `04 'E' 'X' 'T' v`: a port-2005 client asks for the bridge's own messages
+/// (v >= 1) or for the original dialect only (v = 0).
+struct SetExtensions {
+  std::uint8_t version = 0;
+};
 /// What a client asks of the bridge, whichever port it came through.
-using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest>;
+using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions>;
+
+/// The version of the port-2005 extensions this bridge speaks.
+inline constexpr std::uint8_t kExtensionsVersion = 1;
 
 /// Parses one port-2005 message body (what follows the length byte).
 [[nodiscard]] Result<ClientRequest> parse_binary_request(ByteView body);
@@ -50,5 +68,13 @@ inline constexpr std::size_t kMaxErrorText = 124;
 [[nodiscard]] Bytes encode_binary_link(std::string_view state);
 /// `07 'D' 'R' 'P'` + uint32 LE count.
 [[nodiscard]] Bytes encode_binary_dropped(std::uint32_t count);
+/// `04 'E' 'X' 'T' v`: the answer to SetExtensions, with the version now in
+/// force (0: the original dialect only).
+[[nodiscard]] Bytes encode_binary_extensions(std::uint8_t version);
+
+/// Whether a client written for the original robots parses this message
+/// (length byte included): `1C 'S' 'P'` + 26 bytes, or 3 bytes beginning
+/// "AC" or "DM" (ACK, DMC). Everything else would kill it.
+[[nodiscard]] bool legacy_client_parses(ByteView message) noexcept;
 
 }  // namespace flockbridge::protocol

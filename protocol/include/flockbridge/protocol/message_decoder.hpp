@@ -8,6 +8,13 @@
 // must neither hang the session nor be glued to later bytes forever, so a
 // message not completed within a time limit is discarded. Time is passed in;
 // the decoder never reads a clock.
+//
+// The 2014 client's test sends the five bytes "hello" with no length byte and
+// waits for an answer. With `legacy_hello`, those five bytes at the very
+// start of a stream are one event of their own, recognised as soon as they
+// are in (not when the 104 bytes their first byte would announce have come),
+// and what follows them is read as usual. No real first message begins with
+// them: 'h' would announce 104 bytes, and the longest command is 21.
 #pragma once
 
 #include <chrono>
@@ -26,6 +33,7 @@ class MessageDecoder {
   enum class EventKind {
     Message,  ///< a complete message (a line without its "\n" or "\r\n")
     TooLong,  ///< a line longer than the limit; its bytes up to the next "\n" are dropped
+    Hello,    ///< "hello" at the start of a length-prefixed stream (with legacy_hello)
   };
   struct Event {
     EventKind kind;
@@ -33,7 +41,7 @@ class MessageDecoder {
   };
 
   /// `max_message` bounds a message body (for LengthPrefixed it is at most 255 anyway).
-  MessageDecoder(Framing framing, std::size_t max_message);
+  MessageDecoder(Framing framing, std::size_t max_message, bool legacy_hello = false);
 
   /// Buffers `bytes`, received at `now`.
   void feed(ByteView bytes, SteadyTime now);
@@ -58,6 +66,7 @@ class MessageDecoder {
   Bytes buffer_;
   std::size_t pos_ = 0;
   bool skipping_line_ = false;  ///< dropping the rest of an over-long line
+  bool at_start_;               ///< nothing consumed yet, and "hello" may still come
   SteadyTime message_started_{};
   SteadyTime last_feed_{};
 };

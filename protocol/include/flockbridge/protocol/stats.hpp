@@ -14,11 +14,14 @@ namespace flockbridge::protocol {
 
 struct ClientSnapshot {
   std::uint64_t id = 0;
-  std::string kind;  ///< "binary" or "json"
+  std::string kind;  ///< "binary", "json" or "websocket"
   std::string peer;
   std::uint64_t commands = 0;
   std::uint64_t sensor_dropped = 0;
   std::size_t queued = 0;
+  std::uint64_t refused = 0;   ///< its messages that were refused (malformed, out of range, failed)
+  std::uint64_t withheld = 0;  ///< messages it was not sent: outside the dialect it speaks
+  bool extensions = true;      ///< false: a port-2005 client in the original robot's dialect
 };
 
 struct BridgeCounters {

@@ -70,6 +70,8 @@ class UnoModel {
   void corrupt_next() { corrupt_next_ = true; }
   void set_silent(bool silent) { silent_ = silent; }
   void send_emergency();
+  /// Sends a packet of any type, as newer firmware might (while running).
+  void send_packet(ByteView payload);
   /// Sends `count` sensor packets at once, in one write: what the host sees
   /// when a USB-serial adapter holds bytes back and delivers them bunched.
   void send_sensor_burst(unsigned count);
