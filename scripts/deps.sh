@@ -1,6 +1,7 @@
 #!/bin/sh
 # Installs, from Debian 12's packages, what building and testing flockbridge
-# needs and this machine lacks.
+# needs and this machine lacks, and nc for the README's first try of the JSON
+# port.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -9,4 +10,5 @@ install_missing \
   g++ cmake ninja-build pkg-config \
   libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev \
   libwebsockets-dev libwebsockets-evlib-uv \
-  doctest-dev
+  doctest-dev \
+  netcat-openbsd

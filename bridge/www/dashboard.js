@@ -11,6 +11,7 @@
   const PLOT_SECONDS = 20;
   const MAX_LOG = 50;
   const MAX_LATENCIES = 2000;
+  const CLIENTS_MS = 2000;       // how often the client list is asked for
 
   const $ = (id) => document.getElementById(id);
 
@@ -143,6 +144,9 @@
         break;
       case "ok":
         break;
+      case "stats":
+        showClients(message.clients && message.clients.list ? message.clients.list : []);
+        break;
       case "error":
         if (message.id !== undefined && message.id === motionId) stopDriving();
         log(message.error, "error");
@@ -160,6 +164,28 @@
         break;
       default:
         break;  // newer bridges may send more: skip what is not known
+    }
+  }
+
+  // The bridge's clients, from its stats, asked for quietly (no id, so an
+  // answer never reads as the answer to a command).
+  setInterval(() => {
+    if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ cmd: "stats" }));
+  }, CLIENTS_MS);
+
+  function showClients(list) {
+    const rows = $("client-rows");
+    rows.replaceChildren();
+    for (const c of list) {
+      const row = document.createElement("tr");
+      const kind = c.kind + (c.kind === "binary" && c.extensions === false ? " (original)" : "");
+      for (const value of [c.id, kind, c.peer, c.commands, c.refused ?? 0, c.withheld ?? 0, c.sensor_dropped]) {
+        const cell = document.createElement("td");
+        cell.textContent = String(value);
+        row.append(cell);
+      }
+      if ((c.refused ?? 0) > 0) row.className = "has-refused";
+      rows.append(row);
     }
   }
 

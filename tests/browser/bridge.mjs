@@ -73,5 +73,7 @@ export async function startBridge(binary, extraArgs = []) {
   const match = /dashboard on http:\/\/[^ ]*:(\d+)\//.exec(listening);
   if (!match) throw new Error("no dashboard port in: " + listening);
   bridge.httpPort = Number(match[1]);
+  const binaryPort = /binary clients on [^ ]*:(\d+),/.exec(listening);
+  if (binaryPort) bridge.binaryPort = Number(binaryPort[1]);
   return bridge;
 }

@@ -7,6 +7,7 @@
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import { startBridge } from "./bridge.mjs";
 import { launchChromium } from "./browser.mjs";
@@ -120,6 +121,26 @@ test("sensor-to-browser latency (a figure, not a check)", async () => {
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(2);
   console.log(`# sensor-to-browser latency over ${sorted.length} packets: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`);
   assert.ok(sorted.length >= 100);
+});
+
+test("the client list shows a port-2005 client in the original dialect and counts what it did wrong", async () => {
+  const student = net.connect(bridge.binaryPort, "127.0.0.1");
+  await new Promise((resolve, reject) => { student.once("connect", resolve); student.once("error", reject); });
+  const port = student.localPort;
+  student.write(Buffer.from([3, 0x44, 0x58, 0x59]));  // D X Y: no such command
+  await bridge.waitFor("original dialect, not told): unknown command 'DXY'");
+  const row = page.getByTestId("clients").locator("tr", { hasText: `127.0.0.1:${port}` });
+  await row.filter({ hasText: "binary (original)" }).waitFor();
+  // commands 0, refused 1: the refusal the client itself was not told of.
+  await page.waitForFunction((peer) => {
+    for (const tr of document.querySelectorAll('[data-testid="clients"] tbody tr')) {
+      const cells = [...tr.children].map((td) => td.textContent);
+      if (cells[2] === peer) return cells[4] === "1";
+    }
+    return false;
+  }, `127.0.0.1:${port}`);
+  await page.screenshot({ path: path.join(artifacts, "dashboard-clients.png"), fullPage: true });
+  student.destroy();
 });
 
 test("when the bridge goes away the page says so, and reconnects to a new one by itself", async () => {
