@@ -500,6 +500,7 @@ void Bridge::arm_link_timer() {
 }
 
 void Bridge::on_link_timer() {
+  if (link_.frame_under_way()) serial_.read_pending();
   link_.tick(steady_now());
   arm_link_timer();
 }

@@ -163,6 +163,12 @@ std::vector<Setting> make_settings() {
       {"link", "nak_window_ms", "--nak-window-ms",
        "Each command is alone on the line this long; a NAK within it resends the command.", kLive},
       [](auto& c) -> auto& { return c.link.nak_window; }, 1, kHour));
+  s.push_back(duration(
+      {"link", "frame_gap_ms", "--frame-gap-ms",
+       "A frame from the Uno whose bytes stop coming for this long is abandoned, and the bytes behind its "
+       "header are searched again.",
+       kLive},
+      [](auto& c) -> auto& { return c.link.frame_gap; }, 1, kHour));
   s.push_back(whole(
       {"link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", kLive},
       [](auto& c) -> auto& { return c.link.nak_retries; }, 0, 20));

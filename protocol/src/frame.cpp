@@ -26,8 +26,8 @@ Bytes encode_frame(ByteView payload) {
   return out;
 }
 
-FrameDecoder::FrameDecoder(std::size_t max_payload)
-    : max_payload_(std::clamp<std::size_t>(max_payload, 1, kMaxPayloadLimit)) {}
+FrameDecoder::FrameDecoder(std::size_t max_payload, LengthTable lengths)
+    : max_payload_(std::clamp<std::size_t>(max_payload, 1, kMaxPayloadLimit)), lengths_(lengths) {}
 
 void FrameDecoder::feed(ByteView bytes) {
   // Drop what can never be looked at again: everything before the candidate
@@ -45,6 +45,21 @@ void FrameDecoder::reset() noexcept {
   buffer_.clear();
   pos_ = start_ = length_ = 0;
   state_ = State::Sync1;
+}
+
+std::optional<FrameDecoder::Event> FrameDecoder::abandon() noexcept {
+  if (state_ == State::Sync1) return std::nullopt;
+  const bool had_length = state_ == State::Payload || state_ == State::Checksum;
+  if (!had_length) {
+    // A header cut short: its bytes are examined again, from the second.
+    stats_.discarded_bytes += 1;
+    pos_ = start_ + 1;
+    state_ = State::Sync1;
+    return std::nullopt;
+  }
+  ++stats_.incomplete;
+  reject_candidate();
+  return Event{EventKind::Incomplete, {}, buffer_position_ + start_};
 }
 
 void FrameDecoder::reject_candidate() noexcept {
@@ -89,7 +104,16 @@ std::optional<FrameDecoder::Event> FrameDecoder::next() {
         ++pos_;
         break;
       case State::Payload: {
-        const std::size_t payload_end = start_ + kSyncLength + 1 + length_;
+        const std::size_t payload_start = start_ + kSyncLength + 1;
+        if (lengths_ != nullptr && length_ >= 3 && buffer_.size() >= payload_start + 3) {
+          const auto expected = lengths_(ByteView(buffer_.data() + payload_start, 3));
+          if (expected && *expected != length_) {
+            ++stats_.bad_length;
+            reject_candidate();
+            return Event{EventKind::BadLength, {}, buffer_position_ + start_};
+          }
+        }
+        const std::size_t payload_end = payload_start + length_;
         if (buffer_.size() < payload_end) {
           pos_ = buffer_.size();
           return std::nullopt;

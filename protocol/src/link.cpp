@@ -45,7 +45,7 @@ LinkController::LinkController(LinkSettings settings, RobotConfig robot, LinkEve
       robot_(robot),
       cfg_frame_(encode_frame(encode_config_payload(robot))),
       events_(events),
-      decoder_(settings.max_payload) {}
+      decoder_(settings.max_payload, &uno_packet_length) {}
 
 void LinkController::set_robot_config(const RobotConfig& robot) {
   robot_ = robot;
@@ -93,17 +93,25 @@ void LinkController::port_closed(std::string_view reason) {
 }
 
 void LinkController::bytes_received(ByteView bytes, SteadyTime now) {
+  last_bytes_ = now;
   decoder_.feed(bytes);
-  while (auto event = decoder_.next()) {
-    switch (event->kind) {
-      case FrameDecoder::EventKind::Frame:
-        on_frame(event->payload, now);
-        break;
-      case FrameDecoder::EventKind::BadChecksum:
-      case FrameDecoder::EventKind::BadLength:
-        on_bad_frame(event->payload, now);
-        break;
-    }
+  drain_decoder(now);
+}
+
+void LinkController::drain_decoder(SteadyTime now) {
+  while (auto event = decoder_.next()) on_decoder_event(*event, now);
+}
+
+void LinkController::on_decoder_event(const FrameDecoder::Event& event, SteadyTime now) {
+  switch (event.kind) {
+    case FrameDecoder::EventKind::Frame:
+      on_frame(event.payload, now);
+      break;
+    case FrameDecoder::EventKind::BadChecksum:
+    case FrameDecoder::EventKind::BadLength:
+    case FrameDecoder::EventKind::Incomplete:
+      on_bad_frame(event.payload, now);
+      break;
   }
 }
 
@@ -361,6 +369,12 @@ void LinkController::restart_handshake(SteadyTime now, LinkState state, std::str
 }
 
 void LinkController::tick(SteadyTime now) {
+  if (port_open_ && decoder_.in_frame() && now - last_bytes_ >= settings_.frame_gap) {
+    // The rest of this frame is not coming: its header was noise, or its
+    // LEN was corrupted upwards. The good frames behind it are already in.
+    if (const auto abandoned = decoder_.abandon()) on_decoder_event(*abandoned, now);
+    drain_decoder(now);
+  }
   if (reboot_suspected_until_ && now >= *reboot_suspected_until_) confirm_reboot(now);
   if (!in_flight_ && now >= quiet_until_) start_next(now);
   if (in_flight_ && now >= in_flight_->deadline) {
@@ -383,6 +397,7 @@ std::optional<SteadyTime> LinkController::next_deadline() const {
   if (phase_ != Phase::Idle) consider(handshake_deadline_);
   if (state_ == LinkState::Up) consider(last_received_ + settings_.stale_timeout);
   if (reboot_suspected_until_) consider(*reboot_suspected_until_);
+  if (port_open_ && decoder_.in_frame()) consider(last_bytes_ + settings_.frame_gap);
   return deadline;
 }
 

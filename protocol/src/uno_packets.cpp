@@ -37,6 +37,14 @@ SensorReading decode_sensor(ByteView p) {
 
 }  // namespace
 
+std::optional<std::size_t> uno_packet_length(ByteView type) noexcept {
+  if (has_tag(type, "SEN")) return kSensorPayloadLength;
+  for (const ShortPacket& known : kShortPackets) {
+    if (has_tag(type, known.tag)) return 3;
+  }
+  return std::nullopt;
+}
+
 Result<UnoPacket> parse_uno_packet(ByteView payload) {
   if (has_tag(payload, "SEN")) {
     if (payload.size() != kSensorPayloadLength) {

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,20 @@ struct Seen {
 std::string show(const std::vector<Seen>& events) {
   std::string text;
   for (const Seen& e : events) {
-    text += e.kind == FrameDecoder::EventKind::Frame         ? "frame["
-            : e.kind == FrameDecoder::EventKind::BadChecksum ? "badsum["
-                                                             : "badlen[";
+    switch (e.kind) {
+      case FrameDecoder::EventKind::Frame:
+        text += "frame[";
+        break;
+      case FrameDecoder::EventKind::BadChecksum:
+        text += "badsum[";
+        break;
+      case FrameDecoder::EventKind::BadLength:
+        text += "badlen[";
+        break;
+      case FrameDecoder::EventKind::Incomplete:
+        text += "incomplete[";
+        break;
+    }
     text += to_hex(e.payload) + "] ";
   }
   return text;
@@ -192,4 +204,71 @@ TEST_CASE("events say where in the stream their frame began") {
   event = decoder.next();
   REQUIRE(event);
   CHECK(event->position == 3 + first.size());
+}
+
+namespace {
+
+/// A frame whose LEN byte was corrupted to `len` (the rest as sent).
+Bytes with_len(std::string_view payload, Byte len) {
+  Bytes out = frame(payload);
+  out[kSyncLength] = len;
+  return out;
+}
+
+std::optional<std::size_t> test_lengths(ByteView type) noexcept {
+  const std::string_view tag(reinterpret_cast<const char*>(type.data()), type.size());
+  if (tag == "ACK" || tag == "DMC") return 3;
+  return std::nullopt;
+}
+
+}  // namespace
+
+TEST_CASE("a known type whose LEN is not its table length is rejected once its type bytes are in") {
+  const Bytes input = cat({with_len("ACK", 60), frame("DMC"), frame("ACK")});
+  for (const auto& split : flockbridge::testing::splits()) {
+    CAPTURE(split.name);
+    FrameDecoder decoder(kDefaultMaxPayload, &test_lengths);
+    std::vector<Seen> events;
+    for (auto piece : split.cut(input)) {
+      decoder.feed(piece);
+      while (auto event = decoder.next()) {
+        events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
+      }
+    }
+    CHECK(show(events) == show({{FrameDecoder::EventKind::BadLength, {}}, good("DMC"), good("ACK")}));
+    CHECK(decoder.stats().bad_length == 1);
+    CHECK(decoder.state() == FrameDecoder::State::Sync1);
+  }
+  // Without the table the same bytes hold the good frames: 60 bytes are awaited.
+  FrameDecoderStats stats;
+  const auto events = decode(input, flockbridge::testing::splits().front(), &stats);
+  CHECK(events.empty());
+}
+
+TEST_CASE("a frame abandoned for want of bytes gives back the good frames buffered behind it") {
+  const Bytes input = cat({with_len("XYZ12", 60), frame("DMC"), frame("XYZ9")});
+  for (const auto& split : flockbridge::testing::splits()) {
+    CAPTURE(split.name);
+    FrameDecoder decoder(kDefaultMaxPayload, &test_lengths);
+    std::vector<Seen> events;
+    for (auto piece : split.cut(input)) {
+      decoder.feed(piece);
+      while (auto event = decoder.next()) events.push_back({event->kind, {}});
+    }
+    CHECK(events.empty());
+    REQUIRE(decoder.in_frame());
+    const auto abandoned = decoder.abandon();
+    REQUIRE(abandoned);
+    CHECK(abandoned->kind == FrameDecoder::EventKind::Incomplete);
+    CHECK(abandoned->position == 0);
+    while (auto event = decoder.next()) {
+      events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
+    }
+    CHECK(show(events) == show({good("DMC"), good("XYZ9")}));
+    CHECK(decoder.stats().incomplete == 1);
+    CHECK_FALSE(decoder.in_frame());
+  }
+  // Nothing under way: nothing to abandon.
+  FrameDecoder idle;
+  CHECK_FALSE(idle.abandon());
 }

@@ -220,12 +220,44 @@ TEST_CASE_FIXTURE(Fixture, "a NAK during the handshake resends CFG") {
 
 TEST_CASE_FIXTURE(Fixture, "implausible packets are counted and dropped, not published") {
   bring_up();
+  // A known type with another LEN is rejected by the decoder's length table.
   uno_sends("SEN");
   uno_sends("DMCX");
   CHECK(events.packets.empty());
-  CHECK(link.stats().implausible == 2);
+  CHECK(link.stats().decoder.bad_length == 2);
+  // A sensor packet of the right length whose reserved bytes are not zero
+  // passed the checksum but breaks the table.
+  Bytes sen = encode_sensor_payload({});
+  sen[27] = 1;
+  link.bytes_received(encode_frame(sen), now);
+  CHECK(events.packets.empty());
+  CHECK(link.stats().implausible == 1);
   uno_sends("XYZ");  // a type this bridge does not know
   CHECK(events.packets == std::vector<std::string>{"XYZ"});
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "a frame whose bytes stop coming is abandoned after the frame gap, freeing the frames behind it") {
+  bring_up();
+  const std::size_t sent_before = events.sent.size();
+  // An unknown type whose LEN was corrupted to 60 (no table length to check
+  // it against), then a good DMC: the decoder waits for 60 bytes.
+  Bytes line = encode_frame(as_bytes("XYZ12"));
+  line[3] = 60;
+  line[line.size() - 1] = frame_checksum(as_bytes("XYZ12"));
+  const Bytes good = encode_frame(as_bytes("DMC"));
+  line.insert(line.end(), good.begin(), good.end());
+  link.bytes_received(line, now);
+  CHECK(events.packets.empty());
+  REQUIRE(link.frame_under_way());
+  REQUIRE(link.next_deadline());
+  CHECK(*link.next_deadline() <= now + LinkSettings{}.frame_gap);
+  advance(LinkSettings{}.frame_gap);
+  CHECK(events.packets == std::vector<std::string>{"DMC"});
+  CHECK(link.stats().decoder.incomplete == 1);
+  // The abandoned frame is NAKed, as any damaged frame is.
+  REQUIRE(events.sent.size() == sent_before + 1);
+  CHECK(events.last_sent() == "NAK");
 }
 
 TEST_CASE_FIXTURE(Fixture, "silence from the Uno makes the link stale, and CFG brings it back") {

@@ -275,6 +275,7 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                             {"frames_sent", l.frames_sent},
                             {"bad_checksum", l.decoder.bad_checksum},
                             {"bad_length", l.decoder.bad_length},
+                            {"incomplete", l.decoder.incomplete},
                             {"discarded_bytes", l.decoder.discarded_bytes},
                             {"implausible", l.implausible},
                             {"naks_sent", l.naks_sent},

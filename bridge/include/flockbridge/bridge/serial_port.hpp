@@ -79,6 +79,10 @@ class SerialPort {
   void write_now(protocol::ByteView bytes);
   /// Closes the device and stops trying.
   void close();
+  /// Reads what the device holds now, without waiting for the loop's poll.
+  void read_pending() {
+    if (device_.is_open()) read_available();
+  }
 
   [[nodiscard]] bool is_open() const noexcept { return device_.is_open(); }
   [[nodiscard]] const std::string& path() const noexcept { return settings_.path; }

@@ -91,6 +91,11 @@ struct LinkSettings {
   unsigned handshake_retries = 5;                    ///< quick CFG tries before the link is reported down
   std::chrono::milliseconds handshake_slow_interval{5000};
   std::chrono::milliseconds nak_window{10};
+  /// A frame from the Uno whose bytes stop coming for this long is abandoned
+  /// (a corrupted LEN announced more than was sent), and the bytes behind
+  /// its header are searched again. A whole 34-byte frame takes 3 ms at
+  /// 115200 baud; USB adapters deliver in bursts a millisecond or so apart.
+  std::chrono::milliseconds frame_gap{20};
   unsigned nak_retries = 3;
   /// For firmware that acknowledges every command: a command whose window
   /// ends without an ACK is sent again (up to nak_retries times), and fails
@@ -184,6 +189,9 @@ class LinkController {
   [[nodiscard]] LinkState state() const noexcept { return state_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
   [[nodiscard]] bool port_open() const noexcept { return port_open_; }
+  /// A frame from the Uno is under way: before tick() abandons it, the owner
+  /// should read what the line holds (a busy process may be late to read).
+  [[nodiscard]] bool frame_under_way() const noexcept { return port_open_ && decoder_.in_frame(); }
   [[nodiscard]] LinkStats stats() const;
   [[nodiscard]] const LinkSettings& settings() const noexcept { return settings_; }
 
@@ -203,6 +211,8 @@ class LinkController {
     SteadyTime deadline;
   };
 
+  void drain_decoder(SteadyTime now);
+  void on_decoder_event(const FrameDecoder::Event& event, SteadyTime now);
   void on_frame(ByteView payload, SteadyTime now);
   void on_ack(SteadyTime now);
   void on_nak(SteadyTime now);
@@ -239,6 +249,7 @@ class LinkController {
   unsigned cfg_attempts_ = 0;
   SteadyTime handshake_deadline_{};
   SteadyTime last_received_{};
+  SteadyTime last_bytes_{};  ///< when bytes last came, for frame_gap
   LastSent last_sent_ = LastSent::Nothing;
   unsigned nak_resends_ = 0;
   /// ACKs that may still come from an earlier exchange, until quiet_until_.

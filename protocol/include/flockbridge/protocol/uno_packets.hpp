@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "flockbridge/protocol/bytes.hpp"
@@ -52,6 +53,11 @@ struct UnoPacket {
   UnoPacketKind kind = UnoPacketKind::Other;
   SensorReading sensor;  ///< meaningful for Sensor only
 };
+
+/// The payload length of a packet type the Uno sends (SEN 29; ACK, NAK, EMG,
+/// DMC 3), or nothing for a type this bridge does not know. A FrameDecoder's
+/// LengthTable.
+[[nodiscard]] std::optional<std::size_t> uno_packet_length(ByteView type) noexcept;
 
 /// Classifies a payload that passed its checksum. Refuses, as corrupt, a SEN
 /// whose length is not 29 or whose reserved bytes are not zero, an ACK, NAK,
