@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <libserialport.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -182,7 +183,7 @@ void SerialPort::try_open() {
   last_failure_.clear();
   failure_.clear();
   backoff_ = std::chrono::milliseconds{0};
-  pending_output_.clear();
+  discard_output();
   update_poll();
   log_info("opened " + settings_.path + (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " +
            std::to_string(settings_.baud) + " baud");
@@ -286,11 +287,49 @@ void SerialPort::write(protocol::ByteView bytes) {
   }
   const bool was_idle = pending_output_.empty();
   pending_output_.insert(pending_output_.end(), bytes.begin(), bytes.end());
+  pending_frames_.push_back(bytes.size());
   if (was_idle) flush_output();
 }
 
 void SerialPort::write_now(protocol::ByteView bytes) {
-  if (device_.is_open()) (void)!::write(device_.fd(), bytes.data(), bytes.size());
+  if (!device_.is_open()) return;
+  // The kernel may hold the first part of a frame whose rest waits here: the
+  // Uno would read the start of this frame as that frame's payload. So the
+  // frame under way is finished first (waiting a little for the line), and
+  // the frames queued behind it are dropped, this one being the last word.
+  if (front_written_ > 0 && !pending_frames_.empty()) {
+    const std::size_t rest = pending_frames_.front() - front_written_;
+    if (!write_fully(protocol::ByteView(pending_output_.data(), rest))) {
+      log_warning("could not finish the frame under way on " + settings_.path + "; the last frame may be lost");
+    }
+  }
+  discard_output();
+  if (!write_fully(bytes)) log_warning("could not write the last frame to " + settings_.path);
+}
+
+void SerialPort::discard_output() noexcept {
+  pending_output_.clear();
+  pending_frames_.clear();
+  front_written_ = 0;
+}
+
+bool SerialPort::write_fully(protocol::ByteView bytes) {
+  // At most this long for the line to take the bytes (a 34-byte frame takes 3 ms at 115200 baud).
+  constexpr int kWaitMs = 200;
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(device_.fd(), bytes.data(), bytes.size());
+    if (n > 0) {
+      bytes = bytes.subspan(static_cast<std::size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd writable{device_.fd(), POLLOUT, 0};
+      if (::poll(&writable, 1, kWaitMs) > 0) continue;
+    }
+    return false;
+  }
+  return true;
 }
 
 void SerialPort::flush_output() {
@@ -298,6 +337,11 @@ void SerialPort::flush_output() {
     const ssize_t n = ::write(device_.fd(), pending_output_.data(), pending_output_.size());
     if (n > 0) {
       pending_output_.erase(pending_output_.begin(), pending_output_.begin() + n);
+      front_written_ += static_cast<std::size_t>(n);
+      while (!pending_frames_.empty() && front_written_ >= pending_frames_.front()) {
+        front_written_ -= pending_frames_.front();
+        pending_frames_.pop_front();
+      }
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -324,7 +368,7 @@ void SerialPort::lose_device(const std::string& reason) {
   failure_timer_.stop();
   poll_.reset();  // stop watching before the descriptor closes
   device_.close();
-  pending_output_.clear();
+  discard_output();
   log_warning(reason + "; reopening");
   listener_.serial_closed(reason);
   if (running_) {
@@ -343,7 +387,7 @@ void SerialPort::close() {
   failure_timer_.reset();
   poll_.reset();
   device_.close();
-  pending_output_.clear();
+  discard_output();
 }
 
 }  // namespace flockbridge::bridge

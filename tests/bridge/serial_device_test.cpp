@@ -13,9 +13,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/terminal_mode.hpp"
+#include "flockbridge/protocol/frame.hpp"
 
 using flockbridge::bridge::SerialDevice;
 
@@ -185,6 +187,61 @@ TEST_CASE("a serial port that has read everything waiting keeps the device open 
     pty.close();
     REQUIRE(run_until(&loop, [&] { return listener.closed > 0; }));
     CHECK(listener.reason.find(pty.slave) == 0);
+    port.close();
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
+}
+
+TEST_CASE("the last Stop at shutdown finishes the frame the line has half taken, so the Uno reads it whole") {
+  PtyPair pty;
+  uv_loop_t loop;
+  REQUIRE(uv_loop_init(&loop) == 0);
+  CountingListener listener;
+  {
+    flockbridge::bridge::SerialPort port(&loop, {.path = pty.slave}, listener);
+    port.start();
+    REQUIRE(port.is_open());
+    // Frames of 12 bytes until the pseudo-terminal holds no more and the
+    // port keeps the rest: the line then has taken part of a frame, most
+    // likely, and the rest of it waits in the port.
+    const auto command = flockbridge::protocol::encode_frame(flockbridge::protocol::as_bytes("DLSabcdef\0"));
+    int frames = 0;
+    while (port.pending_bytes() == 0 && frames < 4000) {
+      port.write(command);
+      ++frames;
+    }
+    REQUIRE(port.pending_bytes() > 0);
+    const auto stop = flockbridge::protocol::encode_frame(flockbridge::protocol::as_bytes("DST"));
+
+    // The Uno's side reads while the port writes its last frame.
+    std::string line;
+    std::thread uno([&] {
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      const std::string tail(stop.begin(), stop.end());
+      while (std::chrono::steady_clock::now() < deadline &&
+             (line.size() < tail.size() || line.compare(line.size() - tail.size(), tail.size(), tail) != 0)) {
+        pollfd readable{pty.master, POLLIN, 0};
+        if (::poll(&readable, 1, 100) <= 0) continue;
+        char buffer[4096];
+        const ssize_t n = ::read(pty.master, buffer, sizeof(buffer));
+        if (n > 0) line.append(buffer, static_cast<std::size_t>(n));
+      }
+    });
+    port.write_now(stop);
+    uno.join();
+
+    flockbridge::protocol::FrameDecoder decoder;
+    decoder.feed(flockbridge::protocol::as_bytes(line));
+    std::string last;
+    while (auto event = decoder.next()) {
+      REQUIRE(event->kind == flockbridge::protocol::FrameDecoder::EventKind::Frame);
+      last.assign(event->payload.begin(), event->payload.end());
+    }
+    CHECK(last == "DST");
+    CHECK(decoder.stats().bad_checksum == 0);
+    CHECK(decoder.stats().discarded_bytes == 0);
+    CHECK(decoder.state() == flockbridge::protocol::FrameDecoder::State::Sync1);
     port.close();
   }
   uv_run(&loop, UV_RUN_DEFAULT);

@@ -13,6 +13,7 @@
 
 #include <uv.h>
 
+#include <deque>
 #include <string>
 #include <string_view>
 
@@ -75,7 +76,10 @@ class SerialPort {
   void start();
   /// Queues bytes for the device; dropped while it is not open.
   void write(protocol::ByteView bytes);
-  /// Writes what it can without waiting (for a last Stop at shutdown).
+  /// Writes one frame now, for the last Stop at shutdown: a frame of which
+  /// the line has taken only part is finished first (so that the Uno sees a
+  /// whole, valid frame), what was queued behind it is dropped, and the
+  /// line is waited for briefly.
   void write_now(protocol::ByteView bytes);
   /// Closes the device and stops trying.
   void close();
@@ -85,6 +89,8 @@ class SerialPort {
   }
 
   [[nodiscard]] bool is_open() const noexcept { return device_.is_open(); }
+  /// Bytes written but not yet taken by the device.
+  [[nodiscard]] std::size_t pending_bytes() const noexcept { return pending_output_.size(); }
   [[nodiscard]] const std::string& path() const noexcept { return settings_.path; }
   void set_path(std::string path) { settings_.path = std::move(path); }
 
@@ -95,6 +101,9 @@ class SerialPort {
   /// Whether the device still answers terminal requests and its node is there.
   [[nodiscard]] bool device_alive() const;
   void flush_output();
+  /// Writes all of `bytes`, waiting briefly for the line; false when it would not take them.
+  [[nodiscard]] bool write_fully(protocol::ByteView bytes);
+  void discard_output() noexcept;
   void update_poll();
   void lose_device(const std::string& reason);
   void fail_soon(std::string reason);
@@ -117,6 +126,10 @@ class SerialPort {
   std::chrono::milliseconds backoff_{0};
   std::string last_failure_;
   protocol::Bytes pending_output_;
+  /// The length of each frame in pending_output_, oldest first; the line has
+  /// taken front_written_ bytes of the first.
+  std::deque<std::size_t> pending_frames_;
+  std::size_t front_written_ = 0;
   bool running_ = false;
 };
 
