@@ -159,8 +159,8 @@ void Session::subscribe(std::uint32_t interval_ms) {
   last_sensor_ = {};
 }
 
-void Session::reply_ok(const nlohmann::json& id, bool acknowledged) {
-  send(wire::ok(encoding(), id, acknowledged));
+void Session::reply_ok(const nlohmann::json& id, std::optional<bool> confirmed) {
+  send(wire::ok(encoding(), id, confirmed));
 }
 
 void Session::reply_error(const nlohmann::json& id, const protocol::Error& error) {

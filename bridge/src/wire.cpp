@@ -51,11 +51,11 @@ SharedBuffer dropped(Encoding encoding, std::uint64_t count) {
   return line(json::dropped(count));
 }
 
-SharedBuffer ok(Encoding encoding, const nlohmann::json& id, bool acknowledged) {
+SharedBuffer ok(Encoding encoding, const nlohmann::json& id, std::optional<bool> confirmed) {
   if (encoding == Encoding::Binary) {
-    return acknowledged ? binary(protocol::encode_binary_packet(protocol::as_bytes("ACK"))) : nullptr;
+    return confirmed.value_or(false) ? binary(protocol::encode_binary_packet(protocol::as_bytes("ACK"))) : nullptr;
   }
-  return line(json::ok(id));
+  return line(json::ok(id, confirmed));
 }
 
 SharedBuffer error(Encoding encoding, const nlohmann::json& id, const protocol::Error& error) {

@@ -309,6 +309,7 @@ void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
   in_flight_.reset();
   if (token == kResentToken) return;  // a settled command sent again: counted and answered already
   ++(error ? stats_.commands_failed : stats_.commands_delivered);
+  if (error == nullptr) ++(acknowledged ? stats_.commands_confirmed : stats_.commands_unconfirmed);
   events_.command_finished(token, error, acknowledged);
 }
 

@@ -103,7 +103,7 @@ TEST_CASE("the bridge reaches the simulated Uno, serves a client, and closes eve
     REQUIRE(::write(fd, command.data(), command.size()) == static_cast<ssize_t>(command.size()));
     REQUIRE(run_until(&loop, [&] {
       read_some();
-      return received.find(R"({"type":"ok","id":1})") != std::string::npos;
+      return received.find(R"({"type":"ok","id":1,"confirmed":false})") != std::string::npos;
     }));
     CHECK(daemon.link().stats().commands_delivered == 1);
 

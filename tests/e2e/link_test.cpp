@@ -136,6 +136,40 @@ TEST_CASE("the Uno acknowledges commands: the ACK goes to the binary client that
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "rebooted"));
 }
 
+TEST_CASE("an answer says whether the Uno confirmed the command or it was only sent - stats count both") {
+  SUBCASE("firmware that acknowledges commands") {
+    Rig rig({.bridge_args = {"--command-ack"}, .sim_args = {"--ack-commands"}});
+    auto json = rig.json_client();
+    json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
+    const auto ok = json.read_json_type("ok");
+    REQUIRE(ok);
+    CHECK((*ok)["confirmed"] == true);
+    json.send("{\"cmd\":\"stats\"}\n");
+    const auto stats = json.read_json_type("stats");
+    REQUIRE(stats);
+    CHECK((*stats)["commands"]["confirmed"] == 1);
+    CHECK((*stats)["commands"]["unconfirmed"] == 0);
+  }
+  SUBCASE("firmware that does not") {
+    Rig rig;
+    auto json = rig.json_client();
+    json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
+    const auto ok = json.read_json_type("ok");
+    REQUIRE(ok);
+    CHECK((*ok)["confirmed"] == false);
+    // Answers to requests that do not go to the robot say nothing of it.
+    json.send("{\"cmd\":\"subscribe\",\"interval_ms\":0,\"id\":2}\n");
+    const auto subscribed = json.read_json_type("ok");
+    REQUIRE(subscribed);
+    CHECK_FALSE(subscribed->contains("confirmed"));
+    json.send("{\"cmd\":\"stats\"}\n");
+    const auto stats = json.read_json_type("stats");
+    REQUIRE(stats);
+    CHECK((*stats)["commands"]["confirmed"] == 0);
+    CHECK((*stats)["commands"]["unconfirmed"] == 1);
+  }
+}
+
 TEST_CASE("a healthy device stays open: sensor packets and commands flow without the Uno being reset") {
   // The rig's pseudo-terminal reads as a real device does (VMIN 0, VTIME 0):
   // every drain of the line ends in a read of 0 bytes, which is no loss.

@@ -228,6 +228,8 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::dropped(12) == R"({"type":"dropped","count":12})");
   CHECK(codec::ok(nullptr) == R"({"type":"ok"})");
   CHECK(codec::ok(7) == R"({"type":"ok","id":7})");
+  CHECK(codec::ok(7, true) == R"({"type":"ok","id":7,"confirmed":true})");
+  CHECK(codec::ok(nullptr, false) == R"({"type":"ok","confirmed":false})");
   CHECK(codec::error("x", Error{"bad", ErrorCode::LinkDown}) ==
         R"({"type":"error","id":"x","error":"bad","code":"link_down"})");
   CHECK(codec::safety_stop("why") == R"({"type":"safety_stop","reason":"why"})");

@@ -231,9 +231,10 @@ std::string dropped(std::uint64_t count) {
   return dump(ordered{{"type", "dropped"}, {"count", count}});
 }
 
-std::string ok(const nlohmann::json& id) {
+std::string ok(const nlohmann::json& id, std::optional<bool> confirmed) {
   ordered message{{"type", "ok"}};
   if (!id.is_null()) message["id"] = id;
+  if (confirmed) message["confirmed"] = *confirmed;
   return dump(message);
 }
 
@@ -289,6 +290,8 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                                 {"sent", l.commands_sent},
                                 {"acknowledged", l.commands_acknowledged},
                                 {"delivered", l.commands_delivered},
+                                {"confirmed", l.commands_confirmed},
+                                {"unconfirmed", l.commands_unconfirmed},
                                 {"failed", failed}};
   message["sensors"] = ordered{{"published", s.bridge.sensor_packets},
                                {"sent", s.bridge.sensor_messages_sent},

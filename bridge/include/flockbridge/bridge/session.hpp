@@ -19,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -101,7 +102,8 @@ class Session {
   void flush_output();
   [[nodiscard]] bool wants_sensor(SteadyTime now) const noexcept;
 
-  void reply_ok(const nlohmann::json& id, bool acknowledged = false);
+  /// `confirmed` for a command that went to the robot: whether the Uno acknowledged it.
+  void reply_ok(const nlohmann::json& id, std::optional<bool> confirmed = std::nullopt);
   /// Tells the client why its message was refused or its command failed, and counts it.
   void reply_error(const nlohmann::json& id, const protocol::Error& error);
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -27,8 +28,9 @@ namespace flockbridge::bridge::wire {
 /// The Uno's packets other than sensors: EMG becomes {"type":"emergency"} in JSON.
 [[nodiscard]] SharedBuffer packet(Encoding encoding, const protocol::UnoPacket& packet, protocol::ByteView payload);
 [[nodiscard]] SharedBuffer dropped(Encoding encoding, std::uint64_t count);
-/// JSON: {"type":"ok"}. Binary: the Uno's ACK when it acknowledged the command, else nothing.
-[[nodiscard]] SharedBuffer ok(Encoding encoding, const nlohmann::json& id, bool acknowledged);
+/// JSON: {"type":"ok"}, with "confirmed" for a command that went to the robot.
+/// Binary: the Uno's ACK when it confirmed the command, else nothing.
+[[nodiscard]] SharedBuffer ok(Encoding encoding, const nlohmann::json& id, std::optional<bool> confirmed);
 [[nodiscard]] SharedBuffer error(Encoding encoding, const nlohmann::json& id, const protocol::Error& error);
 /// The bridge stopped the robot on its own. Binary: ERR "safety stop: ...".
 [[nodiscard]] SharedBuffer safety_stop(Encoding encoding, std::string_view reason);

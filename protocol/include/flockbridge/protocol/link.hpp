@@ -121,7 +121,9 @@ struct LinkStats {
   std::uint64_t stray_acks = 0;  ///< duplicates of an earlier ACK, ignored
   std::uint64_t commands_sent = 0;
   std::uint64_t commands_acknowledged = 0;  ///< ended early by an ACK
-  std::uint64_t commands_delivered = 0;
+  std::uint64_t commands_delivered = 0;     ///< finished without an error: confirmed + unconfirmed
+  std::uint64_t commands_confirmed = 0;     ///< the Uno acknowledged them
+  std::uint64_t commands_unconfirmed = 0;   ///< sent, no NAK in the window, no ACK (firmware that does not acknowledge)
   std::uint64_t commands_failed = 0;
   std::uint64_t commands_cancelled = 0;
   std::uint64_t cfg_sent = 0;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -38,7 +39,10 @@ inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 /// {"type":"dropped","count":N}
 [[nodiscard]] std::string dropped(std::uint64_t count);
 /// {"type":"ok","id":..}; "id" only when the command had one (not null).
-[[nodiscard]] std::string ok(const nlohmann::json& id);
+/// {"type":"ok"}; for a command that went to the robot, with "confirmed":
+/// true when the Uno acknowledged it, false when it went out and no NAK came
+/// in its window (firmware that does not acknowledge cannot confirm).
+[[nodiscard]] std::string ok(const nlohmann::json& id, std::optional<bool> confirmed = std::nullopt);
 /// {"type":"error","id":..,"error":"...","code":"..."}; "id" only when not null.
 [[nodiscard]] std::string error(const nlohmann::json& id, const Error& error);
 /// {"type":"safety_stop","reason":"..."}: the bridge stopped the robot on its own.
