@@ -98,6 +98,11 @@ void LinkController::bytes_received(ByteView bytes, SteadyTime now) {
   drain_decoder(now);
 }
 
+std::uint64_t LinkController::noise_seen() const noexcept {
+  const FrameDecoderStats& d = decoder_.stats();
+  return d.discarded_bytes + d.bad_checksum + d.bad_length + d.incomplete;
+}
+
 void LinkController::drain_decoder(SteadyTime now) {
   while (auto event = decoder_.next()) on_decoder_event(*event, now);
 }
@@ -120,7 +125,11 @@ void LinkController::on_bad_frame(ByteView payload, SteadyTime now) {
     ++stats_.damaged_sensors_not_naked;
     return;
   }
-  if (settings_.require_command_ack && in_flight_) {
+  if (in_flight_) {
+    // The Uno's answer to this NAK would be the packet it sent last, which
+    // may be a NAK of its own: taken for a NAK of the command on the line,
+    // it would resend a command the Uno has. So the NAK waits until the
+    // command is settled.
     ++stats_.naks_deferred;
     nak_owed_ = true;
     return;
@@ -148,6 +157,7 @@ void LinkController::on_frame(ByteView payload, SteadyTime now) {
     ++stats_.implausible;
     return;
   }
+  if (last_command_ && packet.value().kind != UnoPacketKind::Nak) last_command_->uno_spoke = true;
   if (reboot_suspected_until_ && packet.value().kind != UnoPacketKind::Ack) {
     // A rebooted Uno would send nothing but ACK: that ACK was a stray.
     reboot_suspected_until_.reset();
@@ -212,12 +222,8 @@ void LinkController::on_nak(SteadyTime now) {
     retry_in_flight(now, ErrorCode::Refused, "the robot refused this command");
     return;
   }
-  if (settings_.require_command_ack && last_sent_ == LastSent::Command && !last_command_.empty() &&
-      state_ == LinkState::Up) {
-    ++stats_.retransmits;
-    expect_possible_stray(now);
-    in_flight_ = InFlight{kResentToken, last_command_, 1, now + settings_.nak_window};
-    send(in_flight_->frame, LastSent::Command);
+  if (last_sent_ == LastSent::Command && last_command_ && state_ == LinkState::Up) {
+    on_late_nak(now);
     return;
   }
   if (last_sent_ == LastSent::Cfg && phase_ == Phase::AwaitCfgAck) {
@@ -236,6 +242,29 @@ void LinkController::on_nak(SteadyTime now) {
   ++stats_.unexpected_naks;
 }
 
+void LinkController::on_late_nak(SteadyTime now) {
+  LastCommand& last = *last_command_;
+  if (last.resends >= settings_.nak_retries) {
+    ++stats_.unexpected_naks;
+    events_.note("a late NAK for a command already sent " + std::to_string(last.resends + 1) +
+                 " times: not sent again");
+    return;
+  }
+  if (last.repeats && (last.confirmed || last.uno_spoke)) {
+    ++stats_.late_naks_not_resent;
+    events_.note(std::string("a late NAK after a command that repeats motion, ") +
+                 (last.confirmed ? "which the robot acknowledged" : "with other packets from the robot since") +
+                 ": not resent, so that the robot does not move twice");
+    return;
+  }
+  ++last.resends;
+  ++stats_.retransmits;
+  ++stats_.late_resends;
+  expect_possible_stray(now);
+  in_flight_ = InFlight{kResentToken, last.frame, last.resends, now + settings_.nak_window, noise_seen()};
+  send(in_flight_->frame, LastSent::Command);
+}
+
 void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string_view what) {
   if (in_flight_->resends >= settings_.nak_retries) {
     const Error error{std::string(what) + " (" + std::to_string(in_flight_->resends + 1) + " tries); it was dropped",
@@ -248,6 +277,7 @@ void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string
   ++stats_.retransmits;
   expect_possible_stray(now);
   in_flight_->deadline = now + settings_.nak_window;
+  in_flight_->noise_mark = noise_seen();
   send(in_flight_->frame, LastSent::Command);
 }
 
@@ -298,14 +328,20 @@ void LinkController::start_next(SteadyTime now) {
   possible_strays_ = 0;
   Queued next = std::move(queue_.front());
   queue_.pop_front();
-  in_flight_ = InFlight{next.token, std::move(next.frame), 0, now + settings_.nak_window};
+  in_flight_ = InFlight{next.token, std::move(next.frame), 0, now + settings_.nak_window, noise_seen()};
   ++stats_.commands_sent;
-  last_command_ = in_flight_->frame;
+  const ByteView payload =
+      ByteView(in_flight_->frame).subspan(kSyncLength + 1, in_flight_->frame.size() - kFrameOverhead);
+  last_command_ = LastCommand{in_flight_->frame, 0, false, repeats_motion(payload), false};
   send(in_flight_->frame, LastSent::Command);
 }
 
 void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
   const CommandToken token = in_flight_->token;
+  if (last_command_) {
+    last_command_->resends = in_flight_->resends;
+    last_command_->confirmed = last_command_->confirmed || acknowledged;
+  }
   in_flight_.reset();
   if (token == kResentToken) return;  // a settled command sent again: counted and answered already
   ++(error ? stats_.commands_failed : stats_.commands_delivered);
@@ -379,7 +415,17 @@ void LinkController::tick(SteadyTime now) {
   if (reboot_suspected_until_ && now >= *reboot_suspected_until_) confirm_reboot(now);
   if (!in_flight_ && now >= quiet_until_) start_next(now);
   if (in_flight_ && now >= in_flight_->deadline) {
-    if (settings_.require_command_ack) {
+    if (settings_.require_command_ack && last_command_ && last_command_->repeats &&
+        (nak_owed_ || noise_seen() != in_flight_->noise_mark)) {
+      // Noise on the line while this command waited: perhaps its ACK.
+      ++stats_.resends_withheld;
+      const Error error{
+          "the robot's answer to this command was damaged on the line; it was not sent again, since it may "
+          "have been carried out and a repeated move would move the robot twice",
+          ErrorCode::NoAck};
+      finish_in_flight(&error);
+      start_next(now);
+    } else if (settings_.require_command_ack) {
       retry_in_flight(now, ErrorCode::NoAck, "the robot did not acknowledge this command");
     } else {
       finish_in_flight(nullptr);

@@ -3,17 +3,21 @@
 // clients on 127.0.0.1. It prints figures and asserts nothing.
 //
 //  1. Noise: a bit-error rate in both directions while N numbered commands
-//     go through; what reached the Uno byte-exact, what was reported
-//     failed, what was lost without a word; and how many damaged sensor
-//     packets reached a client, beside how many the XOR checksum alone
-//     would have let through.
+//     go through, with firmware that acknowledges commands and with firmware
+//     that does not; by kind of command, what was confirmed, sent
+//     unconfirmed, reported failed (and why), carried out twice, and lost
+//     without a word; and how many damaged sensor packets reached a client,
+//     beside how many the XOR checksum alone would have let through.
 //  2. Recovery: time from the Uno's reboot ACK, and from the device
 //     reappearing, to the link being up again, over many trials.
 //  3. Slow and vanished clients: readers' sensor latency and the bridge's
 //     memory, before and after clients that never read and clients whose
 //     network vanished without a FIN.
 //
-//   faults_bench [--commands N] [--ber P] [--rate-hz R] [--trials T] [--seconds S]
+//   faults_bench [--commands N] [--ber P] [--rate-hz R] [--trials T] [--seconds S] [--acks 1|0|2]
+//   (--acks 2, the default, measures both firmware kinds; with FAULTS_BENCH_LOGS
+//   set, the noise runs print the simulator's and the bridge's whole logs to
+//   standard error, the bridge's at debug level)
 #include <poll.h>
 
 #include <algorithm>
@@ -45,7 +49,7 @@ struct Options {
   double rate_hz = 300;
   int trials = 30;
   double seconds = 5;
-  bool acks = true;  ///< firmware that acknowledges commands (--command-ack)
+  int acks = 2;  ///< 1: firmware that acknowledges commands (--command-ack); 0: firmware that does not; 2: both
 };
 
 Options parse(int argc, char** argv) {
@@ -64,11 +68,11 @@ Options parse(int argc, char** argv) {
     else if (name == "--seconds")
       o.seconds = value;
     else if (name == "--acks")
-      o.acks = value != 0;
+      o.acks = static_cast<int>(value);
     else {
       std::fprintf(
           stderr,
-          "usage: faults_bench [--commands N] [--ber P] [--rate-hz R] [--trials T] [--seconds S] [--acks 1|0]\n");
+          "usage: faults_bench [--commands N] [--ber P] [--rate-hz R] [--trials T] [--seconds S] [--acks 1|0|2]\n");
       std::exit(2);
     }
   }
@@ -141,14 +145,15 @@ struct Setup {
   }
 };
 
-void noise(const Options& o) {
+void noise(const Options& o, bool acks) {
   char ber[32];
   std::snprintf(ber, sizeof(ber), "%g", o.ber);
   std::vector<std::string> sim_args{"--ber", ber,         "--report-frames",        "--seed",
                                     "42",    "--rate-hz", std::to_string(o.rate_hz)};
-  std::vector<std::string> bridge_args{"--nak-window-ms", "20",    "--command-rate", "100000",
-                                       "--command-burst", "100000"};
-  if (o.acks) {
+  std::vector<std::string> bridge_args{
+      "--nak-window-ms", "20",     "--log-level",     std::getenv("FAULTS_BENCH_LOGS") != nullptr ? "debug" : "info",
+      "--command-rate",  "100000", "--command-burst", "100000"};
+  if (acks) {
     sim_args.push_back("--ack-commands");
     bridge_args.push_back("--command-ack");
   }
@@ -174,14 +179,27 @@ void noise(const Options& o) {
   long damaged_delivered = 0;
   for (const std::string& hex : received_sensors) damaged_delivered += sent_sensors.count(hex) == 0;
 
-  std::printf("1. Noise: bit-error rate %g in both directions, %d commands (LCD text, numbered), %s\n", o.ber,
+  std::printf("1. Noise: bit-error rate %g in both directions, %d commands (four kinds in turn, numbered), %s\n", o.ber,
               o.commands,
-              o.acks ? "firmware acknowledging commands (--command-ack)" : "firmware that never acknowledges");
+              acks ? "firmware acknowledging commands (--command-ack)" : "firmware that never acknowledges");
+  std::printf("   %-16s %6s %9s %11s %7s %10s %17s\n", "command", "sent", "confirmed", "unconfirmed", "failed",
+              "duplicated", "lost without word");
+  for (const auto& [name, kind] : audit.by_kind) {
+    std::printf("   %-16s %6ld %9ld %11ld %7ld %10ld %17ld\n", name.c_str(), kind.sent, kind.confirmed,
+                kind.unconfirmed, kind.failed, kind.duplicated, kind.lost_without_word);
+  }
   std::printf("   line: %s\n", counters ? without_timestamp(*counters).substr(9).c_str() : "?");
   std::printf("   commands reached the Uno byte-exact       %6ld of %ld\n", audit.delivered_exact, audit.sent);
   std::printf("   reported to their client as failed        %6ld", audit.answered_error);
   for (const auto& [code, n] : audit.failed_by_code) std::printf("  (%s %ld)", code.c_str(), n);
-  std::printf("\n   lost without a word (ok, never arrived)   %6ld\n", audit.lost_without_word);
+  std::printf("\n   lost without a word (ok, never arrived)   %6ld", audit.lost_without_word);
+  for (std::size_t i = 0; i < audit.lost_ids.size() && i < 10; ++i)
+    std::printf("%s#%d", i == 0 ? " (" : " ", audit.lost_ids[i]);
+  std::printf("%s\n", audit.lost_ids.empty() ? "" : (audit.lost_ids.size() > 10 ? " ...)" : ")"));
+  if (std::getenv("FAULTS_BENCH_LOGS") != nullptr) {
+    for (const auto& line : setup.sim->lines(Stream::Stdout)) std::fprintf(stderr, "sim: %s\n", line.c_str());
+    for (const auto& line : setup.bridge->lines(Stream::Stderr)) std::fprintf(stderr, "bridge: %s\n", line.c_str());
+  }
   std::printf("   never answered at all                     %6ld\n", audit.unanswered);
   std::printf("   arrived more than once (ACK lost, resent) %6ld\n", audit.delivered_twice);
   std::printf("   reported failed but did arrive            %6ld\n", audit.failed_but_delivered);
@@ -191,11 +209,14 @@ void noise(const Options& o) {
   std::printf("   damaged frames the Uno took for good      %6ld\n", audit.damaged_frames);
   const json& link = stats["link"];
   std::printf(
-      "   link: bad checksums %ld, bad lengths %ld, NAKs sent %ld, received %ld, retransmits %ld, implausible %ld, "
-      "reboots %ld, stale %ld\n",
-      link.value("bad_checksum", 0L), link.value("bad_length", 0L), link.value("naks_sent", 0L),
-      link.value("naks_received", 0L), link.value("retransmits", 0L), link.value("implausible", 0L),
-      link.value("reboots", 0L), link.value("stale", 0L));
+      "   link: bad checksums %ld, bad lengths %ld, incomplete %ld, NAKs sent %ld, received %ld, retransmits %ld, "
+      "implausible %ld, reboots %ld, stale %ld\n",
+      link.value("bad_checksum", 0L), link.value("bad_length", 0L), link.value("incomplete", 0L),
+      link.value("naks_sent", 0L), link.value("naks_received", 0L), link.value("retransmits", 0L),
+      link.value("implausible", 0L), link.value("reboots", 0L), link.value("stale", 0L));
+  std::printf("   late NAKs: resent %ld, not resent (a move that may have been done) %ld; resends withheld %ld\n",
+              link.value("late_resends", 0L), link.value("late_naks_not_resent", 0L),
+              link.value("resends_withheld", 0L));
   std::printf("   sensor packets sent %zu, received by the client %zu\n", sent_sensors.size(), received_sensors.size());
   std::printf("   damaged sensor packets the XOR alone lets through   %5ld (%.2f%% of those sent)\n",
               undetectable_sensors,
@@ -306,7 +327,8 @@ void clients(const Options& o) {
 int main(int argc, char** argv) {
   const Options options = parse(argc, argv);
   try {
-    noise(options);
+    if (options.acks != 0) noise(options, true);
+    if (options.acks != 1) noise(options, false);
     if (options.trials == 0) return 0;
     recovery(options);
     clients(options);

@@ -488,3 +488,107 @@ TEST_CASE_FIXTURE(AckingFixture, "a NAK after the command was settled, with noth
   CHECK(events.finished.size() == 1);  // the client was answered once
   CHECK(acking.stats().commands_delivered == 1);
 }
+
+TEST_CASE_FIXTURE(Fixture, "a late NAK resends the last command when nothing was sent since - within the retry bound") {
+  bring_up();
+  events.sent.clear();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  advance(10ms);  // the window passes without a NAK: sent, not confirmed
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0].second.empty());
+  for (unsigned i = 0; i < settings.nak_retries; ++i) {
+    uno_sends("NAK");
+    CHECK(events.last_sent() == "DGO");
+    advance(10ms);
+  }
+  CHECK(events.sent.size() == 1 + settings.nak_retries);
+  CHECK(link.stats().late_resends == settings.nak_retries);
+  uno_sends("NAK");  // its resends are spent
+  CHECK(events.sent.size() == 1 + settings.nak_retries);
+  CHECK(link.stats().unexpected_naks == 1);
+  CHECK(events.finished.size() == 1);  // the client was answered once
+}
+
+TEST_CASE_FIXTURE(Fixture, "a late NAK after another frame went out is not about the command") {
+  bring_up();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  advance(10ms);
+  link.bytes_received(Bytes{0xBD, 0xBD, 0xBD, 3, 'D', 'M', 'C', 0x00}, now);  // damaged: the Pi NAKs it
+  REQUIRE(events.last_sent() == "NAK");
+  const std::size_t sent = events.sent.size();
+  advance(10ms);
+  uno_sends("NAK");  // resends the Pi's NAK, not DGO
+  CHECK(events.sent.size() == sent + 1);
+  CHECK(events.last_sent() == "NAK");
+  CHECK(link.stats().late_resends == 0);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a late NAK resends a move to distance only when it can be about nothing else") {
+  bring_up();
+  SUBCASE("the Uno said nothing else since: resent") {
+    REQUIRE(link.submit(1, as_bytes("DMD\x14\x05"), now));
+    advance(10ms);
+    uno_sends("NAK");
+    CHECK(events.last_sent() == "DMD");
+    CHECK(link.stats().late_resends == 1);
+  }
+  SUBCASE("a sensor packet came in between: not resent, counted") {
+    REQUIRE(link.submit(1, as_bytes("DRD\x14\x5A"), now));
+    advance(10ms);
+    link.bytes_received(encode_frame(encode_sensor_payload({})), now);
+    const std::size_t sent = events.sent.size();
+    uno_sends("NAK");
+    CHECK(events.sent.size() == sent);
+    CHECK(link.stats().late_naks_not_resent == 1);
+    CHECK(link.stats().late_resends == 0);
+  }
+}
+
+TEST_CASE_FIXTURE(AckingFixture, "a move the Uno acknowledged is never resent on a late NAK") {
+  REQUIRE(acking.submit(1, as_bytes("DRA\x28\x1E\x2C\x01"), now));
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0].second == "ack");
+  const std::size_t sent = events.sent.size();
+  acking.bytes_received(encode_frame(as_bytes("NAK")), now + 1ms);
+  CHECK(events.sent.size() == sent);
+  CHECK(acking.stats().late_naks_not_resent == 1);
+}
+
+TEST_CASE_FIXTURE(AckingFixture,
+                  "a move whose answer came damaged is not resent when its ACK does not come: it fails") {
+  REQUIRE(acking.submit(1, as_bytes("DMD\x14\x05"), now));
+  REQUIRE(events.last_sent() == "DMD");
+  // A damaged 3-byte frame: perhaps the move's own ACK.
+  acking.bytes_received(Bytes{0xBD, 0xBD, 0xBD, 3, 'A', 'C', 'K', 0x00}, now + 1ms);
+  now += 10ms;
+  acking.tick(now);
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0].second.find("was not sent again") != std::string::npos);
+  CHECK(acking.stats().resends_withheld == 1);
+  CHECK(events.last_sent() == "NAK");  // the owed NAK: the Uno resends its answer
+  // An idempotent command in the same case is resent as before.
+  REQUIRE(acking.submit(2, as_bytes("DGO"), now));
+  now += 10ms;
+  acking.tick(now);
+  acking.bytes_received(Bytes{0xBD, 0xBD, 0xBD, 3, 'A', 'C', 'K', 0x00}, now);
+  now += 10ms;
+  acking.tick(now);
+  CHECK(events.last_sent() == "DGO");
+}
+
+TEST_CASE_FIXTURE(Fixture,
+                  "no NAK goes out while a command is on the line: it is owed, and sent once the command is settled") {
+  bring_up();
+  REQUIRE(link.submit(1, as_bytes("DMD\x14\x05"), now));
+  REQUIRE(events.last_sent() == "DMD");
+  const std::size_t sent = events.sent.size();
+  // A damaged packet from the Uno: NAKing it now would bring back the Uno's
+  // last packet, perhaps a NAK of its own that would resend the move.
+  link.bytes_received(Bytes{0xBD, 0xBD, 0xBD, 3, 'D', 'M', 'C', 0x00}, now + 1ms);
+  CHECK(events.sent.size() == sent);
+  CHECK(link.stats().naks_deferred == 1);
+  advance(10ms);
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.last_sent() == "NAK");
+}

@@ -7,23 +7,55 @@
 namespace flockbridge::testing {
 namespace {
 
-std::string text_of(int number) {
-  char text[16];
-  std::snprintf(text, sizeof(text), "n%05d", number);
+/// Command `number` of the audit: its JSON name and form, and the payload
+/// the Uno receives, in the simulator's hex.
+struct Numbered {
+  std::string name;
+  std::string json;
+  std::string hex;
+};
+
+std::string hex_of(std::initializer_list<int> bytes) {
+  std::string text;
+  char byte[4];
+  for (const int b : bytes) {
+    std::snprintf(byte, sizeof(byte), "%02X", b & 0xFF);
+    if (!text.empty()) text += ' ';
+    text += byte;
+  }
   return text;
 }
 
-/// The number in an "rx 44 4C 53 6E 3x 3x 3x 3x 3x 00" line (D L S "n12345" NUL), if it is one.
-std::optional<int> number_in(const std::string& hex) {
-  // "44 4C 53 " then 6 characters of 3 hex digits each, then "00".
-  if (hex.rfind("44 4C 53 6E ", 0) != 0 || hex.size() != 29 || hex.substr(hex.size() - 2) != "00") return std::nullopt;
-  int number = 0;
-  for (int i = 0; i < 5; ++i) {
-    const std::string byte = hex.substr(12 + 3 * static_cast<std::size_t>(i), 2);
-    if (byte[0] != '3' || byte[1] < '0' || byte[1] > '9') return std::nullopt;
-    number = number * 10 + (byte[1] - '0');
+Numbered command_of(int number) {
+  const int speed = 1 + number % 100;
+  const int high = number / 100;
+  switch (number % 4) {
+    case 1:
+      return {"move_distance",
+              R"({"cmd":"move_distance","speed":)" + std::to_string(speed) + R"(,"dist":)" + std::to_string(high % 256),
+              hex_of({'D', 'M', 'D', speed, high % 256})};
+    case 2: {
+      const int deg = high % 360;
+      return {"rotate_degrees",
+              R"({"cmd":"rotate_degrees","speed":)" + std::to_string(speed) + R"(,"deg":)" + std::to_string(deg),
+              hex_of({'D', 'R', 'D', speed, deg & 0xFF, deg >> 8})};
+    }
+    case 3: {
+      const int dist = high % 129;
+      const int deg = (high / 129) % 360;
+      return {"arc",
+              R"({"cmd":"arc","speed":)" + std::to_string(speed - 1) + R"(,"dist":)" + std::to_string(dist) +
+                  R"(,"deg":)" + std::to_string(deg),
+              hex_of({'D', 'R', 'A', speed - 1, dist, deg & 0xFF, deg >> 8})};
+    }
+    default: {
+      char text[16];
+      std::snprintf(text, sizeof(text), "n%05d", number);
+      std::string hex = hex_of({'D', 'L', 'S'});
+      for (const char c : std::string(text)) hex += " " + hex_of({c});
+      return {"lcd_write", R"({"cmd":"lcd_write","text":")" + std::string(text) + "\"", hex + " 00"};
+    }
   }
-  return number;
 }
 
 }  // namespace
@@ -37,13 +69,20 @@ std::string without_timestamp(const std::string& line) {
 CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int window,
                             const std::function<void(const nlohmann::json&)>& other) {
   CommandAudit audit;
+  std::vector<Numbered> commands;
+  std::map<std::string, int> number_of;  // by payload hex
+  for (int i = 0; i < count; ++i) {
+    commands.push_back(command_of(i));
+    number_of.emplace(commands.back().hex, i);
+  }
   std::vector<int> outcome(static_cast<std::size_t>(count), 0);  // 0 none, 1 ok, 2 error
+  std::vector<bool> confirmed(static_cast<std::size_t>(count), false);
   int next = 0;
   int answered = 0;
   while (answered < count) {
     std::string batch;
     while (next < count && next - answered < window) {
-      batch += "{\"cmd\":\"lcd_write\",\"text\":\"" + text_of(next) + "\",\"id\":" + std::to_string(next) + "}\n";
+      batch += commands[static_cast<std::size_t>(next)].json + ",\"id\":" + std::to_string(next) + "}\n";
       ++next;
     }
     if (!batch.empty()) client.send(batch);
@@ -54,6 +93,7 @@ CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int
       const int id = (*message)["id"];
       if (id >= 0 && id < count && outcome[static_cast<std::size_t>(id)] == 0) {
         outcome[static_cast<std::size_t>(id)] = type == "ok" ? 1 : 2;
+        confirmed[static_cast<std::size_t>(id)] = message->value("confirmed", false);
         if (type == "error") ++audit.failed_by_code[(*message)["code"].get<std::string>()];
         ++answered;
       }
@@ -73,19 +113,20 @@ CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int
   // did not show what the client sent).
   std::vector<int> received(static_cast<std::size_t>(count), 0);
   std::vector<int> damaged(static_cast<std::size_t>(count), 0);
-  const auto in_range = [&](std::optional<int> n) { return n && *n >= 0 && *n < count; };
+  const auto number_in = [&](const std::string& hex) -> std::optional<int> {
+    const auto found = number_of.find(hex);
+    return found == number_of.end() ? std::nullopt : std::optional<int>(found->second);
+  };
   for (const std::string& raw : sim.lines(ChildProcess::Stream::Stdout)) {
     const std::string line = without_timestamp(raw);
-    if (line.rfind("rx 44 4C 53", 0) == 0) {
-      if (const auto n = number_in(line.substr(3)); in_range(n)) ++received[static_cast<std::size_t>(*n)];
+    if (line.rfind("rx ", 0) == 0) {
+      if (const auto n = number_in(line.substr(3))) ++received[static_cast<std::size_t>(*n)];
     } else if (line.rfind("rx-damaged ", 0) == 0) {
       ++audit.damaged_frames;
       const std::size_t was = line.find(" was ");
       if (was == std::string::npos) continue;
-      if (const auto got = number_in(line.substr(11, was - 11)); in_range(got))
-        --received[static_cast<std::size_t>(*got)];
-      if (const auto meant = number_in(line.substr(was + 5)); in_range(meant))
-        ++damaged[static_cast<std::size_t>(*meant)];
+      if (const auto got = number_in(line.substr(11, was - 11))) --received[static_cast<std::size_t>(*got)];
+      if (const auto meant = number_in(line.substr(was + 5))) ++damaged[static_cast<std::size_t>(*meant)];
     }
   }
   audit.sent = count;
@@ -96,8 +137,15 @@ CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int
     audit.unanswered += outcome[i] == 0;
     audit.delivered_exact += got > 0;
     audit.delivered_twice += got > 1 ? got - 1 : 0;
+    KindAudit& kind = audit.by_kind[commands[i].name];
+    ++kind.sent;
+    kind.confirmed += outcome[i] == 1 && confirmed[i];
+    kind.unconfirmed += outcome[i] == 1 && !confirmed[i];
+    kind.failed += outcome[i] == 2;
+    kind.duplicated += got > 1 ? got - 1 : 0;
     if (outcome[i] == 1 && got == 0 && damaged[i] == 0) {
       ++audit.lost_without_word;
+      ++kind.lost_without_word;
       audit.lost_ids.push_back(static_cast<int>(i));
     }
     audit.damaged_accepted += outcome[i] == 1 && got == 0 && damaged[i] > 0;

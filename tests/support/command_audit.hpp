@@ -1,8 +1,10 @@
 // Sends numbered commands through the bridge and checks each against what
 // the simulated Uno received: the ground truth for "nothing is lost without a
-// word". Each command writes its own number on the LCD ("n00042"), so the
-// simulator's "rx" lines say exactly which commands arrived, how often, and
-// which arrived damaged.
+// word". Four kinds take turns: text for the LCD ("n00042", which repeating
+// does no harm) and the three commands whose repetition moves the robot
+// further (a move to distance, a degree rotation, an arc), each with
+// arguments that only it has. So the simulator's "rx" lines say exactly which
+// commands arrived, how often, and which arrived damaged.
 #pragma once
 
 #include <functional>
@@ -17,6 +19,16 @@
 
 namespace flockbridge::testing {
 
+/// One kind of command's share of the audit.
+struct KindAudit {
+  long sent = 0;
+  long confirmed = 0;    ///< ok, and the Uno acknowledged it
+  long unconfirmed = 0;  ///< ok: sent, no NAK in its window, no ACK
+  long failed = 0;       ///< the client was told it failed
+  long duplicated = 0;   ///< extra exact copies the Uno received (and carried out)
+  long lost_without_word = 0;
+};
+
 struct CommandAudit {
   long sent = 0;
   long answered_ok = 0;
@@ -29,13 +41,14 @@ struct CommandAudit {
   long damaged_accepted = 0;      ///< told ok, but only a damaged copy arrived (the XOR's blind spot)
   long damaged_frames = 0;        ///< damaged frames the Uno took for good, of any command
   std::map<std::string, long> failed_by_code;
-  std::vector<int> lost_ids;  ///< the numbers of the commands lost without a word
+  std::map<std::string, KindAudit> by_kind;  ///< by JSON command name
+  std::vector<int> lost_ids;                 ///< the numbers of the commands lost without a word
 };
 
 /// Strips the "[seconds] " prefix of a timestamped simulator line.
 std::string without_timestamp(const std::string& line);
 
-/// Sends `count` LCD commands through `client` (a JSON client), keeping at
+/// Sends `count` commands through `client` (a JSON client), keeping at
 /// most `window` unanswered, and audits them against the simulator's log.
 /// Messages that are not replies go to `other` (sensor messages, notices).
 CommandAudit audit_commands(TcpClient& client, ChildProcess& sim, int count, int window,

@@ -283,6 +283,9 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                             {"naks_received", l.naks_received},
                             {"unexpected_naks", l.unexpected_naks},
                             {"retransmits", l.retransmits},
+                            {"late_resends", l.late_resends},
+                            {"late_naks_not_resent", l.late_naks_not_resent},
+                            {"resends_withheld", l.resends_withheld},
                             {"cfg_sent", l.cfg_sent},
                             {"reboots", l.reboots},
                             {"stale", l.stale}};

@@ -68,6 +68,15 @@ inline constexpr std::string_view kStopCode = "DST";
 /// speed (or a wheel speed) that is not zero.
 [[nodiscard]] bool sets_robot_moving(const CommandSpec& spec, ByteView payload) noexcept;
 
+/// A command whose repetition moves the robot further: a move to distance
+/// (DMD), a degree rotation (DRD), an arc (DRA). Sending one twice after the
+/// Uno did it once moves the robot twice, so the link resends one only where
+/// a NAK or a silence can only mean that the Uno did not get it.
+[[nodiscard]] inline bool repeats_motion(ByteView payload) noexcept {
+  if (payload.size() < 3 || payload[0] != 'D') return false;
+  return (payload[1] == 'M' && payload[2] == 'D') || (payload[1] == 'R' && (payload[2] == 'D' || payload[2] == 'A'));
+}
+
 /// Stop or emergency stop: commands that must never be held back.
 [[nodiscard]] bool is_stop(ByteView payload) noexcept;
 

@@ -30,9 +30,20 @@
 // nothing can tell from a new one. For the same reason no NAK is sent while a
 // command waits for its ACK (the answer could be the previous command's ACK
 // and confirm a command the Uno never received): it is owed, and sent as soon
-// as the command is settled. A NAK that arrives after a command was settled,
-// with nothing sent since, resends that command: the base rule, "resend the
-// last packet transmitted", for the case where a stray ACK came first.
+// as the command is settled.
+//
+// A NAK that arrives after a command's window (a slow Uno, a late process,
+// or a stray ACK that settled the command first), with no frame sent since,
+// resends that command: the base rule, "resend the last packet transmitted",
+// within the same bound of resends. Commands whose repetition moves the robot
+// further (repeats_motion: DMD, DRD, DRA) are the exception: resending one
+// the Uno did carry out moves the robot twice. Such a command is resent on a
+// late NAK only when that NAK can only be about it: the Uno did not
+// acknowledge it and has sent nothing else since it went out (an Uno answers
+// a damaged frame as soon as it has read it). And with acknowledging
+// firmware, one whose window ends without its ACK while a damaged frame came
+// in (perhaps that very ACK) is not resent but fails with no_ack. Both cases
+// are counted; the robot then does one move too few rather than one too many.
 //
 // All of this assumes that the Uno answers within one NAK window, which must
 // therefore exceed the worst response time of the Uno and of this process.
@@ -116,8 +127,14 @@ struct LinkStats {
   std::uint64_t damaged_sensors_not_naked = 0;  ///< with acknowledging firmware, see above
   std::uint64_t naks_deferred = 0;              ///< held back while a command awaited its ACK
   std::uint64_t naks_received = 0;
-  std::uint64_t unexpected_naks = 0;  ///< NAKs with nothing to resend
+  std::uint64_t unexpected_naks = 0;  ///< NAKs with nothing to resend (or its resends spent)
   std::uint64_t retransmits = 0;
+  std::uint64_t late_resends = 0;  ///< commands resent on a NAK after their window
+  /// Commands that repeat motion not resent on a late NAK that might be about something else.
+  std::uint64_t late_naks_not_resent = 0;
+  /// Commands that repeat motion not resent after a window without their ACK
+  /// in which a damaged frame came (the ACK may have been it): failed with no_ack.
+  std::uint64_t resends_withheld = 0;
   std::uint64_t stray_acks = 0;  ///< duplicates of an earlier ACK, ignored
   std::uint64_t commands_sent = 0;
   std::uint64_t commands_acknowledged = 0;  ///< ended early by an ACK
@@ -211,13 +228,27 @@ class LinkController {
     Bytes frame;
     unsigned resends = 0;
     SteadyTime deadline;
+    std::uint64_t noise_mark = 0;  ///< noise_seen() when this try went out
+  };
+  /// The last command sent, until another frame goes out: what a late NAK resends.
+  struct LastCommand {
+    Bytes frame;
+    unsigned resends = 0;
+    bool confirmed = false;  ///< the Uno acknowledged it
+    bool repeats = false;    ///< repeats_motion()
+    bool uno_spoke = false;  ///< the Uno sent a packet other than NAK since it went out
   };
 
+  /// Everything the decoder has thrown away so far: discarded bytes and
+  /// rejected frames. When it grows during a window, an answer may have been lost.
+  [[nodiscard]] std::uint64_t noise_seen() const noexcept;
   void drain_decoder(SteadyTime now);
   void on_decoder_event(const FrameDecoder::Event& event, SteadyTime now);
   void on_frame(ByteView payload, SteadyTime now);
   void on_ack(SteadyTime now);
   void on_nak(SteadyTime now);
+  /// A NAK with no command in flight: resend the last command, if it may be.
+  void on_late_nak(SteadyTime now);
   void on_bad_frame(ByteView payload, SteadyTime now);
   void confirm_reboot(SteadyTime now);
   void send_nak(SteadyTime now);
@@ -262,10 +293,7 @@ class LinkController {
   std::optional<SteadyTime> reboot_suspected_until_;
   std::deque<Queued> queue_;
   std::optional<InFlight> in_flight_;
-  /// The last command's frame, until another frame goes out: with
-  /// acknowledging firmware a NAK that comes after the command was settled
-  /// still means that command went wrong, and it is resent.
-  Bytes last_command_;
+  std::optional<LastCommand> last_command_;
 };
 
 }  // namespace flockbridge::protocol
