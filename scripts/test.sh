@@ -3,7 +3,8 @@
 # runs every test, in four stages:
 #   1. the whole suite (build/), with the dashboard's test in headless Chromium
 #      and the Debian package's test in a clean Debian root booted with systemd,
-#   2. the whole suite again under AddressSanitizer and UBSan (build-asan/),
+#   2. the whole suite again built with clang 14, under AddressSanitizer and
+#      UBSan, and clang-tidy over every source file (build-asan/),
 #   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
 #   4. the arm64 cross build's unit and end-to-end tests under qemu-user
 #      (build-arm64/, scripts/arm64.sh).
@@ -13,6 +14,9 @@ set -u
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
 scripts/browser-deps.sh || exit 1
+. scripts/lib.sh
+# The second compiler, its sanitizer runtime, and clang-tidy.
+install_missing clang libclang-rt-14-dev clang-tidy || exit 1
 
 passed=0
 failed=0
@@ -48,7 +52,8 @@ suite() {
 
 run_stage "tests" suite build
 if [ "${1:-}" != "--quick" ]; then
-  run_stage "tests under AddressSanitizer and UndefinedBehaviorSanitizer" suite build-asan -DFLOCKBRIDGE_SANITIZE=ON
+  run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer; clang-tidy" \
+    suite build-asan -DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++
   run_stage "fuzzing" scripts/fuzz.sh
   run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh
 fi

@@ -33,6 +33,9 @@ template <typename... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+// Clang 14 does not deduce an aggregate's template arguments by itself.
+template <typename... F>
+Overloaded(F...) -> Overloaded<F...>;
 
 double unix_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -424,6 +424,8 @@ void LinkController::tick(SteadyTime now) {
           "have been carried out and a repeated move would move the robot twice",
           ErrorCode::NoAck};
       finish_in_flight(&error);
+      // Its ACK may only be late: it must not confirm the next command.
+      expect_possible_stray(now);
       start_next(now);
     } else if (settings_.require_command_ack) {
       retry_in_flight(now, ErrorCode::NoAck, "the robot did not acknowledge this command");

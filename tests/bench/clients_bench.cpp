@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -158,6 +159,7 @@ int run(const Options& options, const Ports& ports, ChildProcess& bridge, ChildP
   const auto idle = probe_stops<Client>(ports, sim, kStops, [] {});
 
   std::vector<Client> readers;
+  readers.reserve(static_cast<std::size_t>(options.clients));
   for (int i = 0; i < options.clients; ++i) readers.push_back(connect<Client>(ports));
   std::vector<long> last_seq(readers.size(), 0);
   read_sensor_latency(readers, last_seq, 1.0);  // let every client settle
@@ -165,6 +167,7 @@ int run(const Options& options, const Ports& ports, ChildProcess& bridge, ChildP
   report("all clients reading", alone, bridge.pid());
 
   std::vector<Client> stalled;
+  stalled.reserve(static_cast<std::size_t>(options.stalled));
   for (int i = 0; i < options.stalled; ++i) stalled.push_back(connect<Client>(ports, 2048));
   SensorLatency with_stalled = read_sensor_latency(readers, last_seq, options.seconds);
   report("with stalled clients", with_stalled, bridge.pid());
@@ -189,7 +192,9 @@ int run(const Options& options, const Ports& ports, ChildProcess& bridge, ChildP
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int bench(int argc, char** argv) {
   const Options options = parse(argc, argv);
   const auto directory = std::filesystem::temp_directory_path() / ("flockbridge-bench-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
@@ -213,4 +218,15 @@ int main(int argc, char** argv) {
   sim.terminate();
   std::filesystem::remove_all(directory);
   return status;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return bench(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "clients_bench: %s\n", error.what());
+    return 1;
+  }
 }

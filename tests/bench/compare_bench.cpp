@@ -538,6 +538,7 @@ struct Server {
         waiting.push_back(readers.size() - 1);
       }
       std::vector<pollfd> polls;
+      polls.reserve(waiting.size());
       for (const std::size_t i : waiting) polls.push_back(pollfd{readers[i].connection.fd(), POLLIN, 0});
       if (::poll(polls.data(), polls.size(), 5000) <= 0) {
         throw std::runtime_error(name + " did not serve a new connection within 5 s");
@@ -800,7 +801,7 @@ std::uint16_t free_port() {
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   socklen_t length = sizeof(address);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) address.sin_port = 0;
   ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
   ::close(fd);
   return ntohs(address.sin_port);
@@ -947,7 +948,7 @@ void run(const Options& options, const Placement& placement) {
   auto floor = start_floor(placement, std::filesystem::read_symlink("/proc/self/exe").string());
   std::vector<Server*> sensor_servers = servers;
   sensor_servers.push_back(floor.get());
-  const std::size_t kFloor = sensor_servers.size() - 1;
+  const std::size_t floor_index = sensor_servers.size() - 1;
 
   std::printf(
       "compare_bench: flockbridge (JSON lines, port 2006) and ser2net (raw TCP) on pseudo-terminals,\n"
@@ -956,8 +957,8 @@ void run(const Options& options, const Placement& placement) {
       "Placement: %s.\n\n",
       options.rate_hz, options.seconds, placement.describe().c_str());
 
-  const std::size_t kBridge = 0;
-  const std::size_t kSer2net = 1;
+  constexpr std::size_t kBridge = 0;
+  constexpr std::size_t kSer2net = 1;
   const bool compared = servers.size() == 2;
 
   // Commands: client write to the whole frame on the serial side, from a
@@ -1034,15 +1035,16 @@ void run(const Options& options, const Placement& placement) {
                   clients == 100 ? "target at most 0.5" : "bridge / ser2net");
     }
     print_ratio("p50 to the floor", percentile(loads[kBridge].delivery.ms, 0.5),
-                percentile(loads[kFloor].delivery.ms, 0.5), "bridge / floor");
+                percentile(loads[floor_index].delivery.ms, 0.5), "bridge / floor");
   }
   const auto per_message_us = [](const Workload& load) {
     return load.delivery.messages > 0 ? 1e6 * load.cpu_s / static_cast<double>(load.delivery.messages) : 0.0;
   };
   std::printf("  CPU per message delivered to 1000 clients: flockbridge %.2f us, floor %.2f us",
-              per_message_us(at1000[kBridge]), per_message_us(at1000[kFloor]));
+              per_message_us(at1000[kBridge]), per_message_us(at1000[floor_index]));
   if (compared) std::printf(", ser2net %.2f us", per_message_us(at1000[kSer2net]));
-  std::printf("; the bridge / the floor: %.2f\n", per_message_us(at1000[kBridge]) / per_message_us(at1000[kFloor]));
+  std::printf("; the bridge / the floor: %.2f\n",
+              per_message_us(at1000[kBridge]) / per_message_us(at1000[floor_index]));
 
   // Ten clients that never read. The kernel lets a server's send buffer to
   // such a client grow to net.ipv4.tcp_wmem's largest (4 MiB on Debian), which
@@ -1122,14 +1124,14 @@ void run(const Options& options, const Placement& placement) {
                        : "MISSED");
   }
   const double cpu_share = at1000[kBridge].cpu_s / at1000[kBridge].wall_s;
-  const double floor_share = at1000[kFloor].cpu_s / at1000[kFloor].wall_s;
+  const double floor_share = at1000[floor_index].cpu_s / at1000[floor_index].wall_s;
   std::printf("  1000 JSON subscribers at %.0f packets/s under a quarter of a core: %.0f%%%s (the floor: %.0f%%): %s\n",
               options.rate_hz, 100 * cpu_share,
               placement.isolated() ? ", the bridge's own work" : ", with the clients' receive work", 100 * floor_share,
               verdict(cpu_share < 0.25));
   const long rss_kb = std::atol(peak_rss[kBridge].c_str());
   std::printf("  peak memory with 1000 clients under 16 MiB: %s: %s\n", peak_rss[kBridge].c_str(),
-              verdict(rss_kb > 0 && rss_kb < 16 * 1024));
+              verdict(rss_kb > 0 && rss_kb < 16L * 1024));
   const double calm50 = percentile(calm[kBridge].delivery.ms, 0.5);
   const double with_sleepers = percentile(stalled[kBridge].delivery.ms, 0.5);
   const double calm99 = percentile(calm[kBridge].delivery.ms, 0.99);
@@ -1152,12 +1154,12 @@ void run(const Options& options, const Placement& placement) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 3 && std::string_view(argv[1]) == "--floor-server") return floor_server(argv[2]);
-  const Options options = parse(argc, argv);
-  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
-  // Before any thread starts: a namespace change applies to one thread only.
-  const Placement placement = Placement::arrange(options.isolate);
   try {
+    if (argc == 3 && std::string_view(argv[1]) == "--floor-server") return floor_server(argv[2]);
+    const Options options = parse(argc, argv);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
+    // Before any thread starts: a namespace change applies to one thread only.
+    const Placement placement = Placement::arrange(options.isolate);
     run(options, placement);  // its servers stop as it unwinds, whatever happens
   } catch (const std::exception& error) {
     std::printf("compare_bench: stopped: %s\n", error.what());

@@ -129,6 +129,8 @@ struct Setup {
     }
     json_port = ports->json;
   }
+  Setup(const Setup&) = delete;
+  Setup& operator=(const Setup&) = delete;
   ~Setup() {
     bridge->terminate();
     sim->terminate();
@@ -280,6 +282,7 @@ void recovery(const Options& o) {
 void clients(const Options& o) {
   Setup setup("clients", {"--rate-hz", "100"}, {"--dead-peer-timeout-ms", "2000", "--stall-timeout-ms", "600000"});
   std::vector<TcpClient> readers;
+  readers.reserve(20);
   for (int i = 0; i < 20; ++i) readers.push_back(setup.client());
   std::vector<long> last(readers.size(), 0);
   read_sensor_latency(readers, last, 1.0);
@@ -291,6 +294,7 @@ void clients(const Options& o) {
   std::printf("3. Slow and vanished clients: 20 readers, 100 sensor packets/s, %.0f s per phase\n", o.seconds);
   report("before", read_sensor_latency(readers, last, o.seconds));
   std::vector<TcpClient> stalled;
+  stalled.reserve(10);
   for (int i = 0; i < 10; ++i) stalled.emplace_back(setup.json_port, 2048);
   std::vector<TcpClient> vanished;
   for (int i = 0; i < 5; ++i) {

@@ -8,6 +8,7 @@ namespace {
 
 std::vector<std::string> texts(const std::vector<SharedBuffer>& messages) {
   std::vector<std::string> out;
+  out.reserve(messages.size());
   for (const auto& m : messages) out.push_back(*m);
   return out;
 }

@@ -23,6 +23,7 @@ std::vector<std::vector<long>> collect_json_sensors(std::vector<TcpClient>& clie
   std::vector<std::vector<long>> seqs(clients.size());
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::vector<pollfd> fds;
+  fds.reserve(clients.size());
   for (auto& c : clients) fds.push_back({c.fd(), POLLIN, 0});
   for (;;) {
     bool done = true;
@@ -93,7 +94,8 @@ TEST_CASE("bad binary messages are answered with ERR and the connection stays op
       {bytes({2, 'S', 'S'}), "ERRSS takes a 4-byte interval: 06 'S' 'S' r0 r1 r2 r3"},
   };
   for (const auto& [message, answer] : table) {
-    CAPTURE(answer);
+    const std::string& expected = answer;  // clang 14 cannot capture a structured binding
+    CAPTURE(expected);
     client.send(message);
     auto reply = client.read_message_tag("ERR");
     REQUIRE(reply);
@@ -135,7 +137,8 @@ TEST_CASE("bad JSON lines are answered with an error object and the connection s
        {{"type", "error"}, {"error", "line longer than 4096 bytes; discarded"}, {"code", "invalid"}}},
   };
   for (const auto& [line, answer] : table) {
-    CAPTURE(answer.dump());
+    const std::string expected = answer.dump();  // clang 14 cannot capture a structured binding
+    CAPTURE(expected);
     client.send(line + "\n");
     auto reply = client.read_json_type("error");
     REQUIRE(reply);
@@ -176,6 +179,7 @@ TEST_CASE("a client that never reads loses old sensor messages - the others keep
   Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "60000"}});
   auto stalled = rig.json_client(2048);
   std::vector<TcpClient> readers;
+  readers.reserve(5);
   for (int i = 0; i < 5; ++i) readers.push_back(rig.json_client());
   // 750 packets (3 s at 250 Hz): far more than the stalled client's buffers hold.
   const auto seqs = collect_json_sensors(readers, 750, 60s);
@@ -198,6 +202,7 @@ TEST_CASE("sensor packets that arrive bunched in one read reach every client - a
   // A slow sensor rate, so that the burst is what the clients see next.
   Rig rig({.rate_hz = 2});
   std::vector<TcpClient> jsons;
+  jsons.reserve(3);
   for (int i = 0; i < 3; ++i) jsons.push_back(rig.json_client());
   const auto before = collect_json_sensors(jsons, 1);
   rig.sim_command("burst 8");

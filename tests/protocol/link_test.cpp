@@ -592,3 +592,24 @@ TEST_CASE_FIXTURE(Fixture,
   REQUIRE(events.finished.size() == 1);
   CHECK(events.last_sent() == "NAK");
 }
+
+TEST_CASE_FIXTURE(AckingFixture, "a move failed on a noisy line leaves a quiet window: its late ACK confirms nothing else") {
+  REQUIRE(acking.submit(1, as_bytes("DRD\x14\x5A\x00"), now));
+  // Noise that makes no frame: bytes that never became a header.
+  acking.bytes_received(Bytes{0xBD, 0x41, 0x43, 0x4B}, now + 1ms);
+  now += 10ms;
+  acking.tick(now);
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0].second.find("was not sent again") != std::string::npos);
+  REQUIRE(acking.submit(2, as_bytes("DGO"), now));
+  CHECK(events.last_sent() == "DRD");  // DGO waits while the move's ACK may still come
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now + 2ms);
+  CHECK(acking.stats().stray_acks == 1);
+  CHECK(events.finished.size() == 1);
+  now += 10ms;
+  acking.tick(now);
+  CHECK(events.last_sent() == "DGO");
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  REQUIRE(events.finished.size() == 2);
+  CHECK(events.finished[1] == std::pair<CommandToken, std::string>{2, "ack"});
+}

@@ -77,7 +77,7 @@ std::optional<LegacyClient::Message> LegacyClient::parse_buffered() {
     death_ = "length byte " + std::to_string(length) + " (" + hex(buffer.substr(0, 1)) + ")";
     return std::nullopt;
   }
-  const auto size = static_cast<std::size_t>(length);
+  const auto size = static_cast<std::size_t>(static_cast<std::uint8_t>(length));  // 1..127 here
   if (buffer.size() < 1 + size) return std::nullopt;
   const std::string body = buffer.substr(1, size);
   buffer.erase(0, 1 + size);

@@ -41,6 +41,7 @@ template <typename Client>
 SensorLatency read_sensor_latency(std::vector<Client>& readers, std::vector<long>& last_seq, double seconds) {
   SensorLatency result;
   std::vector<pollfd> fds;
+  fds.reserve(readers.size());
   for (auto& r : readers) fds.push_back({socket_of(r).fd(), POLLIN, 0});
   const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   while (std::chrono::steady_clock::now() < end) {

@@ -35,11 +35,13 @@ ChildProcess::ChildProcess(std::vector<std::string> argv, const std::vector<std:
   posix_spawn_file_actions_adddup2(&actions, out[1], 1);
   posix_spawn_file_actions_adddup2(&actions, err[1], 2);
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (std::string& arg : argv) args.push_back(arg.data());
   args.push_back(nullptr);
   std::vector<std::string> env_strings(extra_env);
   for (char** entry = environ; *entry != nullptr; ++entry) env_strings.emplace_back(*entry);
   std::vector<char*> env;
+  env.reserve(env_strings.size() + 1);
   for (std::string& entry : env_strings) env.push_back(entry.data());
   env.push_back(nullptr);
   const int rc = ::posix_spawnp(&pid_, args[0], &actions, nullptr, args.data(), env.data());

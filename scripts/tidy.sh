@@ -1,0 +1,31 @@
+#!/bin/sh
+# clang-tidy over every source file of the project (the checks of
+# .clang-tidy), with the compile commands of a clang build: BUILD (default
+# build-asan, the test command's clang build). Prints every finding and
+# fails when there is one. The test command runs it as a ctest test of that
+# build; it needs clang-tidy (scripts/test.sh installs it).
+set -eu
+cd "$(dirname "$0")/.."
+build_dir="${1:-build-asan}"
+if [ ! -f "$build_dir/compile_commands.json" ]; then
+  echo "tidy: no $build_dir/compile_commands.json: configure a clang build there first" >&2
+  exit 2
+fi
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+# run-clang-tidy's own exit status does not say whether anything was found.
+# Colour codes are taken out, so that the findings can be counted.
+run-clang-tidy -p "$build_dir" -j "$(nproc)" -quiet "$(pwd)/(bridge|protocol|sim|tests)/" 2>&1 |
+  sed 's/\x1b\[[0-9;]*m//g' >"$log" || true
+files="$(grep -c "^clang-tidy" "$log" || true)"
+findings="$(grep -cE "(warning|error): " "$log" || true)"
+if [ "$findings" -ne 0 ]; then
+  grep -vE "^clang-tidy|warnings? generated|^Suppressed|^Use -header-filter" "$log"
+  echo "tidy: $findings findings in $files files"
+  exit 1
+fi
+if [ "$files" -eq 0 ]; then
+  echo "tidy: no file was checked"
+  exit 1
+fi
+echo "tidy: $files files, no findings"
