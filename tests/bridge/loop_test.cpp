@@ -12,22 +12,14 @@
 
 #include "flockbridge/bridge/bridge.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "support/run_until.hpp"
 
 using namespace flockbridge;
 using namespace std::chrono_literals;
 
 namespace {
 
-/// Runs the loop until `done` holds, or fails after `limit` of loop time.
-template <typename Done>
-bool run_until(uv_loop_t* loop, Done done, std::chrono::milliseconds limit = 10s) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    uv_run(loop, UV_RUN_ONCE);
-  }
-  return true;
-}
+using flockbridge::testing::run_until;
 
 /// A non-blocking client socket on 127.0.0.1:port, read between loop turns.
 struct LoopClient {

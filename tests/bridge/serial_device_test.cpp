@@ -12,12 +12,14 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/terminal_mode.hpp"
 #include "flockbridge/protocol/frame.hpp"
+#include "support/run_until.hpp"
 
 using flockbridge::bridge::SerialDevice;
 
@@ -109,15 +111,30 @@ struct CountingListener : flockbridge::bridge::SerialPort::Listener {
   std::string reason;
 };
 
-template <typename Done>
-bool run_until(uv_loop_t* loop, Done done) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    uv_run(loop, UV_RUN_ONCE);
+using flockbridge::testing::run_until;
+
+/// A SerialPort on a loop of its own, open on a PtyPair's slave end. The
+/// loop must close cleanly when the port is gone.
+struct PortOnPty {
+  PortOnPty() {
+    REQUIRE(uv_loop_init(&loop) == 0);
+    port.emplace(&loop, flockbridge::bridge::SerialPort::Settings{.path = pty.slave}, listener);
+    port->start();
+    REQUIRE(port->is_open());
+    REQUIRE(listener.opened == 1);
   }
-  return true;
-}
+  PortOnPty(const PortOnPty&) = delete;
+  PortOnPty& operator=(const PortOnPty&) = delete;
+  ~PortOnPty() {
+    port.reset();
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK(uv_loop_close(&loop) == 0);
+  }
+  PtyPair pty;
+  uv_loop_t loop{};
+  CountingListener listener;
+  std::optional<flockbridge::bridge::SerialPort> port;
+};
 
 }  // namespace
 
@@ -160,16 +177,9 @@ TEST_CASE("a real UART opened through libserialport has the terminal settings th
   CHECK(real.c_cc[VTIME] == 0);
 }
 
-TEST_CASE("a serial port that has read everything waiting keeps the device open - only a real loss closes it") {
-  PtyPair pty;
-  uv_loop_t loop;
-  REQUIRE(uv_loop_init(&loop) == 0);
-  CountingListener listener;
+TEST_CASE_FIXTURE(PortOnPty,
+                  "a serial port that has read everything waiting keeps the device open - only a real loss closes it") {
   {
-    flockbridge::bridge::SerialPort port(&loop, {.path = pty.slave}, listener);
-    port.start();
-    REQUIRE(listener.opened == 1);
-
     // Each burst is drained until read() returns 0 ("nothing yet" with VMIN 0).
     std::string sent;
     for (int burst = 0; burst < 20; ++burst) {
@@ -181,37 +191,28 @@ TEST_CASE("a serial port that has read everything waiting keeps the device open 
     }
     CHECK(listener.received == sent);
     CHECK(listener.opened == 1);
-    CHECK(port.is_open());
+    CHECK(port->is_open());
 
     // The other end goes away: now it is a loss.
     pty.close();
     REQUIRE(run_until(&loop, [&] { return listener.closed > 0; }));
     CHECK(listener.reason.find(pty.slave) == 0);
-    port.close();
   }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(uv_loop_close(&loop) == 0);
 }
 
-TEST_CASE("the last Stop at shutdown finishes the frame the line has half taken, so the Uno reads it whole") {
-  PtyPair pty;
-  uv_loop_t loop;
-  REQUIRE(uv_loop_init(&loop) == 0);
-  CountingListener listener;
+TEST_CASE_FIXTURE(PortOnPty,
+                  "the last Stop at shutdown finishes the frame the line has half taken, so the Uno reads it whole") {
   {
-    flockbridge::bridge::SerialPort port(&loop, {.path = pty.slave}, listener);
-    port.start();
-    REQUIRE(port.is_open());
     // Frames of 12 bytes until the pseudo-terminal holds no more and the
     // port keeps the rest: the line then has taken part of a frame, most
     // likely, and the rest of it waits in the port.
     const auto command = flockbridge::protocol::encode_frame(flockbridge::protocol::as_bytes("DLSabcdef\0"));
     int frames = 0;
-    while (port.pending_bytes() == 0 && frames < 4000) {
-      port.write(command);
+    while (port->pending_bytes() == 0 && frames < 4000) {
+      port->write(command);
       ++frames;
     }
-    REQUIRE(port.pending_bytes() > 0);
+    REQUIRE(port->pending_bytes() > 0);
     const auto stop = flockbridge::protocol::encode_frame(flockbridge::protocol::as_bytes("DST"));
 
     // The Uno's side reads while the port writes its last frame.
@@ -228,7 +229,7 @@ TEST_CASE("the last Stop at shutdown finishes the frame the line has half taken,
         if (n > 0) line.append(buffer, static_cast<std::size_t>(n));
       }
     });
-    port.write_now(stop);
+    port->write_now(stop);
     uno.join();
 
     flockbridge::protocol::FrameDecoder decoder;
@@ -242,8 +243,5 @@ TEST_CASE("the last Stop at shutdown finishes the frame the line has half taken,
     CHECK(decoder.stats().bad_checksum == 0);
     CHECK(decoder.stats().discarded_bytes == 0);
     CHECK(decoder.state() == flockbridge::protocol::FrameDecoder::State::Sync1);
-    port.close();
   }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  CHECK(uv_loop_close(&loop) == 0);
 }

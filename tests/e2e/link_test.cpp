@@ -136,37 +136,42 @@ TEST_CASE("the Uno acknowledges commands: the ACK goes to the binary client that
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "rebooted"));
 }
 
+namespace {
+
+/// Sends claw_open and returns its ok and then the stats' "commands".
+std::pair<nlohmann::json, nlohmann::json> claw_open_and_stats(TcpClient& json) {
+  json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
+  auto ok = json.read_json_type("ok");
+  REQUIRE(ok);
+  json.send("{\"cmd\":\"stats\"}\n");
+  const auto stats = json.read_json_type("stats");
+  REQUIRE(stats);
+  return {*ok, (*stats)["commands"]};
+}
+
+}  // namespace
+
 TEST_CASE("an answer says whether the Uno confirmed the command or it was only sent - stats count both") {
   SUBCASE("firmware that acknowledges commands") {
     Rig rig({.bridge_args = {"--command-ack"}, .sim_args = {"--ack-commands"}});
     auto json = rig.json_client();
-    json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
-    const auto ok = json.read_json_type("ok");
-    REQUIRE(ok);
-    CHECK((*ok)["confirmed"] == true);
-    json.send("{\"cmd\":\"stats\"}\n");
-    const auto stats = json.read_json_type("stats");
-    REQUIRE(stats);
-    CHECK((*stats)["commands"]["confirmed"] == 1);
-    CHECK((*stats)["commands"]["unconfirmed"] == 0);
+    const auto [ok, commands] = claw_open_and_stats(json);
+    CHECK(ok["confirmed"] == true);
+    CHECK(commands["confirmed"] == 1);
+    CHECK(commands["unconfirmed"] == 0);
   }
   SUBCASE("firmware that does not") {
     Rig rig;
     auto json = rig.json_client();
-    json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
-    const auto ok = json.read_json_type("ok");
-    REQUIRE(ok);
-    CHECK((*ok)["confirmed"] == false);
+    const auto [ok, commands] = claw_open_and_stats(json);
+    CHECK(ok["confirmed"] == false);
+    CHECK(commands["confirmed"] == 0);
+    CHECK(commands["unconfirmed"] == 1);
     // Answers to requests that do not go to the robot say nothing of it.
     json.send("{\"cmd\":\"subscribe\",\"interval_ms\":0,\"id\":2}\n");
     const auto subscribed = json.read_json_type("ok");
     REQUIRE(subscribed);
     CHECK_FALSE(subscribed->contains("confirmed"));
-    json.send("{\"cmd\":\"stats\"}\n");
-    const auto stats = json.read_json_type("stats");
-    REQUIRE(stats);
-    CHECK((*stats)["commands"]["confirmed"] == 0);
-    CHECK((*stats)["commands"]["unconfirmed"] == 1);
   }
 }
 

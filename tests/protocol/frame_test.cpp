@@ -39,15 +39,21 @@ std::string show(const std::vector<Seen>& events) {
   return text;
 }
 
-std::vector<Seen> decode(const Bytes& input, const flockbridge::testing::Split& split,
-                         FrameDecoderStats* stats = nullptr) {
-  FrameDecoder decoder;
+/// Feeds `input` cut as `split` says, collecting every event.
+std::vector<Seen> feed_all(FrameDecoder& decoder, const Bytes& input, const flockbridge::testing::Split& split) {
   std::vector<Seen> events;
   for (auto piece : split.cut(input)) {
     decoder.feed(piece);
     while (auto event = decoder.next())
       events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
   }
+  return events;
+}
+
+std::vector<Seen> decode(const Bytes& input, const flockbridge::testing::Split& split,
+                         FrameDecoderStats* stats = nullptr) {
+  FrameDecoder decoder;
+  auto events = feed_all(decoder, input, split);
   if (stats != nullptr) *stats = decoder.stats();
   return events;
 }
@@ -228,13 +234,7 @@ TEST_CASE("a known type whose LEN is not its table length is rejected once its t
   for (const auto& split : flockbridge::testing::splits()) {
     CAPTURE(split.name);
     FrameDecoder decoder(kDefaultMaxPayload, &test_lengths);
-    std::vector<Seen> events;
-    for (auto piece : split.cut(input)) {
-      decoder.feed(piece);
-      while (auto event = decoder.next()) {
-        events.push_back({event->kind, Bytes(event->payload.begin(), event->payload.end())});
-      }
-    }
+    const auto events = feed_all(decoder, input, split);
     CHECK(show(events) == show({{FrameDecoder::EventKind::BadLength, {}}, good("DMC"), good("ACK")}));
     CHECK(decoder.stats().bad_length == 1);
     CHECK(decoder.state() == FrameDecoder::State::Sync1);
@@ -250,11 +250,7 @@ TEST_CASE("a frame abandoned for want of bytes gives back the good frames buffer
   for (const auto& split : flockbridge::testing::splits()) {
     CAPTURE(split.name);
     FrameDecoder decoder(kDefaultMaxPayload, &test_lengths);
-    std::vector<Seen> events;
-    for (auto piece : split.cut(input)) {
-      decoder.feed(piece);
-      while (auto event = decoder.next()) events.push_back({event->kind, {}});
-    }
+    std::vector<Seen> events = feed_all(decoder, input, split);
     CHECK(events.empty());
     REQUIRE(decoder.in_frame());
     const auto abandoned = decoder.abandon();
