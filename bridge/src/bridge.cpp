@@ -503,7 +503,10 @@ void Bridge::arm_link_timer() {
 }
 
 void Bridge::on_link_timer() {
-  if (link_.frame_under_way()) serial_.read_pending();
+  // What the line holds is read before any deadline is judged: a process
+  // that ran late must not take an answer waiting unread in the kernel for
+  // no answer (a window without its ACK, a frame whose bytes stopped).
+  serial_.read_pending();
   link_.tick(steady_now());
   arm_link_timer();
 }

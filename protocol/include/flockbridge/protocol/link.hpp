@@ -50,7 +50,9 @@
 //
 // The controller does no I/O and reads no clock: the caller feeds it bytes,
 // events and the current time, arms one timer for next_deadline(), and acts
-// on the calls it receives through LinkEvents.
+// on the calls it receives through LinkEvents. Before tick() the caller
+// should feed what the line holds: a deadline judged while an answer waits
+// unread (the process ran late) would be judged wrong.
 #pragma once
 
 #include <chrono>
@@ -208,8 +210,7 @@ class LinkController {
   [[nodiscard]] LinkState state() const noexcept { return state_; }
   [[nodiscard]] const std::string& reason() const noexcept { return reason_; }
   [[nodiscard]] bool port_open() const noexcept { return port_open_; }
-  /// A frame from the Uno is under way: before tick() abandons it, the owner
-  /// should read what the line holds (a busy process may be late to read).
+  /// A frame from the Uno is under way (its bytes have not all come).
   [[nodiscard]] bool frame_under_way() const noexcept { return port_open_ && decoder_.in_frame(); }
   [[nodiscard]] LinkStats stats() const;
   [[nodiscard]] const LinkSettings& settings() const noexcept { return settings_; }
