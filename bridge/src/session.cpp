@@ -97,9 +97,7 @@ void Session::handle_message(protocol::ByteView body) {
 
 void Session::handle_legacy_hello() {
   log_debug("client " + std::to_string(id_) + ": the 2014 client's hello; answered with ACK");
-  send(
-      make_buffer(std::string("\x03"
-                              "ACK")));
+  send(wire::ack());
 }
 
 void Session::set_extensions(std::uint8_t version) {
@@ -107,8 +105,7 @@ void Session::set_extensions(std::uint8_t version) {
   log_info("client " + std::to_string(id_) + " (" + peer_ + ") " +
            (extended() ? "asked for the bridge's own messages (EXT " + std::to_string(extensions_) + ")"
                        : "asked for the original dialect only (EXT 0)"));
-  const protocol::Bytes answer = protocol::encode_binary_extensions(extensions_);
-  queue_message(make_buffer(std::string(answer.begin(), answer.end())));
+  queue_message(wire::extensions(extensions_));
 }
 
 void Session::input_ended() {

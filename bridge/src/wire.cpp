@@ -51,10 +51,16 @@ SharedBuffer dropped(Encoding encoding, std::uint64_t count) {
   return line(json::dropped(count));
 }
 
+SharedBuffer ack() {
+  return binary(protocol::encode_binary_packet(protocol::as_bytes("ACK")));
+}
+
+SharedBuffer extensions(std::uint8_t version) {
+  return binary(protocol::encode_binary_extensions(version));
+}
+
 SharedBuffer ok(Encoding encoding, const nlohmann::json& id, std::optional<bool> confirmed) {
-  if (encoding == Encoding::Binary) {
-    return confirmed.value_or(false) ? binary(protocol::encode_binary_packet(protocol::as_bytes("ACK"))) : nullptr;
-  }
+  if (encoding == Encoding::Binary) return confirmed.value_or(false) ? ack() : nullptr;
   return line(json::ok(id, confirmed));
 }
 

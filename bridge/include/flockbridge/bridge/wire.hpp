@@ -28,6 +28,10 @@ namespace flockbridge::bridge::wire {
 /// The Uno's packets other than sensors: EMG becomes {"type":"emergency"} in JSON.
 [[nodiscard]] SharedBuffer packet(Encoding encoding, const protocol::UnoPacket& packet, protocol::ByteView payload);
 [[nodiscard]] SharedBuffer dropped(Encoding encoding, std::uint64_t count);
+/// Binary only: `03 'A' 'C' 'K'`, as the Uno's ACK reaches a client.
+[[nodiscard]] SharedBuffer ack();
+/// Binary only: `04 'E' 'X' 'T' v`, the answer to EXT.
+[[nodiscard]] SharedBuffer extensions(std::uint8_t version);
 /// JSON: {"type":"ok"}, with "confirmed" for a command that went to the robot.
 /// Binary: the Uno's ACK when it confirmed the command, else nothing.
 [[nodiscard]] SharedBuffer ok(Encoding encoding, const nlohmann::json& id, std::optional<bool> confirmed);
