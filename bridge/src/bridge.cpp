@@ -86,7 +86,7 @@ Bridge::Bridge(uv_loop_t* loop, Config config)
     : loop_(loop),
       config_(std::move(config)),
       session_id_(new_session_id()),
-      link_(config_.link, config_.robot, *this),
+      link_(config_.link_settings(), config_.robot, *this),
       serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this),
       web_(loop, *this) {
   listeners_[0].bridge = listeners_[1].bridge = this;
@@ -619,7 +619,7 @@ void Bridge::reload(const Config& loaded) {
   for (const auto& change : plan.deferred) log_warning("not reloaded, needs a restart: " + change);
   if (plan.applied.empty() && plan.deferred.empty()) log_info("the configuration is unchanged");
 
-  link_.set_settings(config_.link);
+  link_.set_settings(config_.link_settings());
   arm_stats_timer();
   // Compared with what the Uno was last sent, so that a change of the Pi's
   // own address since then counts too.

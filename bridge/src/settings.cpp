@@ -194,6 +194,12 @@ std::vector<Setting> make_settings() {
        "resent, and fails when no try was acknowledged.",
        kLive},
       [](auto& c) -> auto& { return c.link.require_command_ack; }));
+  s.push_back(whole(
+      {"link", "flush_bytes", "--flush-bytes",
+       "With command_ack: zero bytes sent after a command window without an answer, to complete a frame "
+       "whose damaged LEN holds the Uno's decoder, before the command is resent (0: never).",
+       kLive},
+      [](auto& c) -> auto& { return c.link.flush_bytes; }, 0, 1024));
 
   s.push_back(whole(
       {"robot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,

@@ -184,8 +184,10 @@ void LinkController::on_frame(ByteView payload, SteadyTime now) {
 void LinkController::on_ack(SteadyTime now) {
   if (in_flight_) {
     // Every ACK while a command is on the line belongs to that command: the
-    // quiet period before it let the earlier exchange's strays pass.
+    // quiet period before it let the earlier exchange's strays pass, and a
+    // flush brought in the late answers before the command went out again.
     ++stats_.commands_acknowledged;
+    if (in_flight_->flushed) ++stats_.late_acks;
     finish_in_flight(nullptr, true);
     start_next(now);
     return;
@@ -218,6 +220,12 @@ void LinkController::on_ack(SteadyTime now) {
 
 void LinkController::on_nak(SteadyTime now) {
   ++stats_.naks_received;
+  if (in_flight_ && in_flight_->flushed) {
+    // Perhaps the answer to the frame the flush completed: an ACK for the
+    // command may follow. The end of the window decides.
+    in_flight_->nak_after_flush = true;
+    return;
+  }
   if (in_flight_) {
     retry_in_flight(now, ErrorCode::Refused, "the robot refused this command");
     return;
@@ -278,7 +286,52 @@ void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string
   expect_possible_stray(now);
   in_flight_->deadline = now + settings_.nak_window;
   in_flight_->noise_mark = noise_seen();
+  in_flight_->flushed = false;
+  in_flight_->nak_after_flush = false;
   send(in_flight_->frame, LastSent::Command);
+}
+
+void LinkController::flush_receiver(SteadyTime now) {
+  ++stats_.flushes;
+  in_flight_->flushed = true;
+  in_flight_->nak_after_flush = false;
+  // Ten bits a byte (8N1), rounded up to whole microseconds.
+  const auto on_the_line =
+      std::chrono::microseconds((settings_.flush_bytes * 10 * 1'000'000 + settings_.baud - 1) / settings_.baud);
+  in_flight_->deadline = now + std::chrono::ceil<std::chrono::milliseconds>(on_the_line) + settings_.nak_window;
+  const Bytes zeros(settings_.flush_bytes, 0);
+  events_.transmit(zeros);
+}
+
+void LinkController::in_flight_unanswered(SteadyTime now) {
+  if (!settings_.require_command_ack) {
+    // Firmware that does not acknowledge: a window without NAK is delivery.
+    finish_in_flight(nullptr);
+    start_next(now);
+    return;
+  }
+  if (!in_flight_->flushed && settings_.flush_bytes > 0) {
+    flush_receiver(now);
+    return;
+  }
+  if (last_command_ && last_command_->repeats && (nak_owed_ || noise_seen() != in_flight_->noise_mark)) {
+    // Noise on the line while this command waited: perhaps its ACK.
+    ++stats_.resends_withheld;
+    const Error error{
+        "the robot's answer to this command was damaged on the line; it was not sent again, since it may "
+        "have been carried out and a repeated move would move the robot twice",
+        ErrorCode::NoAck};
+    finish_in_flight(&error);
+    // Its ACK may only be late: it must not confirm the next command.
+    expect_possible_stray(now);
+    start_next(now);
+    return;
+  }
+  if (in_flight_->nak_after_flush) {
+    retry_in_flight(now, ErrorCode::Refused, "the robot refused this command");
+  } else {
+    retry_in_flight(now, ErrorCode::NoAck, "the robot did not acknowledge this command");
+  }
 }
 
 Result<Done> LinkController::submit(CommandToken token, ByteView payload, SteadyTime now) {
@@ -414,26 +467,7 @@ void LinkController::tick(SteadyTime now) {
   }
   if (reboot_suspected_until_ && now >= *reboot_suspected_until_) confirm_reboot(now);
   if (!in_flight_ && now >= quiet_until_) start_next(now);
-  if (in_flight_ && now >= in_flight_->deadline) {
-    if (settings_.require_command_ack && last_command_ && last_command_->repeats &&
-        (nak_owed_ || noise_seen() != in_flight_->noise_mark)) {
-      // Noise on the line while this command waited: perhaps its ACK.
-      ++stats_.resends_withheld;
-      const Error error{
-          "the robot's answer to this command was damaged on the line; it was not sent again, since it may "
-          "have been carried out and a repeated move would move the robot twice",
-          ErrorCode::NoAck};
-      finish_in_flight(&error);
-      // Its ACK may only be late: it must not confirm the next command.
-      expect_possible_stray(now);
-      start_next(now);
-    } else if (settings_.require_command_ack) {
-      retry_in_flight(now, ErrorCode::NoAck, "the robot did not acknowledge this command");
-    } else {
-      finish_in_flight(nullptr);
-      start_next(now);
-    }
-  }
+  if (in_flight_ && now >= in_flight_->deadline) in_flight_unanswered(now);
   if (phase_ != Phase::Idle && now >= handshake_deadline_) handshake_timed_out(now);
   if (state_ == LinkState::Up && now - last_received_ >= settings_.stale_timeout) go_stale(now);
 }

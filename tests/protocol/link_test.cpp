@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
+Bytes payload_of(std::string_view text) { return Bytes(text.begin(), text.end()); }
+
 /// Records what the controller asks for; the test plays the Uno and the clock.
 struct Recorder final : LinkEvents {
   std::vector<Bytes> sent;  ///< payloads of transmitted frames
@@ -18,7 +21,17 @@ struct Recorder final : LinkEvents {
   std::vector<std::string> packets;
   std::vector<std::pair<CommandToken, std::string>> finished;  ///< "" for success, "ack" when acknowledged
 
-  void transmit(ByteView frame) override { sent.emplace_back(frame.begin() + kSyncLength + 1, frame.end() - 1); }
+  std::size_t flushes = 0;  ///< runs of zero bytes; "FLU" in `sent`
+
+  void transmit(ByteView frame) override {
+    if (!frame.empty() && frame[0] == 0) {
+      CHECK(std::all_of(frame.begin(), frame.end(), [](std::uint8_t b) { return b == 0; }));
+      ++flushes;
+      sent.push_back(payload_of("FLU"));
+      return;
+    }
+    sent.emplace_back(frame.begin() + kSyncLength + 1, frame.end() - 1);
+  }
   void link_changed(LinkState state, std::string_view) override { states.emplace_back(link_state_name(state)); }
   void packet_received(const UnoPacket&, ByteView payload) override {
     packets.push_back(describe_tag(payload.first(3)));
@@ -75,6 +88,17 @@ struct AckingFixture : Fixture {
   static LinkSettings with_acks(LinkSettings s) {
     s.require_command_ack = true;
     return s;
+  }
+  /// 256 zero bytes at 115200 baud take 23 ms (rounded up); then one window.
+  static constexpr std::chrono::milliseconds kFlushWindow = 23ms + 10ms;
+  /// The command's window passes without an answer: the flush goes out, and
+  /// its window passes too.
+  void no_answer() {
+    now += 10ms;
+    acking.tick(now);
+    REQUIRE(events.last_sent() == "FLU");
+    now += kFlushWindow;
+    acking.tick(now);
   }
 };
 
@@ -364,14 +388,11 @@ TEST_CASE_FIXTURE(Fixture, "the command queue is bounded") {
 TEST_CASE_FIXTURE(AckingFixture, "with acknowledgements required, a window without ACK resends, then fails") {
   REQUIRE(acking.submit(1, as_bytes("DGO"), now));
   REQUIRE(acking.submit(2, as_bytes("DGC"), now));
-  for (int i = 0; i < 3; ++i) {
-    now += 10ms;
-    acking.tick(now);
-  }
-  CHECK(events.sent.size() == 4);  // the first try and three resends
+  for (int i = 0; i < 3; ++i) no_answer();
+  CHECK(events.sent.size() == 7);  // the first try and three resends, each after a flush
+  CHECK(std::count(events.sent.begin(), events.sent.end(), payload_of("DGO")) == 4);
   CHECK(events.finished.empty());
-  now += 10ms;
-  acking.tick(now);
+  no_answer();
   REQUIRE(events.finished.size() == 1);
   CHECK(events.finished[0] == std::pair<CommandToken, std::string>{
                                   1, "the robot did not acknowledge this command (4 tries); it was dropped"});
@@ -385,13 +406,13 @@ TEST_CASE_FIXTURE(AckingFixture,
   REQUIRE(acking.submit(1, as_bytes("DGO"), now));
   REQUIRE(acking.submit(2, as_bytes("DGC"), now));
   // The first try's ACK is lost; the resend is acknowledged...
-  now += 10ms;
-  acking.tick(now);
-  CHECK(events.sent.size() == 2);
+  no_answer();
+  CHECK(events.sent.size() == 3);
+  CHECK(events.last_sent() == "DGO");
   acking.bytes_received(encode_frame(as_bytes("ACK")), now);
   CHECK(events.finished.back() == std::pair<CommandToken, std::string>{1, "ack"});
   // ...and the next command waits while the first try's late ACK may still come.
-  CHECK(events.sent.size() == 2);
+  CHECK(events.sent.size() == 3);
   acking.bytes_received(encode_frame(as_bytes("ACK")), now + 1ms);
   CHECK(acking.stats().stray_acks == 1);
   CHECK(acking.stats().reboots == 0);
@@ -561,8 +582,7 @@ TEST_CASE_FIXTURE(AckingFixture,
   REQUIRE(events.last_sent() == "DMD");
   // A damaged 3-byte frame: perhaps the move's own ACK.
   acking.bytes_received(Bytes{0xBD, 0xBD, 0xBD, 3, 'A', 'C', 'K', 0x00}, now + 1ms);
-  now += 10ms;
-  acking.tick(now);
+  no_answer();
   REQUIRE(events.finished.size() == 1);
   CHECK(events.finished[0].second.find("was not sent again") != std::string::npos);
   CHECK(acking.stats().resends_withheld == 1);
@@ -572,8 +592,7 @@ TEST_CASE_FIXTURE(AckingFixture,
   now += 10ms;
   acking.tick(now);
   acking.bytes_received(Bytes{0xBD, 0xBD, 0xBD, 3, 'A', 'C', 'K', 0x00}, now);
-  now += 10ms;
-  acking.tick(now);
+  no_answer();
   CHECK(events.last_sent() == "DGO");
 }
 
@@ -597,12 +616,11 @@ TEST_CASE_FIXTURE(AckingFixture, "a move failed on a noisy line leaves a quiet w
   REQUIRE(acking.submit(1, as_bytes("DRD\x14\x5A\x00"), now));
   // Noise that makes no frame: bytes that never became a header.
   acking.bytes_received(Bytes{0xBD, 0x41, 0x43, 0x4B}, now + 1ms);
-  now += 10ms;
-  acking.tick(now);
+  no_answer();
   REQUIRE(events.finished.size() == 1);
   CHECK(events.finished[0].second.find("was not sent again") != std::string::npos);
   REQUIRE(acking.submit(2, as_bytes("DGO"), now));
-  CHECK(events.last_sent() == "DRD");  // DGO waits while the move's ACK may still come
+  CHECK(events.last_sent() == "FLU");  // DGO waits while the move's ACK may still come
   acking.bytes_received(encode_frame(as_bytes("ACK")), now + 2ms);
   CHECK(acking.stats().stray_acks == 1);
   CHECK(events.finished.size() == 1);
@@ -612,4 +630,57 @@ TEST_CASE_FIXTURE(AckingFixture, "a move failed on a noisy line leaves a quiet w
   acking.bytes_received(encode_frame(as_bytes("ACK")), now);
   REQUIRE(events.finished.size() == 2);
   CHECK(events.finished[1] == std::pair<CommandToken, std::string>{2, "ack"});
+}
+
+TEST_CASE_FIXTURE(AckingFixture, "a command swallowed by a frame with a damaged LEN is confirmed by its late ACK, once") {
+  REQUIRE(acking.submit(1, as_bytes("DMD\x14\x05"), now));
+  REQUIRE(acking.submit(2, as_bytes("DGO"), now));
+  // DMD's LEN was damaged upwards: the Uno waits for more bytes and says nothing.
+  now += 10ms;
+  acking.tick(now);
+  CHECK(events.last_sent() == "FLU");
+  CHECK(acking.stats().flushes == 1);
+  CHECK(events.finished.empty());
+  // The flush completes the frame: the Uno rejects it, finds DMD behind its
+  // header and carries it out. Its ACK confirms DMD, and DMD is not resent.
+  acking.bytes_received(encode_frame(as_bytes("NAK")), now + 24ms);
+  CHECK(events.last_sent() == "FLU");
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now + 24ms);
+  REQUIRE(events.finished.size() == 1);
+  CHECK(events.finished[0] == std::pair<CommandToken, std::string>{1, "ack"});
+  CHECK(acking.stats().late_acks == 1);
+  CHECK(std::count(events.sent.begin(), events.sent.end(), payload_of("DMD\x14\x05")) == 1);
+  now += 24ms;
+  acking.tick(now);
+  CHECK(events.last_sent() == "DGO");
+}
+
+TEST_CASE_FIXTURE(AckingFixture, "a NAK after a flush without an ACK resends the command when its window ends") {
+  REQUIRE(acking.submit(1, as_bytes("DGO"), now));
+  now += 10ms;
+  acking.tick(now);
+  REQUIRE(events.last_sent() == "FLU");
+  acking.bytes_received(encode_frame(as_bytes("NAK")), now + 24ms);
+  CHECK(events.last_sent() == "FLU");  // an ACK may still follow the rejected frame's NAK
+  now += kFlushWindow;
+  acking.tick(now);
+  CHECK(events.last_sent() == "DGO");
+  acking.bytes_received(encode_frame(as_bytes("ACK")), now);
+  CHECK(events.finished.back() == std::pair<CommandToken, std::string>{1, "ack"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "firmware that does not acknowledge gets no flush, and a link with flush_bytes 0 neither") {
+  bring_up();
+  REQUIRE(link.submit(1, as_bytes("DGO"), now));
+  advance(10ms);
+  CHECK(events.flushes == 0);
+  CHECK(events.finished.back().second.empty());
+  LinkSettings no_flush = AckingFixture::with_acks(settings);
+  no_flush.flush_bytes = 0;
+  link.set_settings(no_flush);
+  REQUIRE(link.submit(2, as_bytes("DGO"), now));
+  advance(10ms);
+  CHECK(events.flushes == 0);
+  CHECK(events.last_sent() == "DGO");
+  CHECK(std::count(events.sent.begin(), events.sent.end(), payload_of("DGO")) == 3);
 }

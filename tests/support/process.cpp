@@ -159,6 +159,10 @@ int ChildProcess::wait_exit(std::chrono::milliseconds timeout) {
   int status = 0;
   ::waitpid(pid_, &status, 0);
   status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The readers may still hold output the process wrote just before it
+  // ended: its pipes reach end of file once they are drained.
+  std::unique_lock lock(mutex_);
+  changed_.wait_for(lock, timeout, [this] { return stdout_.closed && stderr_.closed; });
   return *status_;
 }
 

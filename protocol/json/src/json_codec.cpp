@@ -286,6 +286,9 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                             {"late_resends", l.late_resends},
                             {"late_naks_not_resent", l.late_naks_not_resent},
                             {"resends_withheld", l.resends_withheld},
+                            {"stray_acks", l.stray_acks},
+                            {"flushes", l.flushes},
+                            {"late_acks", l.late_acks},
                             {"cfg_sent", l.cfg_sent},
                             {"reboots", l.reboots},
                             {"stale", l.stale}};

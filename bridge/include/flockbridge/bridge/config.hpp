@@ -43,6 +43,13 @@ struct Config {
   std::uint16_t http_port = 8080;
   std::string http_root;  ///< the dashboard's files; empty: share/flockbridge/www beside bin/
 
+  /// `link` with the line's speed, which the link needs for its timing.
+  [[nodiscard]] protocol::LinkSettings link_settings() const {
+    protocol::LinkSettings settings = link;
+    settings.baud = static_cast<unsigned>(baud);
+    return settings;
+  }
+
   [[nodiscard]] const std::string& effective_binary_bind() const noexcept { return or_bind(binary_bind); }
   [[nodiscard]] const std::string& effective_json_bind() const noexcept { return or_bind(json_bind); }
   [[nodiscard]] const std::string& effective_http_bind() const noexcept { return or_bind(http_bind); }

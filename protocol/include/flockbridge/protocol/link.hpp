@@ -45,6 +45,18 @@
 // in (perhaps that very ACK) is not resent but fails with no_ack. Both cases
 // are counted; the robot then does one move too few rather than one too many.
 //
+// With acknowledging firmware, a command whose window passes without its ACK
+// or a NAK may not have been read yet: a frame whose LEN was damaged upwards
+// on the way holds the Uno's decoder, which swallows what follows until it has
+// LEN bytes, then rejects the frame and finds the swallowed ones behind its
+// header, so their answers come late and together, long after their windows.
+// Such an answer, given to the command then on the line, would confirm a
+// command the Uno never received. So before such a command is sent again or
+// failed, the line is flushed: flush_bytes zero bytes (no frame starts with
+// them) complete any frame the Uno is holding, and one more window lets the
+// late answers come. An ACK in it is this command's; a NAK in it may be the
+// rejected frame's, so only the end of that window decides a resend.
+//
 // All of this assumes that the Uno answers within one NAK window, which must
 // therefore exceed the worst response time of the Uno and of this process.
 //
@@ -119,6 +131,11 @@ struct LinkSettings {
   /// time shows that the Uno did not reboot (a rebooted one waits for CFG).
   std::chrono::milliseconds reboot_confirm{200};
   std::size_t max_queued_commands = 64;
+  /// Zero bytes sent to complete a frame the Uno may be holding (see above);
+  /// 256 cover any LEN. 0: no flush. Only with require_command_ack.
+  std::size_t flush_bytes = 256;
+  /// The line's speed, for how long the flush takes to go out.
+  unsigned baud = 115200;
 };
 
 struct LinkStats {
@@ -138,6 +155,8 @@ struct LinkStats {
   /// in which a damaged frame came (the ACK may have been it): failed with no_ack.
   std::uint64_t resends_withheld = 0;
   std::uint64_t stray_acks = 0;  ///< duplicates of an earlier ACK, ignored
+  std::uint64_t flushes = 0;     ///< receiver flushes after a window without an answer
+  std::uint64_t late_acks = 0;   ///< commands acknowledged after a flush
   std::uint64_t commands_sent = 0;
   std::uint64_t commands_acknowledged = 0;  ///< ended early by an ACK
   std::uint64_t commands_delivered = 0;     ///< finished without an error: confirmed + unconfirmed
@@ -230,6 +249,8 @@ class LinkController {
     unsigned resends = 0;
     SteadyTime deadline;
     std::uint64_t noise_mark = 0;  ///< noise_seen() when this try went out
+    bool flushed = false;          ///< in the window after a flush
+    bool nak_after_flush = false;  ///< a NAK came in that window
   };
   /// The last command sent, until another frame goes out: what a late NAK resends.
   struct LastCommand {
@@ -266,6 +287,10 @@ class LinkController {
   /// Sends the command in flight again, or fails it with `code` when its
   /// resends are spent.
   void retry_in_flight(SteadyTime now, ErrorCode code, std::string_view what);
+  /// The window of the command in flight has passed without ACK or NAK.
+  void in_flight_unanswered(SteadyTime now);
+  /// Sends flush_bytes zero bytes and gives the command in flight one more window.
+  void flush_receiver(SteadyTime now);
   void fail_all(const std::string& reason);
   void set_state(LinkState state, std::string reason);
 
