@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "flockbridge/protocol/client_codec.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::wire {

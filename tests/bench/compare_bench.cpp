@@ -66,8 +66,8 @@
 #include <thread>
 #include <vector>
 
-#include "flockbridge/protocol/frame.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"
 #include "support/process.hpp"

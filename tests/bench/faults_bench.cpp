@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 #include "support/command_audit.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"

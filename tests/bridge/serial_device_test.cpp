@@ -18,7 +18,7 @@
 
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/terminal_mode.hpp"
-#include "flockbridge/protocol/frame.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
 #include "support/run_until.hpp"
 
 using flockbridge::bridge::SerialDevice;

@@ -7,9 +7,9 @@
 #include <cstdint>
 #include <variant>
 
-#include "flockbridge/protocol/client_codec.hpp"
-#include "flockbridge/protocol/commands.hpp"
-#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/flockbot/message_decoder.hpp"
 
 using namespace flockbridge::protocol;
 

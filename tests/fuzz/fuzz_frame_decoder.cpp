@@ -4,8 +4,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "flockbridge/protocol/frame.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 using namespace flockbridge::protocol;
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <variant>
 
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 using namespace flockbridge::protocol;

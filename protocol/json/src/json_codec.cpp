@@ -7,7 +7,7 @@
 #include <concepts>
 #include <optional>
 
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 
 namespace flockbridge::protocol::json {
 namespace {

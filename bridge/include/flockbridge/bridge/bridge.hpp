@@ -24,7 +24,7 @@
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/bridge/web_server.hpp"
-#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {

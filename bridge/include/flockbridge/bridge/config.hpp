@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "flockbridge/protocol/link.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
-#include "flockbridge/sim/uno_model.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/sim/flockbot/uno_model.hpp"
 
 namespace flockbridge::bridge {
 

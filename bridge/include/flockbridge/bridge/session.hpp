@@ -30,7 +30,7 @@
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/rate_limiter.hpp"
 #include "flockbridge/bridge/uv.hpp"
-#include "flockbridge/protocol/client_codec.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {

@@ -12,7 +12,7 @@
 #include "flockbridge/bridge/cli.hpp"
 #include "flockbridge/bridge/pty_uno.hpp"
 #include "flockbridge/bridge/uv.hpp"
-#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/flockbot/message_decoder.hpp"
 
 namespace flockbridge::bridge {
 

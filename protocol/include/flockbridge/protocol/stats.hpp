@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
 
 namespace flockbridge::protocol {
 

@@ -11,10 +11,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flockbridge/protocol/client_codec.hpp"
-#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/stats.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 namespace flockbridge::protocol::json {
 

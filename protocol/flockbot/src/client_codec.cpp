@@ -1,10 +1,10 @@
-#include "flockbridge/protocol/client_codec.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 
 namespace flockbridge::protocol {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/flockbot/message_decoder.hpp"
 #include "support/chunking.hpp"
 
 using namespace flockbridge::protocol;

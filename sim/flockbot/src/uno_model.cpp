@@ -1,10 +1,10 @@
-#include "flockbridge/sim/uno_model.hpp"
+#include "flockbridge/sim/flockbot/uno_model.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <numbers>
 
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 
 namespace flockbridge::sim {
 namespace {

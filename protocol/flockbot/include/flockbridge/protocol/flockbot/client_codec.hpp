@@ -24,8 +24,8 @@
 #include <variant>
 
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/protocol/commands.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 namespace flockbridge::protocol {
 

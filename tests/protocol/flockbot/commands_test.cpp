@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 
 using namespace flockbridge::protocol;
 

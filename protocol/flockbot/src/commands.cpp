@@ -1,4 +1,4 @@
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 
 #include <algorithm>
 #include <optional>

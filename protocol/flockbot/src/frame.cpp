@@ -1,4 +1,4 @@
-#include "flockbridge/protocol/frame.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
 
 #include <algorithm>
 #include <cassert>

@@ -1,4 +1,4 @@
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 #include <algorithm>
 #include <string>

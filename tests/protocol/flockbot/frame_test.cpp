@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/frame.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
 #include "support/chunking.hpp"
 
 using namespace flockbridge::protocol;

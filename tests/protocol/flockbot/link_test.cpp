@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/commands.hpp"
-#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
 
 using namespace flockbridge::protocol;
 using namespace std::chrono_literals;

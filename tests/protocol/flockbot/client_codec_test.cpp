@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "flockbridge/protocol/client_codec.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 using namespace flockbridge::protocol;
 

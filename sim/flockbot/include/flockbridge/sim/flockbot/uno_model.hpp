@@ -19,9 +19,9 @@
 #include <string_view>
 
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/protocol/frame.hpp"
-#include "flockbridge/protocol/message_decoder.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
+#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 namespace flockbridge::sim {
 

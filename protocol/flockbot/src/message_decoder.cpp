@@ -1,4 +1,4 @@
-#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/flockbot/message_decoder.hpp"
 
 #include <algorithm>
 #include <string_view>

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "flockbridge/protocol/uno_packets.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 using namespace flockbridge::protocol;
 

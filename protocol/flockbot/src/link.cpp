@@ -1,8 +1,8 @@
-#include "flockbridge/protocol/link.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
 
 #include <algorithm>
 
-#include "flockbridge/protocol/commands.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
 
 namespace flockbridge::protocol {
 namespace {

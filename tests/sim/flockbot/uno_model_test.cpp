@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/frame.hpp"
-#include "flockbridge/protocol/link.hpp"
-#include "flockbridge/protocol/uno_packets.hpp"
-#include "flockbridge/sim/uno_model.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/sim/flockbot/uno_model.hpp"
 
 using namespace flockbridge;
 using namespace std::chrono_literals;
