@@ -1,0 +1,157 @@
+#include "flockbridge/protocol/aros/sip.hpp"
+
+#include "flockbridge/protocol/aros/commands.hpp"
+#include "flockbridge/protocol/aros/packet.hpp"
+
+namespace flockbridge::protocol::aros {
+namespace {
+
+/// Reads little-endian fields from a payload, front to back.
+class Reader {
+ public:
+  explicit Reader(ByteView bytes) : bytes_(bytes) {}
+  [[nodiscard]] std::size_t left() const noexcept { return bytes_.size() - at_; }
+  std::uint8_t u8() { return bytes_[at_++]; }
+  std::uint16_t u16() {
+    const auto value = static_cast<std::uint16_t>(bytes_[at_] | bytes_[at_ + 1] << 8);
+    at_ += 2;
+    return value;
+  }
+  std::int16_t s16() { return static_cast<std::int16_t>(u16()); }
+  [[nodiscard]] ByteView rest() const noexcept { return bytes_.subspan(at_); }
+
+ private:
+  ByteView bytes_;
+  std::size_t at_ = 0;
+};
+
+void put_u16(Bytes& out, std::uint16_t value) {
+  out.push_back(static_cast<Byte>(value & 0xFF));
+  out.push_back(static_cast<Byte>(value >> 8));
+}
+
+void put_s16(Bytes& out, std::int16_t value) {
+  put_u16(out, static_cast<std::uint16_t>(value));
+}
+
+}  // namespace
+
+Result<StandardSip> decode_standard_sip(Byte type, ByteView payload) {
+  if (!is_standard_sip(type)) return Error{"packet type " + to_hex(ByteView(&type, 1)) + " is not a standard SIP"};
+  if (payload.size() < kSipFixedLength) {
+    return Error{"a SIP of " + std::to_string(payload.size()) + " bytes is shorter than its fixed part (" +
+                 std::to_string(kSipFixedLength) + ")"};
+  }
+  Reader in(payload);
+  StandardSip sip;
+  sip.moving = type == kSipMoving;
+  sip.x = in.u16();
+  sip.y = in.u16();
+  sip.th = in.s16();
+  sip.left_velocity = in.s16();
+  sip.right_velocity = in.s16();
+  sip.battery_tenths = in.u8();
+  sip.stall_and_bumpers = in.u16();
+  sip.control = in.s16();
+  sip.flags = in.u16();
+  sip.compass = in.u8();
+  const std::size_t readings = in.u8();
+  if (in.left() < 3 * readings) {
+    return Error{"a SIP announces " + std::to_string(readings) + " sonar readings but holds " +
+                 std::to_string(in.left() / 3)};
+  }
+  sip.sonar.reserve(readings);
+  for (std::size_t i = 0; i < readings; ++i) {
+    SonarReading reading;
+    reading.number = in.u8();
+    reading.range = in.u16();
+    sip.sonar.push_back(reading);
+  }
+  if (in.left() >= 5) {
+    SipIo io;
+    io.grip_state = in.u8();
+    io.analog_port = in.u8();
+    io.analog = in.u8();
+    io.digital_in = in.u8();
+    io.digital_out = in.u8();
+    sip.io = io;
+    if (in.left() >= 2) {
+      sip.battery_x10 = in.u16();
+      if (in.left() >= 1) {
+        sip.charge_state = in.u8();
+        if (in.left() >= 2) {
+          sip.rotational_velocity_tenths = in.s16();
+          if (in.left() >= 2) sip.fault_flags = in.u16();
+        }
+      }
+    }
+  }
+  const ByteView rest = in.rest();
+  sip.extra.assign(rest.begin(), rest.end());
+  return sip;
+}
+
+Bytes encode_standard_sip(const StandardSip& sip) {
+  Bytes payload;
+  put_u16(payload, sip.x);
+  put_u16(payload, sip.y);
+  put_s16(payload, sip.th);
+  put_s16(payload, sip.left_velocity);
+  put_s16(payload, sip.right_velocity);
+  payload.push_back(sip.battery_tenths);
+  put_u16(payload, sip.stall_and_bumpers);
+  put_s16(payload, sip.control);
+  put_u16(payload, sip.flags);
+  payload.push_back(sip.compass);
+  payload.push_back(static_cast<Byte>(sip.sonar.size()));
+  for (const SonarReading& reading : sip.sonar) {
+    payload.push_back(reading.number);
+    put_u16(payload, reading.range);
+  }
+  if (sip.io) {
+    payload.insert(payload.end(),
+                   {sip.io->grip_state, sip.io->analog_port, sip.io->analog, sip.io->digital_in, sip.io->digital_out});
+    if (sip.battery_x10) {
+      put_u16(payload, *sip.battery_x10);
+      if (sip.charge_state) {
+        payload.push_back(*sip.charge_state);
+        if (sip.rotational_velocity_tenths) {
+          put_s16(payload, *sip.rotational_velocity_tenths);
+          if (sip.fault_flags) put_u16(payload, *sip.fault_flags);
+        }
+      }
+    }
+  }
+  payload.insert(payload.end(), sip.extra.begin(), sip.extra.end());
+  return encode_packet(sip.moving ? kSipMoving : kSipStopped, payload);
+}
+
+Result<RobotIdentity> decode_identity(ByteView payload) {
+  std::vector<std::string> parts;
+  std::string current;
+  for (const Byte byte : payload) {
+    if (byte == 0) {
+      parts.push_back(std::move(current));
+      current.clear();
+      if (parts.size() == 3) break;
+    } else {
+      current.push_back(static_cast<char>(byte));
+    }
+  }
+  if (parts.size() < 3) {
+    return Error{"a SYNC2 answer holds " + std::to_string(parts.size()) +
+                 " NUL-terminated strings; name, class and subclass were expected"};
+  }
+  return RobotIdentity{parts[0], parts[1], parts[2]};
+}
+
+Bytes encode_identity(const RobotIdentity& identity) {
+  Bytes payload;
+  for (const std::string* part : {&identity.name, &identity.type, &identity.subtype}) {
+    payload.insert(payload.end(), part->begin(), part->end());
+    payload.push_back(0);
+  }
+  return encode_packet(command::kSync2, payload);
+}
+
+}  // namespace flockbridge::protocol::aros

@@ -1,0 +1,61 @@
+// libFuzzer: the Pioneer/AmigoBot packet decoder, fed the input in pieces
+// whose sizes come from the input itself, and every packet it reports read
+// as a command, a SIP and a SYNC2 answer. A packet must have a count within
+// 3..200; a SIP must encode back to the same packet (and convert with every
+// model), and a command to one that reads the same.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "flockbridge/protocol/aros/commands.hpp"
+#include "flockbridge/protocol/aros/models.hpp"
+#include "flockbridge/protocol/aros/packet.hpp"
+#include "flockbridge/protocol/aros/sip.hpp"
+
+using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::aros;
+
+namespace {
+
+bool same_bytes(ByteView a, ByteView b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  PacketDecoder decoder;
+  const ByteView input(data, size);
+  std::size_t at = 0;
+  std::size_t step = 1;
+  std::uint64_t packets = 0;
+  while (at < input.size()) {
+    const std::size_t n = std::min(step, input.size() - at);
+    decoder.feed(input.subspan(at, n));
+    at += n;
+    step = 1 + (step * 5 + n) % 17;
+    if (n == 1 && input[at - 1] == 0x55) (void)decoder.abandon();  // bytes that stopped coming
+    while (const auto event = decoder.next()) {
+      if (event->kind != PacketDecoder::EventKind::Packet) continue;
+      ++packets;
+      if (event->payload.size() > kMaxPayload) __builtin_trap();
+      const Bytes packet = encode_packet(event->type, event->payload);
+      // A command reads back the same once written (a negative zero is written as zero).
+      const Command command = decode_command(event->type, event->payload);
+      if (!check_command(command)) __builtin_trap();
+      const Bytes written = encode_command(command);
+      if (decode_command(written[3], ByteView(written).subspan(4, written.size() - 6)) != command) __builtin_trap();
+      if (const auto sip = decode_standard_sip(event->type, event->payload)) {
+        if (!same_bytes(encode_standard_sip(sip.value()), packet)) __builtin_trap();
+        for (const RobotModel& model : robot_models()) {
+          (void)convert_sip(sip.value(), model);
+          PoseTracker tracker(model);
+          (void)tracker.update(sip.value());
+        }
+      }
+      (void)decode_identity(event->payload);
+    }
+  }
+  if (decoder.stats().packets != packets || decoder.stats().discarded_bytes > input.size()) __builtin_trap();
+  return 0;
+}
