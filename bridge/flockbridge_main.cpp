@@ -7,6 +7,7 @@
 
 #include "flockbridge/bridge/bridge.hpp"
 #include "flockbridge/bridge/cli.hpp"
+#include "flockbridge/bridge/families.hpp"
 #include "flockbridge/bridge/log.hpp"
 
 static int run(int argc, char** argv) {
@@ -20,7 +21,7 @@ static int run(int argc, char** argv) {
   uv_loop_init(&loop);
   int status = 0;
   {
-    Bridge bridge(&loop, config);
+    Bridge bridge(&loop, config, find_robot_family("flockbot")->make_driver);
     bridge.set_config_loader([&sources = sources] { return load_config(sources); });
     if (auto started = bridge.start(); !started) {
       log_error(started.error().message);

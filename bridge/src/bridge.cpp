@@ -13,7 +13,6 @@
 #include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
-#include "flockbridge/protocol/flockbot/commands.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -47,21 +46,6 @@ std::size_t encoding_index(Encoding encoding) {
 
 }  // namespace
 
-std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets() {
-  uv_interface_address_t* addresses = nullptr;
-  int count = 0;
-  if (uv_interface_addresses(&addresses, &count) != 0) return std::nullopt;
-  std::optional<std::pair<std::uint8_t, std::uint8_t>> octets;
-  for (int i = 0; i < count && !octets; ++i) {
-    const auto& entry = addresses[i];
-    if (entry.is_internal != 0 || entry.address.address4.sin_family != AF_INET) continue;
-    const auto* bytes = reinterpret_cast<const std::uint8_t*>(&entry.address.address4.sin_addr.s_addr);
-    octets = std::pair{bytes[2], bytes[3]};
-  }
-  uv_free_interface_addresses(addresses, count);
-  return octets;
-}
-
 std::uint64_t raise_file_limit() {
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
@@ -82,12 +66,11 @@ std::string new_session_id() {
   return id;
 }
 
-Bridge::Bridge(uv_loop_t* loop, Config config)
+Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver)
     : loop_(loop),
       config_(std::move(config)),
       session_id_(new_session_id()),
-      link_(config_.link_settings(), config_.robot, *this),
-      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this),
+      driver_(make_driver(loop, config_, *this)),
       web_(loop, *this) {
   listeners_[0].bridge = listeners_[1].bridge = this;
   listeners_[0].kind = ClientKind::Binary;
@@ -120,7 +103,7 @@ Result<Done> Bridge::start() {
     auto serving = start_web_server(files);
     if (!serving) return serving.error();
   }
-  if (link_timer_.init<Bridge, &Bridge::on_link_timer>(loop_, this) < 0 ||
+  if (drainer_.init(this, [this](uv_check_t* c) { return uv_check_init(loop_, c); }) < 0 ||
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       sweeper_.init(this, [this](uv_check_t* c) { return uv_check_init(loop_, c); }) < 0) {
     return Error{"cannot create the loop's timers"};
@@ -156,19 +139,7 @@ Result<Done> Bridge::start() {
     return Error{"cannot create the loop's timers"};
   }
   arm_stats_timer();
-  link_.set_robot_config(robot_config());
-
-  if (config_.simulate) {
-    PtyUnoSettings simulated;
-    simulated.model = config_.sim;
-    simulator_ = std::make_unique<PtyUno>(
-        loop_, simulated, [](std::string_view line) { log_debug("simulated Uno: " + std::string(line)); });
-    auto plugged = simulator_->plug_in({});
-    if (!plugged) return plugged.error();
-    serial_.set_path(simulator_->device_path());
-    log_info("simulated Uno on " + simulator_->device_path());
-  }
-  serial_.start();
+  if (auto started = driver_->start(); !started) return started.error();
   std::string listening = "listening: binary clients on " + host_port(listeners_[0].bind, port()) +
                           ", JSON clients on " + host_port(listeners_[1].bind, json_port());
   if (config_.http) listening += ", dashboard on http://" + host_port(config_.effective_http_bind(), http_port()) + "/";
@@ -276,7 +247,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   ++counters_.clients_accepted;
   log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
            ") connected");
-  added.start(wire::hello(added.encoding(), session_id_, link_.state(), link_.reason()));
+  added.start(wire::hello(added.encoding(), session_id_, driver_->link_state(), driver_->link_reason()));
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
@@ -300,9 +271,9 @@ void Bridge::submit_command(Session& session, const protocol::SendCommand& comma
   const protocol::Bytes& payload = command.payload;
   ++counters_.commands_received;
   const SteadyTime now = steady_now();
-  const bool stop = protocol::is_stop(payload);
+  const MotionEffect effect = driver_->motion_effect(payload);
   // Stop and emergency stop are never held back by the rate limit.
-  if (!stop && !session.allow_command(now)) {
+  if (!effect.stops && !session.allow_command(now)) {
     session.reply_error(id,
                         Error{"too many commands: at most " + std::to_string(static_cast<int>(config_.command_rate)) +
                                   " a second (bursts of " + std::to_string(static_cast<int>(config_.command_burst)) +
@@ -311,21 +282,19 @@ void Bridge::submit_command(Session& session, const protocol::SendCommand& comma
     return;
   }
   const protocol::CommandToken token = next_token_++;
-  pending_.emplace(token, PendingCommand{session.id(), id});
-  auto submitted = link_.submit(token, payload, now);
-  arm_link_timer();
+  auto submitted = driver_->submit(token, payload);
   if (!submitted) {
-    pending_.erase(token);
     session.reply_error(id, submitted.error());
     return;
   }
-  if (pending_.contains(token)) session.command_started();
-  if (stop) {
+  pending_.emplace(token, PendingCommand{session.id(), id});
+  session.command_started();
+  if (effect.stops) {
     moving_ = false;
     motion_owner_.reset();
-  } else if (command.spec != nullptr && command.spec->motion) {
+  } else if (effect.motion) {
     motion_owner_ = session.id();
-    moving_ = protocol::sets_robot_moving(*command.spec, payload);
+    moving_ = effect.keeps_moving;
     last_motion_ = now;
   }
 }
@@ -334,8 +303,7 @@ void Bridge::safety_stop(const std::string& reason) {
   moving_ = false;
   motion_owner_.reset();
   ++counters_.safety_stops;
-  auto sent = link_.submit(next_token_++, protocol::as_bytes(protocol::kStopCode), steady_now());
-  arm_link_timer();
+  auto sent = driver_->stop_robot(next_token_++);
   log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
   broadcast([&](Encoding encoding) { return wire::safety_stop(encoding, reason); });
 }
@@ -343,8 +311,7 @@ void Bridge::safety_stop(const std::string& reason) {
 protocol::StatsSnapshot Bridge::snapshot() const {
   protocol::StatsSnapshot snapshot;
   snapshot.uptime_s = std::chrono::duration<double>(steady_now() - started_at_).count();
-  snapshot.link_state = link_.state();
-  snapshot.link = link_.stats();
+  driver_->add_stats(snapshot);
   snapshot.bridge = counters_;
   for (const auto& [id, session] : sessions_) {
     if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
@@ -408,32 +375,55 @@ void Bridge::broadcast(Encode&& encode) {
   }
 }
 
-void Bridge::transmit(protocol::ByteView frame) {
-  serial_.write(frame);
+void Bridge::driver_has_events() {
+  if (!drainer_) return;
+  uv_check_start(drainer_.get(), [](uv_check_t* check) {
+    if (auto* self = owner_of<Bridge>(check)) self->drain_driver_events();
+  });
 }
 
-void Bridge::link_changed(protocol::LinkState state, std::string_view reason) {
-  // An Uno that is being configured has just reset: it is not moving.
+void Bridge::drain_driver_events() {
+  uv_check_stop(drainer_.get());
+  // The sensor messages of one batch go out together. A batch holds one
+  // packet while the bridge keeps up; when it has fallen behind (more
+  // clients than it can serve at the robot's rate), it holds several, and
+  // each client then gets them in one write instead of one write each: the
+  // cost per message falls as the load rises, and the bridge catches up
+  // without dropping any.
+  while (auto event = driver_->next_event()) {
+    std::visit(Overloaded{
+                   [&](const driver_event::LinkChanged& changed) { on_link_changed(changed); },
+                   [&](const driver_event::Published& published) { on_published(published); },
+                   [&](const driver_event::CommandDone& done) { on_command_done(done); },
+                   [&](const driver_event::Note& note) { log_debug(note.text); },
+               },
+               *event);
+  }
+  for (Session* session : held_) session->flush_output();
+  held_.clear();
+}
+
+void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
+  const protocol::LinkState state = changed.state;
+  // A robot that is being configured has just reset: it is not moving.
   if (state == protocol::LinkState::Handshaking || state == protocol::LinkState::Down) moving_ = false;
   const std::string text = "robot link " + std::string(protocol::link_state_name(state)) +
-                           (reason.empty() ? "" : ": " + std::string(reason));
+                           (changed.reason.empty() ? "" : ": " + changed.reason);
   if (state == protocol::LinkState::Up || state == protocol::LinkState::Handshaking) {
     log_info(text);
   } else {
     log_warning(text);
   }
   update_service_status();
-  broadcast([&](Encoding encoding) { return wire::link(encoding, state, reason); });
+  broadcast([&](Encoding encoding) { return wire::link(encoding, state, changed.reason); });
 }
 
-void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) {
-  if (packet.kind != protocol::UnoPacketKind::Sensor) {
-    if (packet.kind == protocol::UnoPacketKind::Emergency) {
-      log_warning("the robot sent an emergency stop (EMG)");
-      moving_ = false;
-    }
-    if (packet.kind == protocol::UnoPacketKind::MoveComplete) moving_ = false;
-    broadcast([&](Encoding encoding) { return wire::packet(encoding, packet, payload); });
+void Bridge::on_published(const driver_event::Published& published) {
+  if (!published.warning.empty()) log_warning(published.warning);
+  if (published.robot_stopped) moving_ = false;
+  const RobotMessage& message = *published.message;
+  if (!message.is_sensor()) {
+    broadcast([&](Encoding encoding) { return message.encode(encoding, 0, 0); });
     return;
   }
   ++sensor_seq_;
@@ -443,72 +433,25 @@ void Bridge::packet_received(const protocol::UnoPacket& packet, protocol::ByteVi
   std::array<SharedBuffer, 2> encoded;
   for (Session* session : session_list_) {
     if (!session->wants_sensor(now)) continue;
-    SharedBuffer& message = encoded[encoding_index(session->encoding())];
-    if (!message)
-      message = wire::sensor(session->encoding(), payload, packet.sensor, sensor_seq_, received, config_.units);
-    if (session->send_sensor(message, now, in_serial_read_)) held_.push_back(session);
+    SharedBuffer& buffer = encoded[encoding_index(session->encoding())];
+    if (!buffer) buffer = message.encode(session->encoding(), sensor_seq_, received);
+    if (session->send_sensor(buffer, now, true)) held_.push_back(session);
   }
 }
 
-void Bridge::command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) {
-  const auto pending = pending_.find(token);
+void Bridge::on_command_done(const driver_event::CommandDone& done) {
+  const auto pending = pending_.find(done.token);
   if (pending == pending_.end()) return;
   const PendingCommand command = std::move(pending->second);
   pending_.erase(pending);
   const auto session = sessions_.find(command.session);
   if (session == sessions_.end() || session->second->closing()) return;
-  if (error != nullptr) {
-    session->second->reply_error(command.id, *error);
+  if (done.error) {
+    session->second->reply_error(command.id, *done.error);
   } else {
-    session->second->reply_ok(command.id, acknowledged);
+    session->second->reply_ok(command.id, done.confirmed);
   }
   session->second->command_finished();
-}
-
-void Bridge::note(std::string_view what) {
-  log_debug("link: " + std::string(what));
-}
-
-void Bridge::serial_opened() {
-  link_.port_opened(steady_now());
-  arm_link_timer();
-}
-
-void Bridge::serial_received(protocol::ByteView bytes) {
-  // The sensor messages of one read go out together. A read brings one
-  // packet while the bridge keeps up; when it has fallen behind (more
-  // clients than it can serve at the Uno's rate), it brings several, and
-  // each client then gets them in one write instead of one write each: the
-  // cost per message falls as the load rises, and the bridge catches up
-  // without dropping any.
-  in_serial_read_ = true;
-  link_.bytes_received(bytes, steady_now());
-  in_serial_read_ = false;
-  for (Session* session : held_) session->flush_output();
-  held_.clear();
-  arm_link_timer();
-}
-
-void Bridge::serial_closed(std::string_view reason) {
-  link_.port_closed(reason);
-  arm_link_timer();
-}
-
-void Bridge::arm_link_timer() {
-  if (const auto deadline = link_.next_deadline()) {
-    link_timer_.start_at(*deadline);
-  } else {
-    link_timer_.stop();
-  }
-}
-
-void Bridge::on_link_timer() {
-  // What the line holds is read before any deadline is judged: a process
-  // that ran late must not take an answer waiting unread in the kernel for
-  // no answer (a window without its ACK, a frame whose bytes stopped).
-  serial_.read_pending();
-  link_.tick(steady_now());
-  arm_link_timer();
 }
 
 void Bridge::on_housekeeping() {
@@ -527,10 +470,8 @@ void Bridge::stop() {
   stopped_ = true;
   log_info("stopping");
   notifier_.notify("STOPPING=1\nSTATUS=stopping");
-  if (link_.state() == protocol::LinkState::Up) {
-    // Do not leave the robot driving on its own.
-    serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
-  }
+  // The robot's stop goes out first: do not leave it driving on its own.
+  driver_->stop();
   for (Listener& listener : listeners_) listener.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);
   session_list_.clear();
@@ -539,9 +480,7 @@ void Bridge::stop() {
   web_.stop();
   closed_sessions_.clear();
   pending_.clear();
-  serial_.close();
-  if (simulator_) simulator_->close();
-  link_timer_.reset();
+  drainer_.reset();
   housekeeping_.reset();
   sweeper_.reset();
   stats_timer_.reset();
@@ -565,18 +504,13 @@ void Bridge::arm_stats_timer() {
       every, every);
 }
 
-protocol::RobotConfig Bridge::robot_config() const {
-  protocol::RobotConfig robot = config_.robot;
-  if (config_.robot_ip.empty()) {
-    if (const auto octets = local_ipv4_octets()) std::tie(robot.ip3, robot.ip4) = *octets;
-  }
-  return robot;
-}
-
 std::string Bridge::service_status_text() const {
   const std::size_t clients = sessions_.size();
-  std::string status = "robot link " + std::string(protocol::link_state_name(link_.state()));
-  if (link_.state() != protocol::LinkState::Up && !link_.reason().empty()) status += " (" + link_.reason() + ")";
+  const protocol::LinkState state = driver_->link_state();
+  std::string status = "robot link " + std::string(protocol::link_state_name(state));
+  if (state != protocol::LinkState::Up && !driver_->link_reason().empty()) {
+    status += " (" + driver_->link_reason() + ")";
+  }
   return status + "; " + std::to_string(clients) + (clients == 1 ? " client" : " clients");
 }
 
@@ -619,15 +553,8 @@ void Bridge::reload(const Config& loaded) {
   for (const auto& change : plan.deferred) log_warning("not reloaded, needs a restart: " + change);
   if (plan.applied.empty() && plan.deferred.empty()) log_info("the configuration is unchanged");
 
-  link_.set_settings(config_.link_settings());
   arm_stats_timer();
-  // Compared with what the Uno was last sent, so that a change of the Pi's
-  // own address since then counts too.
-  if (const protocol::RobotConfig robot = robot_config(); robot != link_.robot_config()) {
-    link_.set_robot_config(robot);
-    link_.reconfigure(steady_now(), "the robot's settings were reloaded; configuring it again");
-    arm_link_timer();
-  }
+  driver_->reload(config_);
 }
 
 }  // namespace flockbridge::bridge

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "flockbridge/bridge/bridge.hpp"
+#include "flockbridge/bridge/families.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "support/run_until.hpp"
 
@@ -49,6 +50,10 @@ struct LoopClient {
   std::string received;
 };
 
+bridge::DriverFactory flockbot_driver() {
+  return bridge::find_robot_family("flockbot")->make_driver;
+}
+
 bridge::Config test_config() {
   bridge::Config config;
   config.simulate = true;
@@ -67,9 +72,9 @@ TEST_CASE("the bridge reaches the simulated Uno, serves a client, and closes eve
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::Bridge daemon(&loop, test_config());
+    bridge::Bridge daemon(&loop, test_config(), flockbot_driver());
     REQUIRE(daemon.start());
-    REQUIRE(run_until(&loop, [&] { return daemon.link().state() == protocol::LinkState::Up; }));
+    REQUIRE(run_until(&loop, [&] { return daemon.driver().link_state() == protocol::LinkState::Up; }));
 
     // A JSON client, with a plain blocking socket driven between loop turns.
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -97,7 +102,7 @@ TEST_CASE("the bridge reaches the simulated Uno, serves a client, and closes eve
       read_some();
       return received.find(R"({"type":"ok","id":1,"confirmed":false})") != std::string::npos;
     }));
-    CHECK(daemon.link().stats().commands_delivered == 1);
+    CHECK(daemon.snapshot().link.commands_delivered == 1);
 
     ::close(fd);
     REQUIRE(run_until(&loop, [&] { return daemon.client_count() == 0; }));
@@ -117,11 +122,11 @@ void expect_second_bridge_fails(Change change, Expected expected) {
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::Bridge first(&loop, test_config());
+    bridge::Bridge first(&loop, test_config(), flockbot_driver());
     REQUIRE(first.start());
     auto config = test_config();
     change(config, first);
-    bridge::Bridge second(&loop, config);
+    bridge::Bridge second(&loop, config, flockbot_driver());
     auto started = second.start();
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find(expected(first)) == 0);
@@ -143,7 +148,7 @@ TEST_CASE("the web server serves the page and a WebSocket on the bridge's loop, 
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::Bridge daemon(&loop, test_config());
+    bridge::Bridge daemon(&loop, test_config(), flockbot_driver());
     REQUIRE(daemon.start());
     REQUIRE(daemon.http_port() != 0);
 
@@ -186,7 +191,7 @@ TEST_CASE("a bridge whose dashboard folder is missing fails to start and says wh
   {
     auto config = test_config();
     config.http_root = "/nonexistent/www";
-    bridge::Bridge daemon(&loop, config);
+    bridge::Bridge daemon(&loop, config, flockbot_driver());
     auto started = daemon.start();
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find("'/nonexistent/www'") != std::string::npos);

@@ -18,20 +18,6 @@ const Bytes& nak_frame() {
 
 }  // namespace
 
-std::string_view link_state_name(LinkState state) noexcept {
-  switch (state) {
-    case LinkState::Down:
-      return "down";
-    case LinkState::Handshaking:
-      return "handshaking";
-    case LinkState::Up:
-      return "up";
-    case LinkState::Stale:
-      return "stale";
-  }
-  return "down";
-}
-
 Bytes encode_config_payload(const RobotConfig& config) {
   Bytes payload{'C', 'F', 'G', config.gripper};
   append_u16le(payload, config.left_wheel_stop);

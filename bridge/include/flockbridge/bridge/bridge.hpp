@@ -1,8 +1,9 @@
-// The daemon: one libuv loop that holds the serial link to the Uno, serves
-// binary clients on port 2005, JSON-lines clients on port 2006 and the web
-// dashboard with its WebSocket feed on port 8080, forwards their commands
-// through the link controller and fans the Uno's packets out to them. All
-// work happens in loop callbacks; there are no threads.
+// The daemon's core: one libuv loop that serves binary clients on port
+// 2005, JSON-lines clients on port 2006 and the web dashboard with its
+// WebSocket feed on port 8080, forwards their commands to the robot's driver
+// (driver.hpp) and fans the robot's messages out to them, with the safety
+// rules for every robot. All work happens in loop callbacks; there are no
+// threads.
 #pragma once
 
 #include <uv.h>
@@ -18,30 +19,27 @@
 #include <nlohmann/json.hpp>
 
 #include "flockbridge/bridge/config.hpp"
-#include "flockbridge/bridge/pty_uno.hpp"
-#include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/service_notifier.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/bridge/web_server.hpp"
-#include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
 
-class Bridge final : public protocol::LinkEvents,
-                     public SerialPort::Listener,
-                     public Session::Host,
-                     public WebServer::Host {
+/// Makes the robot's driver: one entry of the family table (families.hpp).
+using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
+
+class Bridge final : public RobotDriver::Host, public Session::Host, public WebServer::Host {
  public:
-  Bridge(uv_loop_t* loop, Config config);
+  Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver);
   Bridge(const Bridge&) = delete;
   Bridge& operator=(const Bridge&) = delete;
   ~Bridge() override;
 
-  /// Binds the listeners (failure is fatal: the message says why), starts the
-  /// simulated Uno if asked, and starts opening the serial device (failure
-  /// there is not fatal: the bridge keeps trying).
+  /// Binds the listeners (failure is fatal: the message says why) and starts
+  /// the driver, which keeps trying to reach the robot.
   [[nodiscard]] protocol::Result<protocol::Done> start();
   /// Stops the robot if it can, closes every client and handle; the loop
   /// then runs out. Safe to call twice.
@@ -60,7 +58,7 @@ class Bridge final : public protocol::LinkEvents,
   [[nodiscard]] std::uint16_t json_port() const noexcept { return listeners_[1].bound_port; }
   /// The web server's port; 0 when it is off.
   [[nodiscard]] std::uint16_t http_port() const noexcept { return web_.port(); }
-  [[nodiscard]] const protocol::LinkController& link() const noexcept { return link_; }
+  [[nodiscard]] const RobotDriver& driver() const noexcept { return *driver_; }
   [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
   [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
   /// Every counter, as clients get it in a "stats" message.
@@ -80,17 +78,8 @@ class Bridge final : public protocol::LinkEvents,
     nlohmann::json id;
   };
 
-  // protocol::LinkEvents
-  void transmit(protocol::ByteView frame) override;
-  void link_changed(protocol::LinkState state, std::string_view reason) override;
-  void packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) override;
-  void command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) override;
-  void note(std::string_view what) override;
-
-  // SerialPort::Listener
-  void serial_opened() override;
-  void serial_received(protocol::ByteView bytes) override;
-  void serial_closed(std::string_view reason) override;
+  // RobotDriver::Host
+  void driver_has_events() override;
 
   // Session::Host
   void session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) override;
@@ -110,15 +99,17 @@ class Bridge final : public protocol::LinkEvents,
   void log_stats() const;
   void arm_stats_timer();
   void on_reload_signal();
-  /// The robot's CFG values, with the Pi's address filled in when not configured.
-  [[nodiscard]] protocol::RobotConfig robot_config() const;
+  /// Handles what the driver reported since the last time, then sends each
+  /// client its sensor messages of the batch in one write.
+  void drain_driver_events();
+  void on_link_changed(const driver_event::LinkChanged& changed);
+  void on_published(const driver_event::Published& published);
+  void on_command_done(const driver_event::CommandDone& done);
   /// "robot link up; 3 clients", for systemd's STATUS.
   [[nodiscard]] std::string service_status_text() const;
   void notify_ready();
   /// Tells systemd the link's state and the number of clients, when either changed.
   void update_service_status();
-  void arm_link_timer();
-  void on_link_timer();
   void on_housekeeping();
   void sweep_closed();
   [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
@@ -130,18 +121,15 @@ class Bridge final : public protocol::LinkEvents,
   uv_loop_t* loop_;
   Config config_;
   std::string session_id_;
-  protocol::LinkController link_;
-  std::unique_ptr<PtyUno> simulator_;
-  SerialPort serial_;
+  std::unique_ptr<RobotDriver> driver_;
   std::array<Listener, 2> listeners_;
   WebServer web_;
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
   /// The same sessions, oldest first, in a flat list for the loops that
   /// visit every one at the sensor rate (a map's nodes are a cache miss each).
   std::vector<Session*> session_list_;
-  /// Sessions holding sensor messages of the serial read in progress.
+  /// Sessions holding sensor messages of the batch of driver events in progress.
   std::vector<Session*> held_;
-  bool in_serial_read_ = false;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;
   std::uint64_t next_session_ = 1;
@@ -157,7 +145,8 @@ class Bridge final : public protocol::LinkEvents,
   /// A Stop owed because the driving client went away, sent after the
   /// current callbacks (never from inside the link controller's).
   std::optional<std::string> owed_stop_;
-  DeadlineTimer link_timer_;
+  /// Drains the driver's events after the callbacks of the loop turn that brought them.
+  UvHandle<uv_check_t> drainer_;
   UvHandle<uv_timer_t> housekeeping_;
   UvHandle<uv_check_t> sweeper_;
   UvHandle<uv_timer_t> stats_timer_;
@@ -168,10 +157,6 @@ class Bridge final : public protocol::LinkEvents,
   std::string service_status_;  ///< as systemd last heard it; empty until READY=1
   bool stopped_ = false;
 };
-
-/// The third and fourth octets of this machine's first non-loopback IPv4
-/// address, for CFG; nothing when there is none.
-[[nodiscard]] std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets();
 
 /// Raises the limit on open files to the hard limit, so that the configured
 /// number of clients fits; returns the limit now in force.

@@ -19,8 +19,8 @@
 
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/sim/line_faults.hpp"
 #include "flockbridge/sim/flockbot/uno_model.hpp"
+#include "flockbridge/sim/line_faults.hpp"
 
 namespace flockbridge::bridge {
 

@@ -14,8 +14,8 @@
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
-#include "flockbridge/protocol/stats.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge::wire {
 

@@ -78,18 +78,9 @@
 #include "flockbridge/protocol/flockbot/frame.hpp"
 #include "flockbridge/protocol/flockbot/message_decoder.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/protocol/robot_link.hpp"
 
 namespace flockbridge::protocol {
-
-enum class LinkState : std::uint8_t {
-  Down,         ///< no serial port, or the Uno does not answer at all
-  Handshaking,  ///< port open, CFG exchange under way
-  Up,           ///< configured; commands flow
-  Stale,        ///< was up, but the Uno has gone quiet; CFG sent again
-};
-
-/// "down", "handshaking", "up", "stale": the names clients see.
-[[nodiscard]] std::string_view link_state_name(LinkState state) noexcept;
 
 /// The robot's settings that CFG carries.
 struct RobotConfig {
@@ -169,7 +160,6 @@ struct LinkStats {
   std::uint64_t stale = 0;
 };
 
-using CommandToken = std::uint64_t;
 /// Reserved: callers' tokens must not be 0 (it marks a settled command sent again).
 inline constexpr CommandToken kResentToken = 0;
 

@@ -1,0 +1,202 @@
+#include "flockbridge/bridge/flockbot/driver.hpp"
+
+#include <chrono>
+#include <tuple>
+
+#include "flockbridge/bridge/host_address.hpp"
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/flockbot/frame.hpp"
+
+namespace flockbridge::bridge::flockbot {
+namespace {
+
+/// An Uno packet for clients: a sensor reading (port 2005's SP, JSON's
+/// "sensor" with the configured units) or another packet (DMC, EMG, ...).
+class UnoMessage final : public RobotMessage {
+ public:
+  UnoMessage(const protocol::UnoPacket& packet, protocol::ByteView payload, const protocol::SensorUnits& units)
+      : packet_(packet), payload_(payload.begin(), payload.end()), units_(units) {}
+
+  [[nodiscard]] bool is_sensor() const noexcept override { return packet_.kind == protocol::UnoPacketKind::Sensor; }
+  [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
+    if (is_sensor()) return wire::sensor(encoding, payload_, packet_.sensor, seq, unix_seconds, units_);
+    return wire::packet(encoding, packet_, payload_);
+  }
+
+ private:
+  protocol::UnoPacket packet_;
+  protocol::Bytes payload_;
+  protocol::SensorUnits units_;
+};
+
+}  // namespace
+
+FlockbotDriver::FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host)
+    : loop_(loop),
+      config_(config),
+      host_(host),
+      link_(config_.link_settings(), config_.robot, *this),
+      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
+}
+
+FlockbotDriver::~FlockbotDriver() {
+  stop();
+}
+
+protocol::Result<protocol::Done> FlockbotDriver::start() {
+  if (link_timer_.init<FlockbotDriver, &FlockbotDriver::on_link_timer>(loop_, this) < 0) {
+    return protocol::Error{"cannot create the robot link's timer"};
+  }
+  link_.set_robot_config(robot_config());
+  if (config_.simulate) {
+    PtyUnoSettings simulated;
+    simulated.model = config_.sim;
+    simulator_ = std::make_unique<PtyUno>(
+        loop_, simulated, [](std::string_view line) { log_debug("simulated Uno: " + std::string(line)); });
+    auto plugged = simulator_->plug_in({});
+    if (!plugged) return plugged.error();
+    serial_.set_path(simulator_->device_path());
+    log_info("simulated Uno on " + simulator_->device_path());
+  }
+  serial_.start();
+  return protocol::Done{};
+}
+
+void FlockbotDriver::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  if (link_.state() == protocol::LinkState::Up) {
+    // Do not leave the robot driving on its own.
+    serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
+  }
+  serial_.close();
+  if (simulator_) simulator_->close();
+  link_timer_.reset();
+  events_.clear();
+}
+
+std::optional<DriverEvent> FlockbotDriver::next_event() {
+  if (events_.empty()) return std::nullopt;
+  DriverEvent event = std::move(events_.front());
+  events_.pop_front();
+  return event;
+}
+
+void FlockbotDriver::push(DriverEvent event) {
+  if (stopped_) return;
+  events_.push_back(std::move(event));
+  host_.driver_has_events();
+}
+
+MotionEffect FlockbotDriver::motion_effect(protocol::ByteView command) const {
+  MotionEffect effect;
+  effect.stops = protocol::is_stop(command);
+  if (const auto spec = protocol::check_command(command); spec && !effect.stops) {
+    effect.motion = spec.value()->motion;
+    effect.keeps_moving = effect.motion && protocol::sets_robot_moving(*spec.value(), command);
+  }
+  return effect;
+}
+
+protocol::Result<protocol::Done> FlockbotDriver::submit(protocol::CommandToken token, protocol::ByteView command) {
+  auto submitted = link_.submit(token, command, steady_now());
+  arm_link_timer();
+  return submitted;
+}
+
+protocol::Result<protocol::Done> FlockbotDriver::stop_robot(protocol::CommandToken token) {
+  return submit(token, protocol::as_bytes(protocol::kStopCode));
+}
+
+void FlockbotDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
+  snapshot.link_state = link_.state();
+  snapshot.link = link_.stats();
+}
+
+void FlockbotDriver::reload(const Config& config) {
+  config_ = config;
+  link_.set_settings(config_.link_settings());
+  // Compared with what the Uno was last sent, so that a change of the Pi's
+  // own address since then counts too.
+  if (const protocol::RobotConfig robot = robot_config(); robot != link_.robot_config()) {
+    link_.set_robot_config(robot);
+    link_.reconfigure(steady_now(), "the robot's settings were reloaded; configuring it again");
+  }
+  arm_link_timer();
+}
+
+protocol::RobotConfig FlockbotDriver::robot_config() const {
+  protocol::RobotConfig robot = config_.robot;
+  if (config_.robot_ip.empty()) {
+    if (const auto octets = local_ipv4_octets()) std::tie(robot.ip3, robot.ip4) = *octets;
+  }
+  return robot;
+}
+
+void FlockbotDriver::transmit(protocol::ByteView frame) {
+  serial_.write(frame);
+}
+
+void FlockbotDriver::link_changed(protocol::LinkState state, std::string_view reason) {
+  push(driver_event::LinkChanged{state, std::string(reason)});
+}
+
+void FlockbotDriver::packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) {
+  driver_event::Published published;
+  published.message = std::make_shared<UnoMessage>(packet, payload, config_.units);
+  if (packet.kind == protocol::UnoPacketKind::Emergency) {
+    published.robot_stopped = true;
+    published.warning = "the robot sent an emergency stop (EMG)";
+  }
+  if (packet.kind == protocol::UnoPacketKind::MoveComplete) published.robot_stopped = true;
+  push(std::move(published));
+}
+
+void FlockbotDriver::command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) {
+  driver_event::CommandDone done;
+  done.token = token;
+  if (error != nullptr) done.error = *error;
+  done.confirmed = acknowledged;
+  push(std::move(done));
+}
+
+void FlockbotDriver::note(std::string_view what) {
+  push(driver_event::Note{"link: " + std::string(what)});
+}
+
+void FlockbotDriver::serial_opened() {
+  link_.port_opened(steady_now());
+  arm_link_timer();
+}
+
+void FlockbotDriver::serial_received(protocol::ByteView bytes) {
+  link_.bytes_received(bytes, steady_now());
+  arm_link_timer();
+}
+
+void FlockbotDriver::serial_closed(std::string_view reason) {
+  link_.port_closed(reason);
+  arm_link_timer();
+}
+
+void FlockbotDriver::arm_link_timer() {
+  if (stopped_) return;
+  if (const auto deadline = link_.next_deadline()) {
+    link_timer_.start_at(*deadline);
+  } else {
+    link_timer_.stop();
+  }
+}
+
+void FlockbotDriver::on_link_timer() {
+  // What the line holds is read before any deadline is judged: a process
+  // that ran late must not take an answer waiting unread in the kernel for
+  // no answer (a window without its ACK, a frame whose bytes stopped).
+  serial_.read_pending();
+  link_.tick(steady_now());
+  arm_link_timer();
+}
+
+}  // namespace flockbridge::bridge::flockbot

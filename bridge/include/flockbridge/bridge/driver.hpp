@@ -1,0 +1,154 @@
+// The seam between the bridge's core and a robot family.
+//
+// The core (bridge/) holds the loop, the listeners and client sessions, the
+// safety rules, the web server, the settings and the counters; it names no
+// robot. A driver (bridge/<family>/) holds everything about one robot: its
+// transport (a serial device, or a simulated robot on a pseudo-terminal),
+// its link protocol (handshake, keepalive, retries, loss), the stop it sends
+// when the bridge shuts down, and its counters. families.hpp lists the
+// drivers.
+//
+// The two talk in one direction each:
+// - the core calls the driver (start, submit, stop_robot, reload, ...);
+// - the driver never calls the core back with news. It queues events, tells
+//   its Host that it has some (Host::driver_has_events() only schedules), and
+//   the core drains them with next_event() after the current callbacks. So
+//   no call ever re-enters a driver that is in the middle of its own work.
+//
+// What the core still takes from the Flockbot family directly, and will take
+// from the driver next: the client protocols (port 2005's messages, the JSON
+// commands' payloads) and the counters' layout.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/output_queue.hpp"
+#include "flockbridge/bridge/session.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/robot_link.hpp"
+#include "flockbridge/protocol/stats.hpp"
+
+namespace flockbridge::bridge {
+
+/// A message from the robot for clients, in the family's own form. The core
+/// decides who gets it; the message says what it looks like.
+class RobotMessage {
+ public:
+  RobotMessage() = default;
+  RobotMessage(const RobotMessage&) = delete;
+  RobotMessage& operator=(const RobotMessage&) = delete;
+  virtual ~RobotMessage() = default;
+
+  /// A sensor reading: sent to subscribed clients, at most as often as each
+  /// asked, numbered by the core (`seq`). Other messages go to every client.
+  [[nodiscard]] virtual bool is_sensor() const noexcept = 0;
+  /// The message in one encoding; null when that encoding has no such message.
+  [[nodiscard]] virtual SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const = 0;
+};
+
+/// What a command does to the robot's motion, for the core's safety rules
+/// (who set the robot moving; the stop when that client leaves; the
+/// motion watchdog).
+struct MotionEffect {
+  bool stops = false;         ///< a stop or emergency stop
+  bool motion = false;        ///< a motion command: its sender becomes the robot's driver
+  bool keeps_moving = false;  ///< leaves the robot moving until told otherwise
+
+  friend bool operator==(const MotionEffect&, const MotionEffect&) = default;
+};
+
+namespace driver_event {
+
+/// The robot link changed state, or the reason for it changed.
+struct LinkChanged {
+  protocol::LinkState state = protocol::LinkState::Down;
+  std::string reason;
+};
+
+/// A message for clients.
+struct Published {
+  std::shared_ptr<const RobotMessage> message;
+  /// The robot reports that it has stopped (an emergency stop, a finished move).
+  bool robot_stopped = false;
+  /// A line for the log at warning level, when not empty.
+  std::string warning;
+};
+
+/// A command submitted earlier is done: `error` is empty when it reached
+/// the robot; `confirmed` when the robot acknowledged it.
+struct CommandDone {
+  protocol::CommandToken token = 0;
+  std::optional<protocol::Error> error;
+  bool confirmed = false;
+};
+
+/// A decision worth a line in a debug log.
+struct Note {
+  std::string text;
+};
+
+}  // namespace driver_event
+
+using DriverEvent =
+    std::variant<driver_event::LinkChanged, driver_event::Published, driver_event::CommandDone, driver_event::Note>;
+
+class RobotDriver {
+ public:
+  /// The core, as a driver sees it.
+  class Host {
+   public:
+    Host() = default;
+    Host(const Host&) = delete;
+    Host& operator=(const Host&) = delete;
+    virtual ~Host() = default;
+    /// Events are waiting. Only schedules the draining: it never calls the
+    /// driver back from inside this call.
+    virtual void driver_has_events() = 0;
+  };
+
+  RobotDriver() = default;
+  RobotDriver(const RobotDriver&) = delete;
+  RobotDriver& operator=(const RobotDriver&) = delete;
+  virtual ~RobotDriver() = default;
+
+  /// "flockbot", "pioneer", "smr": the family's name in the table.
+  [[nodiscard]] virtual std::string_view family() const noexcept = 0;
+
+  /// Starts reaching the robot (and the simulated robot when the
+  /// configuration asks for one). A device that is missing is not fatal:
+  /// the driver keeps trying; what fails is only what can never work.
+  [[nodiscard]] virtual protocol::Result<protocol::Done> start() = 0;
+  /// Sends the family's stop when the link is up, then closes everything.
+  /// Safe to call twice. No events follow.
+  virtual void stop() = 0;
+
+  /// The next event, or nothing. The core calls it until it says nothing.
+  [[nodiscard]] virtual std::optional<DriverEvent> next_event() = 0;
+
+  /// What a command in the family's form (as its client codecs produce it)
+  /// does to the robot's motion.
+  [[nodiscard]] virtual MotionEffect motion_effect(protocol::ByteView command) const = 0;
+  /// Queues a command for the robot. Refused at once (the error says why)
+  /// when the link cannot take it; otherwise a CommandDone event follows.
+  [[nodiscard]] virtual protocol::Result<protocol::Done> submit(protocol::CommandToken token,
+                                                                protocol::ByteView command) = 0;
+  /// The family's own stop, on the bridge's account (the safety stop).
+  [[nodiscard]] virtual protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) = 0;
+
+  [[nodiscard]] virtual protocol::LinkState link_state() const noexcept = 0;
+  /// Why the link is in its state; empty when there is nothing to say.
+  [[nodiscard]] virtual const std::string& link_reason() const noexcept = 0;
+  /// Fills in the link's part of the counters.
+  virtual void add_stats(protocol::StatsSnapshot& snapshot) const = 0;
+
+  /// New settings (SIGHUP): applies what it can at once.
+  virtual void reload(const Config& config) = 0;
+};
+
+}  // namespace flockbridge::bridge
