@@ -1,8 +1,9 @@
 // libFuzzer: the Pioneer/AmigoBot packet decoder, fed the input in pieces
 // whose sizes come from the input itself, and every packet it reports read
 // as a command, a SIP and a SYNC2 answer. A packet must have a count within
-// 3..200; a SIP must encode back to the same packet (and convert with every
-// model), and a command to one that reads the same.
+// 3..200; a SIP and a configuration packet must encode back to the same
+// packet (a SIP converts with every model), and a command to one that reads
+// the same.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +53,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           PoseTracker tracker(model);
           (void)tracker.update(sip.value());
         }
+      }
+      if (const auto config = decode_config(event->payload); config && event->type == kConfigPacket) {
+        if (!same_bytes(encode_config(config.value()), packet)) __builtin_trap();
       }
       (void)decode_identity(event->payload);
     }

@@ -1,5 +1,8 @@
 #include "flockbridge/protocol/aros/sip.hpp"
 
+#include <algorithm>
+#include <type_traits>
+
 #include "flockbridge/protocol/aros/commands.hpp"
 #include "flockbridge/protocol/aros/packet.hpp"
 
@@ -19,6 +22,15 @@ class Reader {
   }
   std::int16_t s16() { return static_cast<std::int16_t>(u16()); }
   [[nodiscard]] ByteView rest() const noexcept { return bytes_.subspan(at_); }
+  /// A NUL-terminated string; nothing when the bytes end first.
+  std::optional<std::string> text() {
+    const ByteView left = rest();
+    const auto end = std::find(left.begin(), left.end(), Byte{0});
+    if (end == left.end()) return std::nullopt;
+    std::string value(left.begin(), end);
+    at_ += value.size() + 1;
+    return value;
+  }
 
  private:
   ByteView bytes_;
@@ -32,6 +44,41 @@ void put_u16(Bytes& out, std::uint16_t value) {
 
 void put_s16(Bytes& out, std::int16_t value) {
   put_u16(out, static_cast<std::uint16_t>(value));
+}
+
+void put_text(Bytes& out, const std::string& text) {
+  out.insert(out.end(), text.begin(), text.end());
+  out.push_back(0);
+}
+
+/// The configuration packet's fields in order, for reading and writing
+/// alike: `visit` is called with each member and its kind.
+template <typename Config, typename Visit>
+void config_fields(Config& c, Visit&& visit) {
+  visit(c.type);
+  visit(c.subtype);
+  visit(c.serial_number);
+  visit(c.four_motors);
+  for (auto* field : {&c.rot_vel_top, &c.trans_vel_top, &c.rot_accel_top, &c.trans_accel_top, &c.pwm_max})
+    visit(*field);
+  visit(c.name);
+  for (auto* field : {&c.sip_cycle_ms, &c.host_baud, &c.aux1_baud}) visit(*field);
+  for (auto* field : {&c.has_gripper, &c.front_sonar}) visit(*field);
+  visit(c.rear_sonar);
+  for (auto* field : {&c.low_battery, &c.rev_count, &c.watchdog_ms}) visit(*field);
+  visit(c.normal_motor_packets);
+  for (auto* field : {&c.stall_val, &c.stall_count, &c.joy_vel, &c.joy_rot_vel, &c.rot_vel_max, &c.trans_vel_max,
+                      &c.rot_accel, &c.rot_decel, &c.rot_kp, &c.rot_kv, &c.rot_ki, &c.trans_accel, &c.trans_decel,
+                      &c.trans_kp, &c.trans_kv, &c.trans_ki}) {
+    visit(*field);
+  }
+  for (auto* field : {&c.front_bumps, &c.rear_bumps, &c.has_charger, &c.sonar_cycle_ms, &c.reset_baud, &c.gyro_type}) {
+    visit(*field);
+  }
+  visit(c.drift_factor);
+  for (auto* field : {&c.aux2_baud, &c.aux3_baud}) visit(*field);
+  for (auto* field : {&c.ticks_mm, &c.shutdown_voltage}) visit(*field);
+  visit(c.firmware_version);
 }
 
 }  // namespace
@@ -126,6 +173,56 @@ Bytes encode_standard_sip(const StandardSip& sip) {
   return encode_packet(sip.moving ? kSipMoving : kSipStopped, payload);
 }
 
+Result<ConfigPacket> decode_config(ByteView payload) {
+  Reader in(payload);
+  ConfigPacket config;
+  std::size_t field = 0;
+  bool short_packet = false;
+  config_fields(config, [&](auto& member) {
+    if (short_packet) return;
+    using Member = std::remove_reference_t<decltype(member)>;
+    if constexpr (std::is_same_v<Member, std::string>) {
+      auto value = in.text();
+      if (!value) {
+        short_packet = true;
+        return;
+      }
+      member = std::move(*value);
+    } else if (in.left() < sizeof(Member)) {
+      short_packet = true;
+      return;
+    } else if constexpr (sizeof(Member) == 1) {
+      member = in.u8();
+    } else {
+      member = static_cast<Member>(in.u16());
+    }
+    ++field;
+  });
+  if (short_packet) {
+    return Error{"a configuration packet of " + std::to_string(payload.size()) + " bytes ends at its field " +
+                 std::to_string(field + 1) + ", before the firmware version"};
+  }
+  const ByteView rest = in.rest();
+  config.rest.assign(rest.begin(), rest.end());
+  return config;
+}
+
+Bytes encode_config(const ConfigPacket& config) {
+  Bytes payload;
+  config_fields(config, [&](const auto& member) {
+    using Member = std::remove_cvref_t<decltype(member)>;
+    if constexpr (std::is_same_v<Member, std::string>) {
+      put_text(payload, member);
+    } else if constexpr (sizeof(Member) == 1) {
+      payload.push_back(member);
+    } else {
+      put_u16(payload, static_cast<std::uint16_t>(member));
+    }
+  });
+  payload.insert(payload.end(), config.rest.begin(), config.rest.end());
+  return encode_packet(kConfigPacket, payload);
+}
+
 Result<RobotIdentity> decode_identity(ByteView payload) {
   std::vector<std::string> parts;
   std::string current;
@@ -147,10 +244,7 @@ Result<RobotIdentity> decode_identity(ByteView payload) {
 
 Bytes encode_identity(const RobotIdentity& identity) {
   Bytes payload;
-  for (const std::string* part : {&identity.name, &identity.type, &identity.subtype}) {
-    payload.insert(payload.end(), part->begin(), part->end());
-    payload.push_back(0);
-  }
+  for (const std::string* part : {&identity.name, &identity.type, &identity.subtype}) put_text(payload, *part);
   return encode_packet(command::kSync2, payload);
 }
 

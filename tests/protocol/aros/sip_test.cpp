@@ -96,3 +96,41 @@ TEST_CASE("the SYNC2 answer names the robot: name, class and subclass") {
   CHECK(decode_identity(as_bytes(std::string_view("Trilby\0Pioneer", 14))).error().message ==
         "a SYNC2 answer holds 1 NUL-terminated strings; name, class and subclass were expected");
 }
+
+TEST_CASE("the configuration packet reads in ARIA's order, and writes back the same bytes") {
+  ConfigPacket config;
+  config.type = "Pioneer";
+  config.subtype = "p3dx-sh";
+  config.serial_number = "SN42";
+  config.four_motors = 0;
+  config.rot_vel_top = 0x0102;
+  config.trans_vel_top = 2200;
+  config.name = "Trilby";
+  config.sip_cycle_ms = 100;
+  config.host_baud = 0;
+  config.watchdog_ms = 2000;
+  config.trans_vel_max = 750;
+  config.drift_factor = -7;
+  config.shutdown_voltage = 105;
+  config.firmware_version = "2.1";
+  config.rest = hex("01 02 03 04");
+  const Bytes packet = encode_config(config);
+  CHECK(packet[3] == kConfigPacket);
+  // Strings first, NUL-terminated, then the fourth byte and the tops, low byte first.
+  const ByteView payload = ByteView(packet).subspan(4, packet.size() - 6);
+  const std::string_view head("Pioneer\0p3dx-sh\0SN42\0", 21);
+  CHECK(
+      std::equal(head.begin(), head.end(), payload.begin(), [](char a, Byte b) { return static_cast<Byte>(a) == b; }));
+  CHECK(payload[21] == 0);
+  CHECK(payload[22] == 0x02);
+  CHECK(payload[23] == 0x01);
+  const auto read = decode_config(payload);
+  REQUIRE_MESSAGE(read, read.error().message);
+  CHECK(read.value() == config);
+  CHECK(read.value().watchdog_ms == 2000);
+  CHECK(read.value().drift_factor == -7);
+  // Cut before the firmware version: refused, saying so.
+  const auto cut = decode_config(payload.first(40));
+  REQUIRE_FALSE(cut);
+  CHECK(cut.error().message.find("before the firmware version") != std::string::npos);
+}

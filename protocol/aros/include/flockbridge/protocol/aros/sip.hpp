@@ -117,4 +117,70 @@ struct RobotIdentity {
 /// The whole SYNC2 answer packet (type 2). Requires the three strings to fit.
 [[nodiscard]] Bytes encode_identity(const RobotIdentity& identity);
 
+/// The configuration packet (type 0x20) that CONFIG asks for, in the order
+/// ARIA's ArRobotConfigPacketReader reads it: strings end with NUL, numbers
+/// are little-endian. The fields up to the firmware version are read; what
+/// follows (later firmware's lateral, power and gyro fields) is kept as it
+/// came, so the packet encodes back to the same bytes.
+struct ConfigPacket {
+  std::string type;
+  std::string subtype;
+  std::string serial_number;
+  std::uint8_t four_motors = 0;  ///< unused by ARIA
+  std::uint16_t rot_vel_top = 0;
+  std::uint16_t trans_vel_top = 0;
+  std::uint16_t rot_accel_top = 0;
+  std::uint16_t trans_accel_top = 0;
+  std::uint16_t pwm_max = 0;
+  std::string name;
+  std::uint8_t sip_cycle_ms = 0;
+  std::uint8_t host_baud = 0;  ///< 0 9600, 1 19200, 2 38400, 3 57600, 4 115200
+  std::uint8_t aux1_baud = 0;
+  std::uint16_t has_gripper = 0;
+  std::uint16_t front_sonar = 0;
+  std::uint8_t rear_sonar = 0;
+  std::uint16_t low_battery = 0;  ///< tenths of a volt
+  std::uint16_t rev_count = 0;
+  std::uint16_t watchdog_ms = 0;
+  std::uint8_t normal_motor_packets = 0;
+  std::uint16_t stall_val = 0;
+  std::uint16_t stall_count = 0;
+  std::uint16_t joy_vel = 0;
+  std::uint16_t joy_rot_vel = 0;
+  std::uint16_t rot_vel_max = 0;
+  std::uint16_t trans_vel_max = 0;
+  std::uint16_t rot_accel = 0;
+  std::uint16_t rot_decel = 0;
+  std::uint16_t rot_kp = 0;
+  std::uint16_t rot_kv = 0;
+  std::uint16_t rot_ki = 0;
+  std::uint16_t trans_accel = 0;
+  std::uint16_t trans_decel = 0;
+  std::uint16_t trans_kp = 0;
+  std::uint16_t trans_kv = 0;
+  std::uint16_t trans_ki = 0;
+  std::uint8_t front_bumps = 0;
+  std::uint8_t rear_bumps = 0;
+  std::uint8_t has_charger = 0;
+  std::uint8_t sonar_cycle_ms = 0;
+  std::uint8_t reset_baud = 0;
+  std::uint8_t gyro_type = 0;
+  std::int16_t drift_factor = 0;
+  std::uint8_t aux2_baud = 0;
+  std::uint8_t aux3_baud = 0;
+  std::uint16_t ticks_mm = 0;
+  std::uint16_t shutdown_voltage = 0;  ///< tenths of a volt
+  std::string firmware_version;
+  Bytes rest;  ///< what followed the firmware version
+
+  friend bool operator==(const ConfigPacket&, const ConfigPacket&) = default;
+};
+
+/// Reads a configuration packet's payload. Fails, saying where, when it ends
+/// before the firmware version (or a string has no NUL).
+[[nodiscard]] Result<ConfigPacket> decode_config(ByteView payload);
+
+/// The whole configuration packet (type 0x20).
+[[nodiscard]] Bytes encode_config(const ConfigPacket& config);
+
 }  // namespace flockbridge::protocol::aros
