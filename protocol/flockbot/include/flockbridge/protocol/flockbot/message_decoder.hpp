@@ -22,10 +22,9 @@
 #include <optional>
 
 #include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/clock.hpp"
 
 namespace flockbridge::protocol {
-
-using SteadyTime = std::chrono::steady_clock::time_point;
 
 class MessageDecoder {
  public:
