@@ -1,14 +1,17 @@
 // libFuzzer: the Pioneer/AmigoBot packet decoder, fed the input in pieces
 // whose sizes come from the input itself, and every packet it reports read
-// as a command, a SIP and a SYNC2 answer. A packet must have a count within
-// 3..200; a SIP and a configuration packet must encode back to the same
-// packet (a SIP converts with every model), and a command to one that reads
-// the same.
+// as a command, a SIP, a configuration packet and a SYNC2 answer. A packet
+// must have a count within 3..200; a SIP and a configuration packet must
+// encode back to the same packet (a SIP converts with every model), and a
+// command to one that reads the same. Then the robot link is fed the same
+// bytes, with the clock and commands driven by the input: every command it
+// takes must finish exactly once.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "flockbridge/protocol/aros/commands.hpp"
+#include "flockbridge/protocol/aros/link.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
 #include "flockbridge/protocol/aros/packet.hpp"
 #include "flockbridge/protocol/aros/sip.hpp"
@@ -21,6 +24,21 @@ namespace {
 bool same_bytes(ByteView a, ByteView b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
 }
+
+/// The robot link, fed the same bytes as if the robot had sent them: it
+/// must keep its invariants whatever comes.
+struct QuietEvents final : LinkEvents {
+  void transmit(ByteView packet) override {
+    if (packet.size() < kHeaderLength + kMinCount) __builtin_trap();
+  }
+  void link_changed(LinkState, std::string_view) override {}
+  void sip_received(const StandardSip&, Byte type, ByteView) override {
+    if (!is_standard_sip(type)) __builtin_trap();
+  }
+  void packet_received(Byte, ByteView) override {}
+  void command_finished(CommandToken, const Error*) override { ++finished; }
+  std::uint64_t finished = 0;
+};
 
 }  // namespace
 
@@ -61,5 +79,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   if (decoder.stats().packets != packets || decoder.stats().discarded_bytes > input.size()) __builtin_trap();
+
+  QuietEvents events;
+  Link link(LinkSettings{}, events);
+  SteadyTime now{};
+  link.port_opened(now);
+  CommandToken token = 0;
+  std::uint64_t accepted = 0;
+  for (std::size_t i = 0; i < input.size(); i += 7) {
+    link.bytes_received(input.subspan(i, std::min<std::size_t>(7, input.size() - i)), now);
+    now += std::chrono::milliseconds(input[i] % 128);
+    link.tick(now);
+    if (input[i] % 5 == 0 && link.submit(++token, {command::kVel, input[i]}, now)) ++accepted;
+  }
+  link.port_closed("end");
+  // Every command it took is finished exactly once: sent, cancelled or failed.
+  if (events.finished != accepted) __builtin_trap();
   return 0;
 }
