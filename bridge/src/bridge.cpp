@@ -247,7 +247,8 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   ++counters_.clients_accepted;
   log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
            ") connected");
-  added.start(wire::hello(added.encoding(), session_id_, driver_->link_state(), driver_->link_reason()));
+  added.start(wire::hello(added.encoding(), session_id_, driver_->link_state(), driver_->link_reason(),
+                          {driver_->family(), driver_->model(), driver_->commands()}));
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {

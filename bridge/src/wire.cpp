@@ -21,9 +21,10 @@ SharedBuffer binary(const protocol::Bytes& bytes) {
 
 }  // namespace
 
-SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state, std::string_view reason) {
+SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state, std::string_view reason,
+                   const json::RobotDescription& robot) {
   if (encoding == Encoding::Binary) return nullptr;
-  return line(json::hello(session, state, reason));
+  return line(json::hello(session, state, reason, robot));
 }
 
 SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view reason) {

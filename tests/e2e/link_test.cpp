@@ -2,6 +2,10 @@
 // byte-exact from every client form, NAK both ways, the Uno's own packets.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "e2e/rig.hpp"
 
 using namespace flockbridge::testing;
@@ -21,6 +25,13 @@ TEST_CASE("handshake: the bridge sends CFG from its configuration and clients se
   CHECK((*hello)["version"] == 1);
   CHECK((*hello)["link"] == "up");
   CHECK((*hello)["session"].get<std::string>().size() == 16);
+  CHECK((*hello)["robot"] == "flockbot");
+  CHECK((*hello)["model"] == "flockbot");
+  const auto capabilities = (*hello)["capabilities"].get<std::vector<std::string>>();
+  for (const char* command : {"move", "stop", "emergency", "lcd_write", "move_distance"}) {
+    CHECK_MESSAGE(std::find(capabilities.begin(), capabilities.end(), command) != capabilities.end(),
+                  std::string(command));
+  }
   auto sensor = client.read_json_type("sensor");
   REQUIRE(sensor);
   CHECK((*sensor)["ir"].size() == 5);

@@ -218,8 +218,13 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
       "l_bump":1,"h_bump":0,"odometer":{"left":-10,"right":12,"avg":1},"wheel_watcher":{"left":-3,"right":4}})"));
   CHECK(codec::sensor(r, 1, 0).rfind(R"({"type":"sensor",)", 0) == 0);  // "type" first, for people reading
 
-  CHECK(Json::parse(codec::hello("abc", LinkState::Up, "")) ==
-        Json::parse(R"({"type":"hello","version":1,"session":"abc","link":"up"})"));
+  const std::vector<std::string> commands{"move", "stop"};
+  CHECK(codec::hello("abc", LinkState::Up, "", {"flockbot", "flockbot", commands}) ==
+        R"({"type":"hello","version":1,"session":"abc","robot":"flockbot","model":"flockbot","link":"up",)"
+        R"("capabilities":["move","stop"]})");
+  CHECK(Json::parse(codec::hello("abc", LinkState::Down, "no port", {"pioneer", "p3dx-sh", {}})) ==
+        Json::parse(R"({"type":"hello","version":1,"session":"abc","robot":"pioneer","model":"p3dx-sh",
+            "link":"down","reason":"no port","capabilities":[]})"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
   CHECK(Json::parse(codec::packet(as_bytes("DMC"))) ==

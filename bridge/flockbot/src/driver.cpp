@@ -39,6 +39,9 @@ FlockbotDriver::FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host
       host_(host),
       link_(config_.link_settings(), config_.robot, *this),
       serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
+  for (const protocol::CommandSpec& spec : protocol::command_table()) {
+    if (spec.json_form) commands_.emplace_back(spec.name);
+  }
 }
 
 FlockbotDriver::~FlockbotDriver() {

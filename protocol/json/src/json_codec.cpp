@@ -105,9 +105,12 @@ Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& o
 
 }  // namespace
 
-std::string hello(std::string_view session, LinkState state, std::string_view reason) {
-  ordered message{{"type", "hello"}, {"version", kVersion}, {"session", session}, {"link", link_state_name(state)}};
+std::string hello(std::string_view session, LinkState state, std::string_view reason, const RobotDescription& robot) {
+  ordered message{{"type", "hello"},       {"version", kVersion},  {"session", session},
+                  {"robot", robot.family}, {"model", robot.model}, {"link", link_state_name(state)}};
   if (!reason.empty()) message["reason"] = reason;
+  message["capabilities"] = ordered::array();
+  for (const std::string& command : robot.commands) message["capabilities"].push_back(command);
   return dump(message);
 }
 

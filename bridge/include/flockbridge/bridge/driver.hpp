@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -119,6 +120,10 @@ class RobotDriver {
 
   /// "flockbot", "pioneer", "smr": the family's name in the table.
   [[nodiscard]] virtual std::string_view family() const noexcept = 0;
+  /// The family's model of this robot ("p3dx-sh", ...; "flockbot" for the one Flockbot).
+  [[nodiscard]] virtual std::string_view model() const noexcept = 0;
+  /// The JSON commands this robot takes, as clients name them.
+  [[nodiscard]] virtual std::span<const std::string> commands() const noexcept = 0;
 
   /// Starts reaching the robot (and the simulated robot when the
   /// configuration asks for one). A device that is missing is not fatal:

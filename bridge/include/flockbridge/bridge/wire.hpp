@@ -15,12 +15,14 @@
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge::wire {
 
+/// JSON only: the bridge's greeting, with the robot behind it.
 [[nodiscard]] SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state,
-                                 std::string_view reason);
+                                 std::string_view reason, const protocol::json::RobotDescription& robot);
 [[nodiscard]] SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view reason);
 /// JSON adds the converted values for each factor of `units` that is set; binary carries raw values only.
 [[nodiscard]] SharedBuffer sensor(Encoding encoding, protocol::ByteView payload, const protocol::SensorReading& reading,

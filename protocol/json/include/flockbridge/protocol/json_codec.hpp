@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -13,8 +14,8 @@
 
 #include "flockbridge/protocol/flockbot/client_codec.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
-#include "flockbridge/protocol/stats.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::protocol::json {
 
@@ -22,8 +23,17 @@ inline constexpr int kVersion = 1;
 /// The longest interval a client may ask for in subscribe{interval_ms}.
 inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 
-/// {"type":"hello","version":1,"session":"...","link":"up"} (+"reason" when the link is not up).
-[[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason);
+/// What a hello says about the robot behind the bridge.
+struct RobotDescription {
+  std::string_view family;                ///< "flockbot", "pioneer", "smr"
+  std::string_view model;                 ///< the family's model, e.g. "p3dx-sh"
+  std::span<const std::string> commands;  ///< the JSON commands this robot takes
+};
+
+/// {"type":"hello","version":1,"session":"...","robot":"flockbot","model":"flockbot","link":"up",
+/// "capabilities":["move",...]} (+"reason" before "capabilities" when the link is not up).
+[[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
+                                const RobotDescription& robot);
 /// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
 ///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
 /// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],

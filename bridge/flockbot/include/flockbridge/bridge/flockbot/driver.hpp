@@ -8,6 +8,7 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/pty_uno.hpp"
@@ -27,6 +28,8 @@ class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, p
   ~FlockbotDriver() override;
 
   [[nodiscard]] std::string_view family() const noexcept override { return "flockbot"; }
+  [[nodiscard]] std::string_view model() const noexcept override { return "flockbot"; }
+  [[nodiscard]] std::span<const std::string> commands() const noexcept override { return commands_; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   void stop() override;
   [[nodiscard]] std::optional<DriverEvent> next_event() override;
@@ -69,6 +72,7 @@ class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, p
   SerialPort serial_;
   DeadlineTimer link_timer_;
   std::deque<DriverEvent> events_;
+  std::vector<std::string> commands_;  ///< the JSON forms of the command table
   bool stopped_ = false;
 };
 
