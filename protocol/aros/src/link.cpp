@@ -73,6 +73,10 @@ void Link::sync_timed_out(SteadyTime now) {
 void Link::bytes_received(ByteView bytes, SteadyTime now) {
   last_bytes_ = now;
   decoder_.feed(bytes);
+  drain_decoder(now);
+}
+
+void Link::drain_decoder(SteadyTime now) {
   while (auto event = decoder_.next()) {
     if (event->kind == PacketDecoder::EventKind::Packet) on_packet(event->type, event->payload, now);
   }
@@ -217,9 +221,7 @@ void Link::tick(SteadyTime now) {
   if (phase_ == Phase::Closed) return;
   if (decoder_.in_packet() && now - last_bytes_ >= settings_.packet_gap) {
     (void)decoder_.abandon();
-    while (auto event = decoder_.next()) {
-      if (event->kind == PacketDecoder::EventKind::Packet) on_packet(event->type, event->payload, now);
-    }
+    drain_decoder(now);
   }
   switch (phase_) {
     case Phase::Sync0:

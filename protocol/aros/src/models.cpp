@@ -55,14 +55,6 @@ const std::array kModels{
                kAmigoShSonar},
 };
 
-/// Degrees in (-180, 180].
-double normalised_degrees(double degrees) {
-  double wrapped = std::fmod(degrees, 360.0);
-  if (wrapped > 180.0) wrapped -= 360.0;
-  if (wrapped <= -180.0) wrapped += 360.0;
-  return wrapped;
-}
-
 double radians_to_degrees(double radians) {
   return radians * 180.0 / std::numbers::pi;
 }
@@ -76,6 +68,13 @@ int counter_step(int now, int before) {
 }
 
 }  // namespace
+
+double normalise_degrees(double degrees) noexcept {
+  double wrapped = std::fmod(degrees, 360.0);
+  if (wrapped > 180.0) wrapped -= 360.0;
+  if (wrapped <= -180.0) wrapped += 360.0;
+  return wrapped;
+}
 
 std::span<const RobotModel> robot_models() noexcept {
   return kModels;
@@ -102,7 +101,7 @@ SipReading convert_sip(const StandardSip& sip, const RobotModel& model) {
           ? *sip.rotational_velocity_tenths / 10.0
           : radians_to_degrees((reading.right_velocity_mm_s - reading.left_velocity_mm_s) / 2 * model.diff_conv);
   reading.battery_v = sip.battery_x10 ? *sip.battery_x10 / 10.0 : sip.battery_tenths / 10.0;
-  reading.heading_setpoint_deg = normalised_degrees(radians_to_degrees((sip.control - sip.th) * model.angle_conv));
+  reading.heading_setpoint_deg = normalise_degrees(radians_to_degrees((sip.control - sip.th) * model.angle_conv));
   reading.compass_deg = 2 * sip.compass;
   reading.sonar.reserve(sip.sonar.size());
   for (const SonarReading& r : sip.sonar) reading.sonar.push_back({r.number, r.range * model.range_conv});
@@ -122,7 +121,7 @@ Pose PoseTracker::update(const StandardSip& sip) {
   }
   last_x_ = x;
   last_y_ = y;
-  return Pose{x_mm_, y_mm_, normalised_degrees(radians_to_degrees(sip.th * model_->angle_conv))};
+  return Pose{x_mm_, y_mm_, normalise_degrees(radians_to_degrees(sip.th * model_->angle_conv))};
 }
 
 }  // namespace flockbridge::protocol::aros

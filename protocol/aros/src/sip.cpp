@@ -16,7 +16,7 @@ class Reader {
   [[nodiscard]] std::size_t left() const noexcept { return bytes_.size() - at_; }
   std::uint8_t u8() { return bytes_[at_++]; }
   std::uint16_t u16() {
-    const auto value = static_cast<std::uint16_t>(bytes_[at_] | bytes_[at_ + 1] << 8);
+    const std::uint16_t value = read_u16le(bytes_, at_);
     at_ += 2;
     return value;
   }
@@ -37,13 +37,8 @@ class Reader {
   std::size_t at_ = 0;
 };
 
-void put_u16(Bytes& out, std::uint16_t value) {
-  out.push_back(static_cast<Byte>(value & 0xFF));
-  out.push_back(static_cast<Byte>(value >> 8));
-}
-
 void put_s16(Bytes& out, std::int16_t value) {
-  put_u16(out, static_cast<std::uint16_t>(value));
+  append_u16le(out, static_cast<std::uint16_t>(value));
 }
 
 void put_text(Bytes& out, const std::string& text) {
@@ -140,31 +135,31 @@ Result<StandardSip> decode_standard_sip(Byte type, ByteView payload) {
 
 Bytes encode_standard_sip(const StandardSip& sip) {
   Bytes payload;
-  put_u16(payload, sip.x);
-  put_u16(payload, sip.y);
+  append_u16le(payload, sip.x);
+  append_u16le(payload, sip.y);
   put_s16(payload, sip.th);
   put_s16(payload, sip.left_velocity);
   put_s16(payload, sip.right_velocity);
   payload.push_back(sip.battery_tenths);
-  put_u16(payload, sip.stall_and_bumpers);
+  append_u16le(payload, sip.stall_and_bumpers);
   put_s16(payload, sip.control);
-  put_u16(payload, sip.flags);
+  append_u16le(payload, sip.flags);
   payload.push_back(sip.compass);
   payload.push_back(static_cast<Byte>(sip.sonar.size()));
   for (const SonarReading& reading : sip.sonar) {
     payload.push_back(reading.number);
-    put_u16(payload, reading.range);
+    append_u16le(payload, reading.range);
   }
   if (sip.io) {
     payload.insert(payload.end(),
                    {sip.io->grip_state, sip.io->analog_port, sip.io->analog, sip.io->digital_in, sip.io->digital_out});
     if (sip.battery_x10) {
-      put_u16(payload, *sip.battery_x10);
+      append_u16le(payload, *sip.battery_x10);
       if (sip.charge_state) {
         payload.push_back(*sip.charge_state);
         if (sip.rotational_velocity_tenths) {
           put_s16(payload, *sip.rotational_velocity_tenths);
-          if (sip.fault_flags) put_u16(payload, *sip.fault_flags);
+          if (sip.fault_flags) append_u16le(payload, *sip.fault_flags);
         }
       }
     }
@@ -216,7 +211,7 @@ Bytes encode_config(const ConfigPacket& config) {
     } else if constexpr (sizeof(Member) == 1) {
       payload.push_back(member);
     } else {
-      put_u16(payload, static_cast<std::uint16_t>(member));
+      append_u16le(payload, static_cast<std::uint16_t>(member));
     }
   });
   payload.insert(payload.end(), config.rest.begin(), config.rest.end());

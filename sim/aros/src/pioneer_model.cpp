@@ -19,14 +19,6 @@ double radians(double degrees) {
   return degrees * std::numbers::pi / 180;
 }
 
-/// Degrees in (-180, 180].
-double wrap_degrees(double degrees) {
-  double wrapped = std::fmod(degrees, 360.0);
-  if (wrapped > 180) wrapped -= 360;
-  if (wrapped <= -180) wrapped += 360;
-  return wrapped;
-}
-
 std::int16_t to_i16(double value) {
   return static_cast<std::int16_t>(std::clamp(std::lround(value), -32767L, 32767L));
 }
@@ -183,8 +175,8 @@ void PioneerModel::on_command(const protocol::aros::Command& c, SteadyTime now) 
     case command::kDHead: {
       const double target =
           c.number == command::kHead ? origin_heading_deg_ + value.value_or(0) : heading_deg_ + value.value_or(0);
-      goal_heading_deg_ = wrap_degrees(target);
-      const double turn = wrap_degrees(goal_heading_deg_ - heading_deg_);
+      goal_heading_deg_ = protocol::aros::normalise_degrees(target);
+      const double turn = protocol::aros::normalise_degrees(goal_heading_deg_ - heading_deg_);
       goal_ = turn == 0 ? Goal::None : Goal::Heading;
       rot_velocity_ = turn == 0 ? 0 : std::copysign(std::min(kTurnSpeedDegS, max_rot_velocity_), turn);
       return;
@@ -235,14 +227,14 @@ void PioneerModel::advance(SteadyTime now) {
   if (dt <= 0 || !motors_enabled_) return;
   double turn = rot_velocity_ * dt;
   if (goal_ == Goal::Heading) {
-    const double left = wrap_degrees(goal_heading_deg_ - heading_deg_);
+    const double left = protocol::aros::normalise_degrees(goal_heading_deg_ - heading_deg_);
     if (std::abs(turn) >= std::abs(left)) {
       turn = left;
       rot_velocity_ = 0;
       goal_ = Goal::None;
     }
   }
-  heading_deg_ = wrap_degrees(heading_deg_ + turn);
+  heading_deg_ = protocol::aros::normalise_degrees(heading_deg_ + turn);
   double step = velocity_ * dt;
   if (goal_ == Goal::Distance) {
     if (std::abs(step) >= goal_remaining_mm_) {
@@ -318,7 +310,7 @@ void PioneerModel::send_sip() {
   const double fy = -dx * std::sin(o) + dy * std::cos(o);
   sip.x = static_cast<std::uint16_t>(std::lround(fx / model_->dist_conv) & 0x7FFF);
   sip.y = static_cast<std::uint16_t>(std::lround(fy / model_->dist_conv) & 0x7FFF);
-  sip.th = to_i16(radians(wrap_degrees(heading_deg_ - origin_heading_deg_)) / model_->angle_conv);
+  sip.th = to_i16(radians(protocol::aros::normalise_degrees(heading_deg_ - origin_heading_deg_)) / model_->angle_conv);
   const double v = enabled ? velocity_ : 0;
   const double w = enabled ? radians(rot_velocity_) : 0;
   const double half_difference = w / model_->diff_conv;

@@ -122,6 +122,8 @@ class Link {
     Bytes packet;
   };
 
+  /// Acts on every packet the decoder has found.
+  void drain_decoder(SteadyTime now);
   void on_packet(Byte type, ByteView payload, SteadyTime now);
   void send(const Bytes& packet, SteadyTime now);
   void start_sync(SteadyTime now);

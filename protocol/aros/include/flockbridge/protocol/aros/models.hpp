@@ -67,6 +67,9 @@ struct SipReading {
 
 [[nodiscard]] SipReading convert_sip(const StandardSip& sip, const RobotModel& model);
 
+/// Degrees in (-180, 180].
+[[nodiscard]] double normalise_degrees(double degrees) noexcept;
+
 struct Pose {
   double x_mm = 0;
   double y_mm = 0;
