@@ -253,7 +253,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
   std::visit(Overloaded{
-                 [&](const protocol::SendCommand& command) { submit_command(session, command, id); },
+                 [&](const protocol::SendCommand& command) { submit_command(session, command.payload, id); },
                  [&](const protocol::Subscribe& subscribe) {
                    session.subscribe(subscribe.interval_ms);
                    session.reply_ok(id);
@@ -268,8 +268,17 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
              request);
 }
 
-void Bridge::submit_command(Session& session, const protocol::SendCommand& command, const nlohmann::json& id) {
-  const protocol::Bytes& payload = command.payload;
+void Bridge::session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
+                                   const nlohmann::json& id) {
+  auto command = driver_->command_from_json(cmd, object);
+  if (!command) {
+    session.reply_error(id, command.error());
+    return;
+  }
+  submit_command(session, command.value(), id);
+}
+
+void Bridge::submit_command(Session& session, protocol::ByteView payload, const nlohmann::json& id) {
   ++counters_.commands_received;
   const SteadyTime now = steady_now();
   const MotionEffect effect = driver_->motion_effect(payload);

@@ -86,13 +86,19 @@ void Session::handle_message(protocol::ByteView body) {
     return;
   }
   if (is_blank(body)) return;
-  auto parsed =
-      protocol::json::parse_request(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
-  if (!parsed.request) {
-    reply_error(parsed.id, parsed.request.error());
+  auto parsed = protocol::json::parse_line(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
+  if (!parsed.object) {
+    reply_error(parsed.id, parsed.object.error());
     return;
   }
-  host_.session_request(*this, std::move(parsed.request).value(), parsed.id);
+  auto request = protocol::json::parse_bridge_request(parsed.cmd, parsed.object.value());
+  if (!request) {
+    host_.session_robot_command(*this, parsed.cmd, parsed.object.value(), parsed.id);
+  } else if (!*request) {
+    reply_error(parsed.id, request->error());
+  } else {
+    host_.session_request(*this, std::move(*request).value(), parsed.id);
+  }
 }
 
 void Session::handle_legacy_hello() {

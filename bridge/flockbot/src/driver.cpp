@@ -8,6 +8,7 @@
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/flockbot/commands.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::flockbot {
 namespace {
@@ -91,6 +92,13 @@ void FlockbotDriver::push(DriverEvent event) {
   if (stopped_) return;
   events_.push_back(std::move(event));
   host_.driver_has_events();
+}
+
+protocol::Result<protocol::Bytes> FlockbotDriver::command_from_json(std::string_view cmd,
+                                                                    const nlohmann::json& object) const {
+  auto command = protocol::json::parse_flockbot_command(cmd, object);
+  if (!command) return command.error();
+  return std::move(command.value().payload);
 }
 
 MotionEffect FlockbotDriver::motion_effect(protocol::ByteView command) const {

@@ -316,24 +316,47 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   return dump(message);
 }
 
-ParsedRequest parse_request(std::string_view line) {
-  const json object = json::parse(line, nullptr, false);
+ParsedLine parse_line(std::string_view line) {
+  json object = json::parse(line, nullptr, false);
   if (object.is_discarded())
-    return {nullptr, Error{"not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}};
-  if (!object.is_object()) return {nullptr, Error{"a command is a JSON object, e.g. {\"cmd\":\"stop\"}"}};
+    return {nullptr, Error{"not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}, {}};
+  if (!object.is_object()) return {nullptr, Error{"a command is a JSON object, e.g. {\"cmd\":\"stop\"}"}, {}};
   json id = object.contains("id") ? object["id"] : json(nullptr);
   const auto cmd = object.find("cmd");
   if (cmd == object.end() || !cmd->is_string()) {
-    return {std::move(id), Error{"missing \"cmd\": say what to do, e.g. {\"cmd\":\"move\",\"speed\":20}"}};
+    return {std::move(id), Error{"missing \"cmd\": say what to do, e.g. {\"cmd\":\"stop\"}"}, {}};
   }
-  const std::string name = cmd->get<std::string>();
-  if (name == "subscribe") return {std::move(id), parse_subscribe(object)};
-  if (name == "unsubscribe") return {std::move(id), ClientRequest{Unsubscribe{}}};
-  if (name == "raw") return {std::move(id), parse_raw(object)};
-  if (name == "stats") return {std::move(id), ClientRequest{StatsRequest{}}};
-  const CommandSpec* spec = find_command(name);
-  if (spec == nullptr) return {std::move(id), Error{"unknown command '" + name + "'"}};
-  return {std::move(id), parse_table_command(*spec, object)};
+  std::string name = cmd->get<std::string>();
+  return {std::move(id), std::move(object), std::move(name)};
+}
+
+std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, const json& object) {
+  if (cmd == "subscribe") return parse_subscribe(object);
+  if (cmd == "unsubscribe") return ClientRequest{Unsubscribe{}};
+  if (cmd == "stats") return ClientRequest{StatsRequest{}};
+  return std::nullopt;
+}
+
+Result<SendCommand> parse_flockbot_command(std::string_view cmd, const json& object) {
+  Result<ClientRequest> request = Error{""};
+  if (cmd == "raw") {
+    request = parse_raw(object);
+  } else if (const CommandSpec* spec = find_command(cmd); spec != nullptr) {
+    request = parse_table_command(*spec, object);
+  } else {
+    return Error{"unknown command '" + std::string(cmd) + "'"};
+  }
+  if (!request) return request.error();
+  return std::get<SendCommand>(std::move(request).value());
+}
+
+ParsedRequest parse_request(std::string_view line) {
+  ParsedLine parsed = parse_line(line);
+  if (!parsed.object) return {std::move(parsed.id), parsed.object.error()};
+  if (auto request = parse_bridge_request(parsed.cmd, parsed.object.value())) return {std::move(parsed.id), *request};
+  auto command = parse_flockbot_command(parsed.cmd, parsed.object.value());
+  if (!command) return {std::move(parsed.id), command.error()};
+  return {std::move(parsed.id), ClientRequest{std::move(command).value()}};
 }
 
 }  // namespace flockbridge::protocol::json

@@ -83,6 +83,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
 
   // Session::Host
   void session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) override;
+  void session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
+                             const nlohmann::json& id) override;
   void session_closed(Session& session) override;
 
   // WebServer::Host
@@ -93,7 +95,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Takes a new client in, or refuses it when its port has too many.
   void admit(std::unique_ptr<Session> session, std::uint16_t port);
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
-  void submit_command(Session& session, const protocol::SendCommand& command, const nlohmann::json& id);
+  /// Sends a command in the robot family's form, under the safety rules.
+  void submit_command(Session& session, protocol::ByteView command, const nlohmann::json& id);
   /// Sends Stop on the bridge's own account and tells every client why.
   void safety_stop(const std::string& reason);
   void log_stats() const;

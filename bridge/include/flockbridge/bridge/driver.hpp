@@ -136,6 +136,11 @@ class RobotDriver {
   /// The next event, or nothing. The core calls it until it says nothing.
   [[nodiscard]] virtual std::optional<DriverEvent> next_event() = 0;
 
+  /// A JSON command for the robot (`cmd` is its name, `object` the whole
+  /// command) in the family's form, or why it cannot be sent. Every family
+  /// takes "stop" and "emergency", and "drive" where it can.
+  [[nodiscard]] virtual protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
+                                                                            const nlohmann::json& object) const = 0;
   /// What a command in the family's form (as its client codecs produce it)
   /// does to the robot's motion.
   [[nodiscard]] virtual MotionEffect motion_effect(protocol::ByteView command) const = 0;

@@ -59,6 +59,11 @@ class Session {
     virtual ~Host() = default;
     /// A well-formed request; `id` is the JSON command's id (null for binary clients).
     virtual void session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) = 0;
+    /// A JSON command for the robot (anything but the bridge's own
+    /// requests), for the robot's driver to read: `object` is the whole
+    /// command, `cmd` its name.
+    virtual void session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
+                                       const nlohmann::json& id) = 0;
     /// The session has started closing; erase it once the current callback is over.
     virtual void session_closed(Session& session) = 0;
   };

@@ -60,12 +60,32 @@ struct RobotDescription {
 /// {"type":"stats","id":..,"uptime_s":..,"link":{...},"commands":{...},"sensors":{...},"clients":{...}}
 [[nodiscard]] std::string stats(const nlohmann::json& id, const StatsSnapshot& snapshot);
 
+/// One line from a client, read as far as every robot's commands share it.
+struct ParsedLine {
+  nlohmann::json id;              ///< the command's "id", null when it had none (or was unreadable)
+  Result<nlohmann::json> object;  ///< the whole command: an object with a string "cmd"
+  std::string cmd;                ///< its "cmd"
+};
+
+/// Reads one line from a client. Never throws.
+[[nodiscard]] ParsedLine parse_line(std::string_view line);
+
+/// The bridge's own requests (subscribe, unsubscribe, stats); nothing when
+/// `cmd` names none of them (it is then a command for the robot).
+[[nodiscard]] std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd,
+                                                                        const nlohmann::json& object);
+
+/// A Flockbot command from its JSON form: a row of the command table by
+/// name with its arguments, or "raw" with a payload that passes the table.
+[[nodiscard]] Result<SendCommand> parse_flockbot_command(std::string_view cmd, const nlohmann::json& object);
+
 struct ParsedRequest {
   nlohmann::json id;  ///< the command's "id", null when it had none (or was unreadable)
   Result<ClientRequest> request;
 };
 
-/// Parses one line from a client. Never throws.
+/// A line from a client of a Flockbot bridge, read all the way: the three
+/// functions above in turn. Never throws.
 [[nodiscard]] ParsedRequest parse_request(std::string_view line);
 
 }  // namespace flockbridge::protocol::json
