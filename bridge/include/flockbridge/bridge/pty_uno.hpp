@@ -1,13 +1,6 @@
-// The simulated Uno on a pseudo-terminal: the device end of a serial cable
-// for flockbot-sim, `flockbridge --simulate` and the tests.
-//
-// Conditions of the problem: a real Uno resets whenever the port is opened
-// (DTR), so the simulated one must notice the bridge opening the pty's slave
-// end. Linux reports POLLHUP on the master while no process has the slave
-// open, but only after the slave has been opened once, so the master opens
-// and closes its own slave once at creation and then watches for the hang-up
-// to clear. While hung up, poll() on the master is always ready, so it is
-// checked by a short timer instead of a uv_poll_t.
+// The simulated Uno on a pseudo-terminal (PtyDevice): the device end of a
+// serial cable for flockbot-sim, `flockbridge --simulate` and the tests. It
+// resets when the host opens the port, as a real Uno does on DTR.
 #pragma once
 
 #include <uv.h>
@@ -17,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "flockbridge/bridge/pty_device.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/sim/flockbot/uno_model.hpp"
@@ -35,14 +29,14 @@ struct PtyUnoSettings {
   bool report_frames = false;
 };
 
-class PtyUno {
+class PtyUno final : private PtyDevice::Listener {
  public:
   using Log = std::function<void(std::string_view)>;
 
   PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log);
   PtyUno(const PtyUno&) = delete;
   PtyUno& operator=(const PtyUno&) = delete;
-  ~PtyUno();
+  ~PtyUno() override;
 
   /// Creates a new pseudo-terminal. With a non-empty `link_path`, that path
   /// becomes a symlink to the slave end (replacing an old link atomically).
@@ -50,7 +44,7 @@ class PtyUno {
   /// Closes the pseudo-terminal and removes the link: the device vanishes.
   void unplug();
   /// Plugs in again at the same link path.
-  [[nodiscard]] protocol::Result<protocol::Done> replug() { return plug_in(link_path_); }
+  [[nodiscard]] protocol::Result<protocol::Done> replug() { return plug_in(device_.link_path()); }
   /// Resets the Uno as a brown-out would, while the port stays open.
   void reboot();
   /// Stops everything; the loop can then finish.
@@ -58,15 +52,17 @@ class PtyUno {
 
   [[nodiscard]] sim::UnoModel& model() noexcept { return model_; }
   /// The link path if there is one, else the slave's /dev/pts path.
-  [[nodiscard]] const std::string& device_path() const noexcept;
-  [[nodiscard]] bool connected() const noexcept { return connected_; }
+  [[nodiscard]] const std::string& device_path() const noexcept { return device_.device_path(); }
+  [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
   [[nodiscard]] const sim::LineFaults& to_host_faults() const noexcept { return to_host_; }
   [[nodiscard]] const sim::LineFaults& to_uno_faults() const noexcept { return to_uno_; }
 
  private:
-  void check_open();
-  void on_readable();
-  void disconnect();
+  // PtyDevice::Listener
+  void device_opened() override;
+  void device_received(protocol::ByteView bytes) override;
+  void device_closed() override;
+
   void on_tick();
   void schedule_tick();
   void transmit(protocol::ByteView frame);
@@ -83,14 +79,8 @@ class PtyUno {
   protocol::FrameDecoder sent_frames_{protocol::kMaxPayloadLimit};
   std::map<std::uint64_t, protocol::Bytes> sent_by_position_;
   sim::UnoModel model_;
-  int master_ = -1;
-  std::string slave_path_;
-  std::string link_path_;
-  bool connected_ = false;
-  bool overrun_ = false;  ///< the last write did not fit (said once per episode)
-  UvHandle<uv_poll_t> poll_;
-  DeadlineTimer watch_;
   DeadlineTimer tick_;
+  PtyDevice device_;
 };
 
 }  // namespace flockbridge::bridge

@@ -1,0 +1,83 @@
+// The device end of a serial cable, as a pseudo-terminal: what a simulated
+// robot (PtyUno, PtyPioneer) is plugged into, for the simulators,
+// `flockbridge --simulate` and the tests.
+//
+// Conditions of the problem: a real Uno resets whenever the port is opened
+// (DTR), so a simulated robot must notice the bridge opening the pty's slave
+// end. Linux reports POLLHUP on the master while no process has the slave
+// open, but only after the slave has been opened once, so the master opens
+// and closes its own slave once at creation and then watches for the hang-up
+// to clear. While hung up, poll() on the master is always ready, so it is
+// checked by a short timer instead of a uv_poll_t.
+#pragma once
+
+#include <uv.h>
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+
+namespace flockbridge::bridge {
+
+class PtyDevice {
+ public:
+  class Listener {
+   public:
+    Listener() = default;
+    Listener(const Listener&) = delete;
+    Listener& operator=(const Listener&) = delete;
+    virtual ~Listener() = default;
+    /// The host opened the port.
+    virtual void device_opened() = 0;
+    /// Bytes the host wrote.
+    virtual void device_received(protocol::ByteView bytes) = 0;
+    /// The host closed the port, or the device was unplugged.
+    virtual void device_closed() = 0;
+  };
+  using Log = std::function<void(std::string_view)>;
+
+  PtyDevice(uv_loop_t* loop, Listener& listener, Log log);
+  PtyDevice(const PtyDevice&) = delete;
+  PtyDevice& operator=(const PtyDevice&) = delete;
+  ~PtyDevice();
+
+  /// Creates a new pseudo-terminal. With a non-empty `link_path`, that path
+  /// becomes a symlink to the slave end (replacing an old link atomically).
+  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path);
+  /// Closes the pseudo-terminal and removes the link: the device vanishes.
+  void unplug();
+  /// Stops everything; the loop can then finish.
+  void close();
+  /// Writes what the robot sends. A real UART does not wait for a reader
+  /// either: what does not fit in the pseudo-terminal's buffer is lost
+  /// (said once in the log per episode).
+  void write(protocol::ByteView bytes);
+
+  /// The link path if there is one, else the slave's /dev/pts path.
+  [[nodiscard]] const std::string& device_path() const noexcept;
+  [[nodiscard]] const std::string& link_path() const noexcept { return link_path_; }
+  [[nodiscard]] bool plugged_in() const noexcept { return master_ >= 0; }
+  /// The host has the port open.
+  [[nodiscard]] bool connected() const noexcept { return connected_; }
+
+ private:
+  void check_open();
+  void on_readable();
+  void disconnect();
+
+  uv_loop_t* loop_;
+  Listener& listener_;
+  Log log_;
+  int master_ = -1;
+  std::string slave_path_;
+  std::string link_path_;
+  bool connected_ = false;
+  bool overrun_ = false;
+  UvHandle<uv_poll_t> poll_;
+  DeadlineTimer watch_;
+};
+
+}  // namespace flockbridge::bridge
