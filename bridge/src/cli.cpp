@@ -8,6 +8,7 @@
 
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/settings.hpp"
+#include "flockbridge/protocol/aros/models.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -54,7 +55,8 @@ std::optional<int> parse_or_exit(CLI::App& app, int argc, const char* const* arg
 
 }  // namespace
 
-std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv) {
+std::variant<BridgeCommandLine, int> parse_bridge_command_line(
+    int argc, const char* const* argv, std::function<protocol::Result<Config>(const std::string&)> family_defaults) {
   CLI::App app{
       "flockbridge: the Flockbot's bridge between the Uno's serial link and the classroom network.\n"
       "Binary clients (the Flockbot socket protocol) connect to --port, JSON-lines clients to --json-port;\n"
@@ -112,6 +114,7 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
 
   BridgeCommandLine command_line;
   ConfigSources& sources = command_line.sources;
+  sources.family_defaults = std::move(family_defaults);
   if (!no_config) {
     sources.file = config_path;
     sources.file_required = config_option->count() > 0;
@@ -140,25 +143,41 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
   SimulatorOptions options;
   sim::UnoModelSettings& model = options.uno.model;
   CLI::App app{
-      "flockbot-sim: a simulated Flockbot Uno on a pseudo-terminal.\n"
-      "It creates a pseudo-terminal, makes --link a symlink to it, and plays the Uno: the boot ACK when the port\n"
-      "is opened, CFG, sensor packets, a model of the robot's motion, DMC when a bounded move completes.\n"
-      "Faults can be injected on the line, in the Uno, and in the device, by options or by commands.\n"
+      "flockbridge-sim (also called flockbot-sim): a simulated robot on a pseudo-terminal.\n"
+      "It creates a pseudo-terminal, makes --link a symlink to it, and plays the robot's controller:\n"
+      "  --robot flockbot: the Flockbot's Uno: the boot ACK when the port is opened, CFG, sensor packets,\n"
+      "                    a model of the robot's motion, DMC when a bounded move completes;\n"
+      "  --robot pioneer:  a Pioneer or AmigoBot (--model): the SYNC handshake, OPEN, CONFIG, SIPs every\n"
+      "                    100 ms, motion in a 6 x 4 m room with sonar, and its 2 s watchdog.\n"
+      "Faults can be injected on the line, in the robot, and in the device, by options or by commands.\n"
       "Events go to standard output, one line each. Commands on standard input, one per line:\n"
-      "  reboot        reset the Uno while the port stays open (it sends ACK and waits for CFG)\n"
+      "  reboot        reset the robot while the port stays open (the Uno sends ACK and waits for CFG;\n"
+      "                a Pioneer forgets its client and waits for SYNC0)\n"
       "  unplug        close the pseudo-terminal and remove the link (the device vanishes)\n"
       "  replug        create a new pseudo-terminal at the same link\n"
+      "  silent on|off stop or resume sending anything\n"
+      "  counters      print what the line faults have done so far\n"
+      "  quit          exit (the end of standard input does the same)\n"
+      "Flockbot only:\n"
       "  nak-next [N]  answer the next N frames received (default 1) with NAK\n"
       "  corrupt-next  send the next packet with a bad checksum\n"
-      "  silent on|off stop or resume sending anything\n"
       "  emergency     send EMG\n"
       "  burst [N]     send N sensor packets (default 5) at once, in one write\n"
       "  bump L H      set the bumper bytes\n"
-      "  counters      print what the line faults have done so far\n"
-      "  quit          exit (the end of standard input does the same)",
-      "flockbot-sim"};
+      "Pioneer only:\n"
+      "  state         print the robot's true pose, speeds, motors and watchdog stops",
+      "flockbridge-sim"};
   app.set_version_flag("--version", kVersion);
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--robot", options.robot, "The robot to play: flockbot or pioneer")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"flockbot", "pioneer"}));
+  std::vector<std::string> pioneer_models;
+  for (const auto& row : protocol::aros::robot_models()) pioneer_models.emplace_back(row.subclass);
+  app.add_option("--model", options.pioneer.model.model, "The Pioneer's model, as SYNC2 names it")
+      ->capture_default_str()
+      ->check(CLI::IsMember(pioneer_models));
+  app.add_option("--name", options.pioneer.model.name, "The Pioneer's name, as SYNC2 gives it")->capture_default_str();
   app.add_option("--link", options.link,
                  "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)")
       ->required();
@@ -210,6 +229,9 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
   millis.apply();
   options.uno.to_host = {ber_to_host >= 0 ? ber_to_host : ber, drop, duplicate};
   options.uno.to_uno = {ber_to_uno >= 0 ? ber_to_uno : ber, drop, duplicate};
+  options.pioneer.to_host = options.uno.to_host;
+  options.pioneer.to_robot = options.uno.to_uno;
+  options.pioneer.seed = model.seed;
   return options;
 }
 

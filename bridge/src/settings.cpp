@@ -118,6 +118,9 @@ std::string ip_address_or_empty(const Value& value) {
   const std::string allowed = ip_address(value);
   return allowed.empty() ? "" : allowed + ", or \"\" for [listen] bind";
 }
+std::string not_blank(const Value& value) {
+  return std::get<std::string>(value).empty() ? "a name, not \"\"" : "";
+}
 std::string not_empty(const Value& value) {
   return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
 }
@@ -201,6 +204,18 @@ std::vector<Setting> make_settings() {
        kLive},
       [](auto& c) -> auto& { return c.link.flush_bytes; }, 0, 1024));
 
+  s.push_back(text(
+      {"robot", "family", "--robot",
+       "The robot family behind the bridge: flockbot, or pioneer (Pioneer 2/3 and AmigoBot). It sets "
+       "the defaults of serial.device, serial.baud and binary.port.",
+       kRestart},
+      [](auto& c) -> auto& { return c.family; }, not_blank));
+  s.push_back(text(
+      {"robot", "model", "--model",
+       "The family's model (pioneer: p2dx, p3dx, p3dx-sh, p3at-sh, amigo, amigo-sh); \"\": the model "
+       "the robot names when it connects.",
+       kRestart},
+      [](auto& c) -> auto& { return c.model; }));
   s.push_back(whole(
       {"robot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
       255));
@@ -692,7 +707,21 @@ protocol::Result<Config> parse_config(std::string_view toml_text, std::string_vi
 }
 
 protocol::Result<Config> load_config(const ConfigSources& sources) {
-  Config config;
+  Config defaults;
+  if (sources.family_defaults) {
+    // Read once to learn the family, whose defaults the values then go over.
+    ConfigSources plain = sources;
+    plain.family_defaults = nullptr;
+    auto family = load_config(plain);
+    if (!family) return family.error();
+    auto family_defaults = sources.family_defaults(family.value().family);
+    if (!family_defaults) return family_defaults.error();
+    defaults = std::move(family_defaults).value();
+  }
+  return load_config(sources, std::move(defaults));
+}
+
+protocol::Result<Config> load_config(const ConfigSources& sources, Config config) {
   std::vector<std::string> problems;
   if (!sources.file.empty()) {
     std::ifstream in(sources.file, std::ios::binary);

@@ -51,8 +51,12 @@ Rig::Rig(RigOptions options) {
   device_ = (directory_ / "uno").string();
 
   if (options.start_sim) {
-    std::vector<std::string> sim_argv{FLOCKBOT_SIM_BIN, "--link", device_, "--rate-hz",
-                                      std::to_string(options.rate_hz)};
+    std::vector<std::string> sim_argv{FLOCKBOT_SIM_BIN, "--robot", options.robot, "--link", device_};
+    if (options.robot == "pioneer") {
+      sim_argv.insert(sim_argv.end(), {"--model", options.model});
+    } else {
+      sim_argv.insert(sim_argv.end(), {"--rate-hz", std::to_string(options.rate_hz)});
+    }
     sim_argv.insert(sim_argv.end(), options.sim_args.begin(), options.sim_args.end());
     sim_ = std::make_unique<ChildProcess>(sim_argv);
     REQUIRE(sim_->wait_for(ChildProcess::Stream::Stdout, "ready "));
@@ -60,8 +64,9 @@ Rig::Rig(RigOptions options) {
 
   // A generous NAK window: the tests run beside other work on small machines.
   std::vector<std::string> bridge_argv{
-      FLOCKBRIDGE_BIN, "--device", device_,           "--bind", "127.0.0.1",       "--port", "0", "--json-port", "0",
-      "--http-port",   "0",        "--nak-window-ms", "100",    "--reopen-max-ms", "500"};
+      FLOCKBRIDGE_BIN, "--device", device_,       "--bind", "127.0.0.1",       "--port", "0",
+      "--json-port",   "0",        "--http-port", "0",      "--nak-window-ms", "100",    "--reopen-max-ms",
+      "500",           "--robot",  options.robot};
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   if (!options.config.empty()) {
     std::ofstream(config_path()) << options.config;

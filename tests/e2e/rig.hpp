@@ -19,7 +19,11 @@
 namespace flockbridge::testing {
 
 struct RigOptions {
-  double rate_hz = 50;
+  /// The robot family: the simulator plays it and the bridge is told it.
+  std::string robot = "flockbot";
+  /// pioneer: the simulated robot's model (the bridge learns it from SYNC2).
+  std::string model = "p3dx-sh";
+  double rate_hz = 50;                   ///< flockbot: sensor packets a second
   std::vector<std::string> bridge_args;  ///< without --config or `config`, the bridge reads no configuration file
   /// TOML for a configuration file in the rig's folder, given with --config (empty: none).
   std::string config;

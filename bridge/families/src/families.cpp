@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
+#include "flockbridge/bridge/pioneer/driver.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -15,7 +16,10 @@ std::unique_ptr<RobotDriver> make(uv_loop_t* loop, const Config& config, RobotDr
 }
 
 constexpr std::array kFamilies{
-    RobotFamily{"flockbot", "Flockbot (an Arduino Uno on USB serial)", 2005, 115200, &make<flockbot::FlockbotDriver>},
+    RobotFamily{"flockbot", "Flockbot (an Arduino Uno on USB serial)", 2005, 115200, "/dev/flockbot",
+                &make<flockbot::FlockbotDriver>},
+    RobotFamily{"pioneer", "Pioneer 2/3 and AmigoBot (AROS, on the robot's HOST serial port)", 8101, 9600,
+                "/dev/ttyUSB0", &make<pioneer::PioneerDriver>},
 };
 
 }  // namespace
@@ -28,6 +32,21 @@ const RobotFamily* find_robot_family(std::string_view name) noexcept {
   const auto found =
       std::find_if(kFamilies.begin(), kFamilies.end(), [&](const RobotFamily& family) { return family.name == name; });
   return found == kFamilies.end() ? nullptr : &*found;
+}
+
+protocol::Result<Config> family_defaults(const std::string& name) {
+  const RobotFamily* family = find_robot_family(name);
+  if (family == nullptr) {
+    std::string known;
+    for (const RobotFamily& row : kFamilies) known += (known.empty() ? "" : ", ") + std::string(row.name);
+    return protocol::Error{"robot.family: there is no robot family '" + name + "'; the families are " + known};
+  }
+  Config config;
+  config.family = family->name;
+  config.device = family->default_device;
+  config.baud = family->default_baud;
+  config.port = family->native_port;
+  return config;
 }
 
 }  // namespace flockbridge::bridge

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/pty_pioneer.hpp"
 #include "flockbridge/bridge/pty_uno.hpp"
 #include "flockbridge/bridge/settings.hpp"
 
@@ -23,11 +24,16 @@ struct BridgeCommandLine {
 /// or the exit code when the program should stop at once: after --help,
 /// --version, --print-config, or a bad option or setting, whose message has
 /// been printed.
-[[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv);
+/// `family_defaults` gives each robot family's defaults (ConfigSources).
+[[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(
+    int argc, const char* const* argv,
+    std::function<protocol::Result<Config>(const std::string&)> family_defaults = {});
 
 struct SimulatorOptions {
+  std::string robot = "flockbot";  ///< flockbot or pioneer
   std::string link;
   PtyUnoSettings uno;
+  PtyPioneerSettings pioneer;
   // Random faults: mean seconds between them (exponentially distributed), 0: none.
   double reboot_every_s = 0;
   double silence_every_s = 0;

@@ -16,6 +16,10 @@ namespace flockbridge::bridge {
 enum class LogLevel { Debug, Info, Warning, Error };
 
 struct Config {
+  // The robot.
+  std::string family = "flockbot";  ///< the robot family (families.hpp)
+  std::string model;                ///< the family's model; empty: the robot names it
+
   // The serial link.
   std::string device = "/dev/flockbot";  ///< the name deploy/99-flockbot.rules gives the Uno
   int baud = 115200;

@@ -82,11 +82,12 @@ struct Published {
 };
 
 /// A command submitted earlier is done: `error` is empty when it reached
-/// the robot; `confirmed` when the robot acknowledged it.
+/// the robot; `confirmed` says whether the robot acknowledged it, for
+/// families whose robots acknowledge commands (none for the others).
 struct CommandDone {
   protocol::CommandToken token = 0;
   std::optional<protocol::Error> error;
-  bool confirmed = false;
+  std::optional<bool> confirmed;
 };
 
 /// A decision worth a line in a debug log.

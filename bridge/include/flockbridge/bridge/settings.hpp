@@ -59,11 +59,17 @@ struct ConfigSources {
   bool file_required = false;  ///< false for the default path, where a missing file means "all defaults"
   /// Values given on the command line, by setting key, as typed.
   std::vector<std::pair<std::string, std::string>> overrides;
+  /// The defaults of a robot family (robot.family): its serial speed,
+  /// device and client port; an error for a family there is none of. Not
+  /// set: the built-in defaults.
+  std::function<protocol::Result<Config>(const std::string& family)> family_defaults;
 };
 
 /// Defaults, then the file, then the overrides, then the checks that involve
 /// two settings. Never throws.
 [[nodiscard]] protocol::Result<Config> load_config(const ConfigSources& sources);
+/// The same over other defaults.
+[[nodiscard]] protocol::Result<Config> load_config(const ConfigSources& sources, Config defaults);
 
 /// Reads a configuration from TOML text (`origin` names it in messages).
 [[nodiscard]] protocol::Result<Config> parse_config(std::string_view toml_text, std::string_view origin);

@@ -1,5 +1,6 @@
-// flockbot-sim: a simulated Uno on a pseudo-terminal, controlled by lines on
-// standard input and reporting events on standard output.
+// flockbridge-sim (and flockbot-sim): a simulated robot on a pseudo-terminal,
+// controlled by lines on standard input and reporting events on standard
+// output.
 #include <uv.h>
 
 #include <csignal>

@@ -1,0 +1,112 @@
+// The driver of Pioneer 2/3 and AmigoBot robots: the AROS link of
+// protocol/aros/ over the robot's HOST serial port (or the simulated robot
+// on a pseudo-terminal), with the link's one timer.
+//
+// A command in this family's form is one or more whole AROS command packets
+// back to back (what an ARIA program writes, and what the JSON commands
+// become): "drive" is VEL then RVEL. The packets of one command are queued
+// together and the command is done when the last is on the line.
+#pragma once
+
+#include <uv.h>
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/bridge/pty_pioneer.hpp"
+#include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/aros/link.hpp"
+#include "flockbridge/protocol/aros/models.hpp"
+
+namespace flockbridge::bridge::pioneer {
+
+/// The AROS command packets of a JSON command (drive, stop, emergency,
+/// move, turn, heading, wheels, motors, sonar, reset_pose), for `model`
+/// (which sets the speed limits and VEL2's unit; nullptr: not known yet).
+[[nodiscard]] protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const nlohmann::json& object,
+                                                                const protocol::aros::RobotModel* model);
+
+/// The commands command_packets() takes.
+[[nodiscard]] std::span<const std::string> json_commands();
+
+/// The command packets of a command in the family's form, in order; an error
+/// when the bytes are not whole packets with good checksums.
+[[nodiscard]] protocol::Result<std::vector<protocol::aros::Command>> split_commands(protocol::ByteView packets);
+
+class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEvents, private SerialPort::Listener {
+ public:
+  PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
+  PioneerDriver(const PioneerDriver&) = delete;
+  PioneerDriver& operator=(const PioneerDriver&) = delete;
+  PioneerDriver(PioneerDriver&&) = delete;
+  PioneerDriver& operator=(PioneerDriver&&) = delete;
+  ~PioneerDriver() override;
+
+  [[nodiscard]] std::string_view family() const noexcept override { return "pioneer"; }
+  [[nodiscard]] std::string_view model() const noexcept override;
+  [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
+  [[nodiscard]] protocol::Result<protocol::Done> start() override;
+  void stop() override;
+  [[nodiscard]] std::optional<DriverEvent> next_event() override;
+  [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
+                                                                    const nlohmann::json& object) const override;
+  [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;
+  [[nodiscard]] protocol::Result<protocol::Done> submit(protocol::CommandToken token,
+                                                        protocol::ByteView command) override;
+  [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
+  [[nodiscard]] protocol::LinkState link_state() const noexcept override { return link_.state(); }
+  [[nodiscard]] const std::string& link_reason() const noexcept override { return link_.reason(); }
+  void add_stats(protocol::StatsSnapshot& snapshot) const override;
+  void reload(const Config& config) override;
+
+  [[nodiscard]] const protocol::aros::Link& link() const noexcept { return link_; }
+
+ private:
+  // protocol::aros::LinkEvents
+  void transmit(protocol::ByteView packet) override;
+  void link_changed(protocol::LinkState state, std::string_view reason) override;
+  void sip_received(const protocol::aros::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) override;
+  void packet_received(protocol::Byte type, protocol::ByteView payload) override;
+  void command_finished(protocol::CommandToken token, const protocol::Error* error) override;
+  void note(std::string_view what) override;
+
+  // SerialPort::Listener
+  void serial_opened() override;
+  void serial_received(protocol::ByteView bytes) override;
+  void serial_closed(std::string_view reason) override;
+
+  void push(DriverEvent event);
+  /// Tells the core that a client's command is done, with its first error.
+  void finish_command(protocol::CommandToken token);
+  void arm_link_timer();
+  void on_link_timer();
+  /// The model whose factors convert SIPs: the configured one, else the one
+  /// the robot named.
+  void choose_model();
+
+  /// A client's command whose packets are on their way.
+  struct Parts {
+    std::size_t remaining = 0;
+    std::optional<protocol::Error> error;
+  };
+
+  uv_loop_t* loop_;
+  Config config_;
+  Host& host_;
+  protocol::aros::Link link_;
+  std::unique_ptr<PtyPioneer> simulator_;
+  SerialPort serial_;
+  DeadlineTimer link_timer_;
+  std::deque<DriverEvent> events_;
+  const protocol::aros::RobotModel* model_ = nullptr;
+  std::optional<protocol::aros::PoseTracker> pose_;
+  std::map<protocol::CommandToken, Parts> parts_;  ///< by the client's token
+  bool stopped_ = false;
+};
+
+}  // namespace flockbridge::bridge::pioneer

@@ -1,0 +1,41 @@
+// A SIP as clients get it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/protocol/aros/models.hpp"
+#include "flockbridge/protocol/aros/sip.hpp"
+
+namespace flockbridge::bridge::pioneer {
+
+/// One SIP with what the driver knew when it came.
+struct SipSnapshot {
+  protocol::aros::StandardSip sip;
+  protocol::Bytes packet;                             ///< the whole packet, as it came
+  std::optional<protocol::aros::SipReading> reading;  ///< none while the model is not known
+  protocol::aros::Pose pose;
+};
+
+/// {"type":"sensor","seq":N,"ts":T,"pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s","battery_v",
+///  "wheels_mm_s":{"left","right"},"sonar":[{"n","mm"}],"moving","motors","stall":{"left","right"},
+///  "bumpers":{"front","rear"},"raw":{...the SIP's values as sent}} and a line end. The converted
+/// values (pose .. sonar) only when the robot's model is known.
+[[nodiscard]] SharedBuffer sip_json(const SipSnapshot& snapshot, std::uint64_t seq, double unix_seconds);
+
+class SipMessage final : public RobotMessage {
+ public:
+  explicit SipMessage(SipSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
+  [[nodiscard]] bool is_sensor() const noexcept override { return true; }
+  [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
+    if (encoding == Encoding::Json) return sip_json(snapshot_, seq, unix_seconds);
+    return nullptr;
+  }
+  [[nodiscard]] const SipSnapshot& snapshot() const noexcept { return snapshot_; }
+
+ private:
+  SipSnapshot snapshot_;
+};
+
+}  // namespace flockbridge::bridge::pioneer

@@ -1,0 +1,286 @@
+#include "flockbridge/bridge/pioneer/driver.hpp"
+
+#include <string>
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/pioneer/messages.hpp"
+
+namespace flockbridge::bridge::pioneer {
+namespace {
+
+namespace aros = protocol::aros;
+
+bool is_motion(protocol::Byte number) {
+  using namespace aros::command;
+  return number == kVel || number == kRVel || number == kVel2 || number == kRotate || number == kMove ||
+         number == kHead || number == kDHead || number == kDCHead;
+}
+
+/// A motion that goes on until another command ends it (a move to a
+/// distance or heading ends by itself).
+bool keeps_moving(const aros::Command& command) {
+  using namespace aros::command;
+  const int* value = std::get_if<int>(&command.argument);
+  const bool nonzero = value != nullptr && *value != 0;
+  return nonzero &&
+         (command.number == kVel || command.number == kRVel || command.number == kVel2 || command.number == kRotate);
+}
+
+aros::LinkSettings link_settings(const Config&) {
+  return aros::LinkSettings{};
+}
+
+}  // namespace
+
+PioneerDriver::PioneerDriver(uv_loop_t* loop, const Config& config, Host& host)
+    : loop_(loop),
+      config_(config),
+      host_(host),
+      link_(link_settings(config_), *this),
+      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
+}
+
+PioneerDriver::~PioneerDriver() {
+  stop();
+}
+
+std::string_view PioneerDriver::model() const noexcept {
+  if (model_ != nullptr) return model_->subclass;
+  if (!config_.model.empty()) return config_.model;
+  if (const auto& identity = link_.identity()) return identity->subtype;
+  return {};
+}
+
+protocol::Result<protocol::Done> PioneerDriver::start() {
+  if (!config_.model.empty()) {
+    model_ = aros::find_robot_model(config_.model);
+    if (model_ == nullptr) {
+      std::string known;
+      for (const aros::RobotModel& row : aros::robot_models())
+        known += (known.empty() ? "" : ", ") + std::string(row.subclass);
+      return protocol::Error{"robot.model: there is no Pioneer model '" + config_.model + "'; the models are " + known};
+    }
+  }
+  if (link_timer_.init<PioneerDriver, &PioneerDriver::on_link_timer>(loop_, this) < 0) {
+    return protocol::Error{"cannot create the robot link's timer"};
+  }
+  if (config_.simulate) {
+    PtyPioneerSettings simulated;
+    simulated.model.model = config_.model.empty() ? "p3dx-sh" : config_.model;
+    simulator_ = std::make_unique<PtyPioneer>(
+        loop_, simulated, [](std::string_view line) { log_debug("simulated Pioneer: " + std::string(line)); });
+    auto plugged = simulator_->plug_in({});
+    if (!plugged) return plugged.error();
+    serial_.set_path(simulator_->device_path());
+    log_info("simulated " + simulated.model.model + " on " + simulator_->device_path());
+  }
+  serial_.start();
+  return protocol::Done{};
+}
+
+void PioneerDriver::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  // STOP then CLOSE, so that the robot neither drives on nor waits for its watchdog.
+  if (const protocol::Bytes last = link_.shutdown_packets(); !last.empty()) serial_.write_now(last);
+  serial_.close();
+  if (simulator_) simulator_->close();
+  link_timer_.reset();
+  events_.clear();
+}
+
+std::optional<DriverEvent> PioneerDriver::next_event() {
+  if (events_.empty()) return std::nullopt;
+  DriverEvent event = std::move(events_.front());
+  events_.pop_front();
+  return event;
+}
+
+void PioneerDriver::push(DriverEvent event) {
+  if (stopped_) return;
+  events_.push_back(std::move(event));
+  host_.driver_has_events();
+}
+
+protocol::Result<protocol::Bytes> PioneerDriver::command_from_json(std::string_view cmd,
+                                                                   const nlohmann::json& object) const {
+  return command_packets(cmd, object, model_);
+}
+
+MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
+  MotionEffect effect;
+  auto commands = split_commands(command);
+  if (!commands) return effect;
+  for (const aros::Command& c : commands.value()) {
+    if (c.number == aros::command::kStop || c.number == aros::command::kEStop) {
+      effect = MotionEffect{true, false, false};
+    } else if (is_motion(c.number)) {
+      effect.stops = false;
+      effect.motion = true;
+      effect.keeps_moving = effect.keeps_moving || keeps_moving(c);
+    }
+  }
+  return effect;
+}
+
+protocol::Result<protocol::Done> PioneerDriver::submit(protocol::CommandToken token, protocol::ByteView command) {
+  auto commands = split_commands(command);
+  if (!commands) return commands.error();
+  for (const aros::Command& c : commands.value()) {
+    if (auto fits = aros::check_command(c); !fits) return fits.error();
+  }
+  // Every part goes under the client's token; the command is done when the
+  // last part is. The link may finish a part inside submit().
+  const std::size_t count = commands.value().size();
+  parts_[token] = Parts{count, std::nullopt};
+  const SteadyTime now = steady_now();
+  for (std::size_t i = 0; i < count; ++i) {
+    auto queued = link_.submit(token, commands.value()[i], now);
+    if (queued) continue;
+    if (i == 0) {
+      parts_.erase(token);
+      arm_link_timer();
+      return queued.error();
+    }
+    // The parts already sent cannot be taken back: the command is done,
+    // with this error, once they are.
+    Parts& parts = parts_[token];
+    parts.error = queued.error();
+    parts.remaining -= count - i;
+    if (parts.remaining == 0) finish_command(token);
+    break;
+  }
+  arm_link_timer();
+  return protocol::Done{};
+}
+
+protocol::Result<protocol::Done> PioneerDriver::stop_robot(protocol::CommandToken token) {
+  return submit(token, aros::encode_command(aros::Command{aros::command::kStop, aros::NoArgument{}}));
+}
+
+void PioneerDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
+  const aros::LinkStats stats = link_.stats();
+  snapshot.link_state = link_.state();
+  protocol::LinkStats& l = snapshot.link;
+  l.decoder.frames = stats.decoder.packets;
+  l.decoder.bad_checksum = stats.decoder.bad_checksum;
+  l.decoder.bad_length = stats.decoder.bad_count;
+  l.decoder.incomplete = stats.decoder.incomplete;
+  l.decoder.discarded_bytes = stats.decoder.discarded_bytes;
+  l.frames_sent = stats.packets_sent;
+  l.implausible = stats.bad_sips;
+  l.stale = stats.stale;
+  l.commands_sent = stats.commands_sent;
+  l.commands_delivered = stats.commands_sent;
+  l.commands_unconfirmed = stats.commands_sent;
+  l.commands_failed = stats.commands_failed;
+}
+
+void PioneerDriver::reload(const Config& config) {
+  config_ = config;
+  link_.set_settings(link_settings(config_));
+  arm_link_timer();
+}
+
+void PioneerDriver::choose_model() {
+  if (!config_.model.empty()) return;  // chosen at start
+  const auto& identity = link_.identity();
+  if (!identity) return;
+  const aros::RobotModel* named = aros::find_robot_model(identity->subtype);
+  if (named == model_) return;
+  model_ = named;
+  pose_.reset();
+  if (named == nullptr) {
+    log_warning("the robot names its model '" + identity->subtype +
+                "', which the bridge has no factors for: sensor messages carry raw values only; "
+                "set robot.model (--model) to the nearest model");
+  } else {
+    log_info("the robot is a " + identity->type + " " + identity->subtype + " called '" + identity->name + "'");
+  }
+}
+
+void PioneerDriver::transmit(protocol::ByteView packet) {
+  serial_.write(packet);
+}
+
+void PioneerDriver::link_changed(protocol::LinkState state, std::string_view reason) {
+  if (state == protocol::LinkState::Up) {
+    choose_model();
+    if (pose_) pose_->reset();
+  }
+  push(driver_event::LinkChanged{state, std::string(reason)});
+}
+
+void PioneerDriver::sip_received(const aros::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) {
+  SipSnapshot snapshot;
+  snapshot.sip = sip;
+  snapshot.packet = aros::encode_packet(type, payload);
+  if (model_ != nullptr) {
+    if (!pose_) pose_.emplace(*model_);
+    snapshot.pose = pose_->update(sip);
+    snapshot.reading = aros::convert_sip(sip, *model_);
+  }
+  driver_event::Published published;
+  published.message = std::make_shared<SipMessage>(std::move(snapshot));
+  push(std::move(published));
+}
+
+void PioneerDriver::packet_received(protocol::Byte type, protocol::ByteView payload) {
+  push(driver_event::Note{"robot packet of type " + std::to_string(type) + ", " + std::to_string(payload.size()) +
+                          " bytes"});
+}
+
+void PioneerDriver::command_finished(protocol::CommandToken token, const protocol::Error* error) {
+  const auto found = parts_.find(token);
+  if (found == parts_.end()) return;
+  Parts& parts = found->second;
+  if (error != nullptr && !parts.error) parts.error = *error;
+  if (--parts.remaining == 0) finish_command(token);
+}
+
+void PioneerDriver::finish_command(protocol::CommandToken token) {
+  const auto found = parts_.find(token);
+  if (found == parts_.end()) return;
+  driver_event::CommandDone done;
+  done.token = token;
+  done.error = found->second.error;
+  parts_.erase(found);
+  push(std::move(done));
+}
+
+void PioneerDriver::note(std::string_view what) {
+  push(driver_event::Note{"link: " + std::string(what)});
+}
+
+void PioneerDriver::serial_opened() {
+  link_.port_opened(steady_now());
+  arm_link_timer();
+}
+
+void PioneerDriver::serial_received(protocol::ByteView bytes) {
+  link_.bytes_received(bytes, steady_now());
+  arm_link_timer();
+}
+
+void PioneerDriver::serial_closed(std::string_view reason) {
+  link_.port_closed(reason);
+  if (pose_) pose_->reset();
+  arm_link_timer();
+}
+
+void PioneerDriver::arm_link_timer() {
+  if (stopped_) return;
+  if (const auto deadline = link_.next_deadline()) {
+    link_timer_.start_at(*deadline);
+  } else {
+    link_timer_.stop();
+  }
+}
+
+void PioneerDriver::on_link_timer() {
+  serial_.read_pending();
+  link_.tick(steady_now());
+  arm_link_timer();
+}
+
+}  // namespace flockbridge::bridge::pioneer

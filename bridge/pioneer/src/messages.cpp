@@ -1,0 +1,202 @@
+// The Pioneer's messages for clients (SIPs as JSON sensor messages) and its
+// JSON commands as AROS command packets.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "flockbridge/bridge/pioneer/driver.hpp"
+#include "flockbridge/bridge/pioneer/messages.hpp"
+
+namespace flockbridge::bridge::pioneer {
+namespace {
+
+namespace aros = protocol::aros;
+using protocol::Error;
+using ordered = nlohmann::ordered_json;
+using nlohmann::json;
+
+/// Rounded to 0.1, as the robots measure no finer, so that the feed stays short.
+double tenths(double value) {
+  return std::round(value * 10.0) / 10.0;
+}
+
+Error argument_error(std::string_view cmd, std::string_view problem) {
+  return Error{std::string(cmd) + ": " + std::string(problem)};
+}
+
+/// A number argument, required, within [low, high].
+protocol::Result<double> number(std::string_view cmd, const json& object, const char* name, double low, double high) {
+  const auto it = object.find(name);
+  if (it == object.end()) return argument_error(cmd, std::string("needs '") + name + "'");
+  if (!it->is_number()) return argument_error(cmd, std::string(name) + " must be a number");
+  const double value = it->get<double>();
+  if (!std::isfinite(value) || value < low || value > high) {
+    return argument_error(cmd, std::string(name) + " must be from " + std::to_string(static_cast<long>(low)) + " to " +
+                                   std::to_string(static_cast<long>(high)));
+  }
+  return value;
+}
+
+protocol::Result<bool> on_off(std::string_view cmd, const json& object) {
+  const auto it = object.find("on");
+  if (it == object.end() || !it->is_boolean()) return argument_error(cmd, "needs 'on': true or false");
+  return it->get<bool>();
+}
+
+/// Refuses arguments the command does not take, so that a typo is not ignored.
+protocol::Result<protocol::Done> only(std::string_view cmd, const json& object,
+                                      std::initializer_list<std::string_view> allowed) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (key == "cmd" || key == "id") continue;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string expected;
+      for (const std::string_view name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
+      return argument_error(
+          cmd, "has no argument '" + key + "'; " + (expected.empty() ? "it takes none" : "it takes " + expected));
+    }
+  }
+  return protocol::Done{};
+}
+
+protocol::Bytes packet(protocol::Byte number, aros::Argument argument = aros::NoArgument{}) {
+  return aros::encode_command(aros::Command{number, std::move(argument)});
+}
+
+int rounded(double value) {
+  return static_cast<int>(std::lround(value));
+}
+
+constexpr double kDefaultMaxVelocity = 2000;  // mm/s, beyond every model of the table
+constexpr double kDefaultMaxRotVelocity = 720;
+
+}  // namespace
+
+std::span<const std::string> json_commands() {
+  static const std::array<std::string, 10> names{"drive",   "stop",   "emergency", "move",  "turn",
+                                                 "heading", "wheels", "motors",    "sonar", "reset_pose"};
+  return names;
+}
+
+protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const json& object,
+                                                  const aros::RobotModel* model) {
+  const double max_v = model != nullptr ? model->max_velocity_mm_s : kDefaultMaxVelocity;
+  const double max_w = model != nullptr ? model->max_rot_velocity_deg_s : kDefaultMaxRotVelocity;
+  protocol::Bytes out;
+  if (cmd == "stop" || cmd == "emergency" || cmd == "reset_pose") {
+    if (auto checked = only(cmd, object, {}); !checked) return checked.error();
+    const protocol::Byte number = cmd == "stop"        ? aros::command::kStop
+                                  : cmd == "emergency" ? aros::command::kEStop
+                                                       : aros::command::kSetO;
+    return packet(number);
+  }
+  if (cmd == "drive") {
+    if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
+    auto v = number(cmd, object, "v_mm_s", -max_v, max_v);
+    if (!v) return v.error();
+    auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -max_w, max_w) : protocol::Result<double>(0.0);
+    if (!w) return w.error();
+    out = packet(aros::command::kVel, rounded(v.value()));
+    const protocol::Bytes turn = packet(aros::command::kRVel, rounded(w.value()));
+    out.insert(out.end(), turn.begin(), turn.end());
+    return out;
+  }
+  if (cmd == "move") {
+    if (auto checked = only(cmd, object, {"mm"}); !checked) return checked.error();
+    auto mm = number(cmd, object, "mm", -aros::kMaxIntArgument, aros::kMaxIntArgument);
+    if (!mm) return mm.error();
+    return packet(aros::command::kMove, rounded(mm.value()));
+  }
+  if (cmd == "turn" || cmd == "heading") {
+    if (auto checked = only(cmd, object, {"deg"}); !checked) return checked.error();
+    auto deg = number(cmd, object, "deg", cmd == "turn" ? -360 : 0, 360);
+    if (!deg) return deg.error();
+    return packet(cmd == "turn" ? aros::command::kDHead : aros::command::kHead, rounded(deg.value()) % 360);
+  }
+  if (cmd == "wheels") {
+    if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
+    const double unit = model != nullptr && model->vel2_divisor > 0 ? model->vel2_divisor : 20.0;
+    const double limit = std::min(max_v, 127 * unit);
+    auto left = number(cmd, object, "left_mm_s", -limit, limit);
+    if (!left) return left.error();
+    auto right = number(cmd, object, "right_mm_s", -limit, limit);
+    if (!right) return right.error();
+    // VEL2: the right wheel in the high byte, the left in the low, signed,
+    // in units of the model's Vel2Divisor.
+    const int l = rounded(left.value() / unit);
+    const int r = rounded(right.value() / unit);
+    const int raw = ((r & 0xFF) << 8) | (l & 0xFF);
+    // A raw value above 0x7FFF goes as a negative integer of the same bits.
+    return packet(aros::command::kVel2, raw > 0x7FFF ? raw - 0x10000 : raw);
+  }
+  if (cmd == "motors" || cmd == "sonar") {
+    if (auto checked = only(cmd, object, {"on"}); !checked) return checked.error();
+    auto on = on_off(cmd, object);
+    if (!on) return on.error();
+    return packet(cmd == "motors" ? aros::command::kEnable : aros::command::kSonar, on.value() ? 1 : 0);
+  }
+  std::string known;
+  for (const std::string& name : json_commands()) known += (known.empty() ? "" : ", ") + name;
+  return Error{"unknown command '" + std::string(cmd) + "'; a Pioneer takes " + known};
+}
+
+protocol::Result<std::vector<aros::Command>> split_commands(protocol::ByteView packets) {
+  aros::PacketDecoder decoder;
+  decoder.feed(packets);
+  std::vector<aros::Command> commands;
+  while (const auto event = decoder.next()) {
+    if (event->kind != aros::PacketDecoder::EventKind::Packet) return Error{"not whole AROS command packets"};
+    commands.push_back(aros::decode_command(event->type, event->payload));
+  }
+  if (commands.empty() || decoder.in_packet() || decoder.stats().discarded_bytes > 0 ||
+      decoder.stats().bad_checksum > 0) {
+    return Error{"not whole AROS command packets"};
+  }
+  return commands;
+}
+
+SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_seconds) {
+  const aros::StandardSip& sip = s.sip;
+  ordered message{{"type", "sensor"}, {"seq", seq}, {"ts", unix_seconds}};
+  if (s.reading) {
+    const aros::SipReading& r = *s.reading;
+    message["pose"] =
+        ordered{{"x_mm", tenths(s.pose.x_mm)}, {"y_mm", tenths(s.pose.y_mm)}, {"th_deg", tenths(s.pose.th_deg)}};
+    message["v_mm_s"] = tenths(r.velocity_mm_s);
+    message["w_deg_s"] = tenths(r.rotational_velocity_deg_s);
+    message["battery_v"] = tenths(r.battery_v);
+    message["wheels_mm_s"] = ordered{{"left", tenths(r.left_velocity_mm_s)}, {"right", tenths(r.right_velocity_mm_s)}};
+    ordered sonar = ordered::array();
+    for (const auto& range : r.sonar) sonar.push_back(ordered{{"n", range.sonar}, {"mm", std::lround(range.range_mm)}});
+    message["sonar"] = std::move(sonar);
+  }
+  message["moving"] = sip.moving;
+  message["motors"] = sip.motors_enabled();
+  message["stall"] = ordered{{"left", sip.left_stalled()}, {"right", sip.right_stalled()}};
+  // Bits 1-7 and 9-15 of STALL_AND_BUMPERS: the first and second bumper inputs.
+  message["bumpers"] =
+      ordered{{"front", (sip.stall_and_bumpers >> 1) & 0x7F}, {"rear", (sip.stall_and_bumpers >> 9) & 0x7F}};
+  ordered raw{{"x", sip.x},
+              {"y", sip.y},
+              {"th", sip.th},
+              {"left_vel", sip.left_velocity},
+              {"right_vel", sip.right_velocity},
+              {"battery", sip.battery_tenths},
+              {"stall_bumpers", sip.stall_and_bumpers},
+              {"control", sip.control},
+              {"flags", sip.flags},
+              {"compass", sip.compass}};
+  if (sip.battery_x10) raw["battery_x10"] = *sip.battery_x10;
+  if (sip.charge_state) raw["charge_state"] = *sip.charge_state;
+  if (sip.rotational_velocity_tenths) raw["rotvel"] = *sip.rotational_velocity_tenths;
+  if (sip.fault_flags) raw["fault_flags"] = *sip.fault_flags;
+  message["raw"] = std::move(raw);
+  std::string text = message.dump(-1, ' ', false, ordered::error_handler_t::replace);
+  text.push_back('\n');
+  return make_buffer(std::move(text));
+}
+
+}  // namespace flockbridge::bridge::pioneer

@@ -1,0 +1,75 @@
+#include "flockbridge/bridge/pty_pioneer.hpp"
+
+namespace flockbridge::bridge {
+
+PtyPioneer::PtyPioneer(uv_loop_t* loop, const PtyPioneerSettings& settings, Log log)
+    : log_(std::move(log)),
+      to_host_(settings.to_host, settings.seed * 2654435761U + 1),
+      to_robot_(settings.to_robot, settings.seed * 2654435761U + 2),
+      model_settings_(settings.model),
+      device_(loop, *this, [this](std::string_view line) { log_(line); }) {
+  make_model();
+  (void)tick_.init<PtyPioneer, &PtyPioneer::on_tick>(loop, this);
+}
+
+void PtyPioneer::make_model() {
+  model_.emplace(
+      model_settings_, [this](protocol::ByteView packet) { transmit(packet); },
+      [this](std::string_view line) { log_(line); });
+}
+
+void PtyPioneer::reboot() {
+  log_("reboot");
+  make_model();
+  schedule_tick();
+}
+
+PtyPioneer::~PtyPioneer() {
+  close();
+}
+
+void PtyPioneer::close() {
+  device_.close();
+  tick_.reset();
+}
+
+void PtyPioneer::device_opened() {
+  schedule_tick();
+}
+
+void PtyPioneer::device_received(protocol::ByteView bytes) {
+  if (to_robot_.settings().any()) {
+    received_.clear();
+    to_robot_.apply(bytes, received_);
+    model_->bytes_received(received_, steady_now());
+  } else {
+    model_->bytes_received(bytes, steady_now());
+  }
+  schedule_tick();
+}
+
+void PtyPioneer::transmit(protocol::ByteView packet) {
+  if (silent_) return;
+  if (!to_host_.settings().any()) {
+    device_.write(packet);
+    return;
+  }
+  sent_.clear();
+  to_host_.apply(packet, sent_);
+  device_.write(sent_);
+}
+
+void PtyPioneer::on_tick() {
+  model_->tick(steady_now());
+  schedule_tick();
+}
+
+void PtyPioneer::schedule_tick() {
+  if (const auto deadline = model_->next_deadline()) {
+    tick_.start_at(*deadline);
+  } else {
+    tick_.stop();
+  }
+}
+
+}  // namespace flockbridge::bridge
