@@ -10,6 +10,7 @@
 
 #include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/overloaded.hpp"
 #include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -27,14 +28,6 @@ constexpr std::chrono::milliseconds kHousekeepingInterval{100};
 /// their SYNs dropped and retried a second or more later. The kernel caps it
 /// at net.core.somaxconn.
 constexpr int kListenBacklog = SOMAXCONN;
-
-template <typename... F>
-struct Overloaded : F... {
-  using F::operator()...;
-};
-// Clang 14 does not deduce an aggregate's template arguments by itself.
-template <typename... F>
-Overloaded(F...) -> Overloaded<F...>;
 
 double unix_seconds_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -213,7 +206,9 @@ void Bridge::on_connection(Listener& listener, int status) {
     log_warning("accepting a client failed: " + uv_error_text(status));
     return;
   }
-  auto session = std::make_unique<TcpSession>(loop_, *this, next_session_++, listener.kind, config_, counters_);
+  auto session =
+      std::make_unique<TcpSession>(loop_, *this, next_session_++, listener.kind, config_, counters_,
+                                   listener.kind == ClientKind::Binary ? driver_->make_native_client() : nullptr);
   if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
     log_warning("accepting a client failed: " + uv_error_text(rc));
     return;
@@ -291,6 +286,7 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, const 
                               protocol::ErrorCode::RateLimited});
     return;
   }
+  if (session.exclusive_control() && !effect.stops && !check_control(session, effect)) return;
   const protocol::CommandToken token = next_token_++;
   auto submitted = driver_->submit(token, payload);
   if (!submitted) {
@@ -309,6 +305,44 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, const 
   }
 }
 
+bool Bridge::check_control(Session& session, const MotionEffect& effect) {
+  if (control_holder_ == session.id()) return true;
+  if (control_holder_ || !effect.motion) {
+    // Programs that do not drive send their settings too (ARIA: SETV, ENABLE
+    // at connect, ENABLE 0 as it leaves); none of it reaches the robot.
+    if (effect.motion) {
+      ++counters_.control_refused;
+      session.count_refused();
+      log_debug("client " + std::to_string(session.id()) + ": motion command not forwarded: client " +
+                std::to_string(*control_holder_) + " holds control of the robot");
+    } else {
+      ++counters_.control_ignored;
+    }
+    return false;
+  }
+  control_holder_ = session.id();
+  ++counters_.control_changes;
+  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") took control of the robot");
+  return true;
+}
+
+void Bridge::release_control(const Session& session, const std::string& why, bool at_once) {
+  if (control_holder_ != session.id()) return;
+  control_holder_.reset();
+  const std::string reason =
+      "client " + std::to_string(session.id()) + " (" + session.peer() + "), which held control of the robot, " + why;
+  log_info(reason);
+  if (at_once) {
+    safety_stop(reason);
+  } else {
+    owed_stop_ = reason;  // once the session is gone (sweep_closed)
+  }
+}
+
+void Bridge::session_released(Session& session) {
+  release_control(session, "gave it up (CLOSE)", true);
+}
+
 void Bridge::safety_stop(const std::string& reason) {
   moving_ = false;
   motion_owner_.reset();
@@ -323,6 +357,7 @@ protocol::StatsSnapshot Bridge::snapshot() const {
   snapshot.uptime_s = std::chrono::duration<double>(steady_now() - started_at_).count();
   driver_->add_stats(snapshot);
   snapshot.bridge = counters_;
+  snapshot.control_holder = control_holder_;
   for (const auto& [id, session] : sessions_) {
     if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
   }
@@ -346,7 +381,9 @@ void Bridge::log_stats() const {
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
-  if (moving_ && motion_owner_ == session.id()) {
+  const bool held_control = control_holder_ == session.id();
+  release_control(session, "is gone", false);
+  if (!held_control && moving_ && motion_owner_ == session.id()) {
     owed_stop_ =
         "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone";
   }
@@ -469,6 +506,13 @@ void Bridge::on_housekeeping() {
   for (auto& [id, session] : sessions_) session->housekeeping(now);
   update_service_status();
   flush_log_repeats();
+  if (control_holder_) {
+    const auto holder = sessions_.find(*control_holder_);
+    if (holder != sessions_.end() && now - holder->second->last_input() >= config_.control_silence) {
+      release_control(*holder->second, "sent nothing for " + std::to_string(config_.control_silence.count()) + " ms",
+                      true);
+    }
+  }
   if (config_.motion_watchdog.count() > 0 && moving_ && now - last_motion_ >= config_.motion_watchdog) {
     safety_stop("no motion command for " + std::to_string(config_.motion_watchdog.count()) +
                 " ms while the robot was moving (motion watchdog)");

@@ -4,6 +4,8 @@
 #include <utility>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/overloaded.hpp"
+#include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
@@ -29,12 +31,14 @@ std::string_view client_kind_name(ClientKind kind) noexcept {
 }
 
 Session::Session(Host& host, std::uint64_t id, ClientKind kind, const Config& config,
-                 protocol::BridgeCounters& counters)
+                 protocol::BridgeCounters& counters, std::unique_ptr<NativeClient> native)
     : config_(config),
       counters_(counters),
       host_(host),
       id_(id),
       kind_(kind),
+      native_(std::move(native)),
+      last_input_(steady_now()),
       queue_(config.queue_limit),
       limiter_(config.command_rate, config.command_burst),
       extensions_(kind == ClientKind::Binary ? 0 : protocol::kExtensionsVersion) {}
@@ -76,15 +80,6 @@ void Session::close(std::string_view reason, CloseKind kind) {
 }
 
 void Session::handle_message(protocol::ByteView body) {
-  if (encoding() == Encoding::Binary) {
-    auto request = protocol::parse_binary_request(body);
-    if (!request) {
-      reply_error(nullptr, request.error());
-      return;
-    }
-    host_.session_request(*this, std::move(request).value(), nullptr);
-    return;
-  }
   if (is_blank(body)) return;
   auto parsed = protocol::json::parse_line(std::string_view(reinterpret_cast<const char*>(body.data()), body.size()));
   if (!parsed.object) {
@@ -101,9 +96,32 @@ void Session::handle_message(protocol::ByteView body) {
   }
 }
 
-void Session::handle_legacy_hello() {
-  log_debug("client " + std::to_string(id_) + ": the 2014 client's hello; answered with ACK");
-  send(wire::ack());
+void Session::handle_native_bytes(protocol::ByteView bytes, SteadyTime now) {
+  note_input(now);
+  native_->feed(bytes, now);
+  while (!closing_) {
+    auto input = native_->next();
+    if (!input) break;
+    std::visit(Overloaded{
+                   [&](protocol::ClientRequest& request) { host_.session_request(*this, std::move(request), nullptr); },
+                   [&](native_input::Reply& reply) { queue_message(std::move(reply.message)); },
+                   [&](native_input::Release&) { host_.session_released(*this); },
+                   [&](protocol::Error& error) { reply_error(nullptr, error); },
+               },
+               *input);
+  }
+}
+
+void Session::expire_native_input(SteadyTime now) {
+  if (const std::size_t dropped = native_->expire(now, config_.message_timeout); dropped > 0) {
+    report_incomplete(dropped);
+  }
+}
+
+void Session::report_incomplete(std::size_t bytes) {
+  reply_error(nullptr, protocol::Error{"incomplete message discarded: " + std::to_string(bytes) +
+                                       " bytes did not make a whole message within " +
+                                       std::to_string(config_.message_timeout.count()) + " ms"});
 }
 
 void Session::set_extensions(std::uint8_t version) {
@@ -122,7 +140,7 @@ void Session::input_ended() {
 
 void Session::send(SharedBuffer message) {
   if (closing_ || !message) return;
-  if (!extended() && !protocol::legacy_client_parses(protocol::as_bytes(*message))) {
+  if (!extended() && native_ && !native_->parses(*message)) {
     ++withheld_;
     return;
   }

@@ -365,6 +365,12 @@ std::vector<Setting> make_settings() {
       {"safety", "motion_watchdog_ms", "--motion-watchdog-ms",
        "Stop a moving robot when no motion command has come for this long (0: off).", kLive},
       [](auto& c) -> auto& { return c.motion_watchdog; }, 0, kHour));
+  s.push_back(duration(
+      {"safety", "control_silence_ms", "--control-silence-ms",
+       "On a port where one program drives at a time (Pioneer's 8101): the program holding control loses it, "
+       "and the robot is stopped, after sending nothing for this long.",
+       kLive},
+      [](auto& c) -> auto& { return c.control_silence; }, 100, kHour));
 
   {
     Setting level =

@@ -31,12 +31,10 @@ struct WriteRequest {
 }  // namespace
 
 TcpSession::TcpSession(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
-                       protocol::BridgeCounters& counters)
-    : Session(host, id, kind, config, counters),
+                       protocol::BridgeCounters& counters, std::unique_ptr<NativeClient> native)
+    : Session(host, id, kind, config, counters, std::move(native)),
       loop_(loop),
-      decoder_(kind == ClientKind::Binary ? protocol::MessageDecoder::Framing::LengthPrefixed
-                                          : protocol::MessageDecoder::Framing::Lines,
-               kind == ClientKind::Binary ? 255 : config.max_line, kind == ClientKind::Binary) {}
+      lines_(protocol::MessageDecoder::Framing::Lines, config.max_line) {}
 
 TcpSession::~TcpSession() {
   tcp_.reset();
@@ -86,18 +84,20 @@ void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
     close("connection lost: " + uv_error_text(static_cast<int>(nread)), CloseKind::Dead);
     return;
   }
-  decoder_.feed(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread)),
-                steady_now());
+  const protocol::ByteView bytes(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread));
+  const SteadyTime now = steady_now();
+  if (kind() == ClientKind::Binary) {
+    handle_native_bytes(bytes, now);
+    return;
+  }
+  note_input(now);
+  lines_.feed(bytes, now);
   while (!closing()) {
-    const auto event = decoder_.next();
+    const auto event = lines_.next();
     if (!event) break;
     if (event->kind == protocol::MessageDecoder::EventKind::TooLong) {
       reply_error(nullptr,
                   protocol::Error{"line longer than " + std::to_string(config_.max_line) + " bytes; discarded"});
-      continue;
-    }
-    if (event->kind == protocol::MessageDecoder::EventKind::Hello) {
-      handle_legacy_hello();
       continue;
     }
     handle_message(event->body);
@@ -178,12 +178,12 @@ void TcpSession::on_write_done(int status) {
 }
 
 void TcpSession::transport_housekeeping(SteadyTime now) {
-  const std::size_t waiting = decoder_.buffered();
-  if (decoder_.expire(now, config_.message_timeout)) {
-    reply_error(nullptr, protocol::Error{"incomplete message discarded: " + std::to_string(waiting) +
-                                         " bytes did not make a whole message within " +
-                                         std::to_string(config_.message_timeout.count()) + " ms"});
+  if (kind() == ClientKind::Binary) {
+    expire_native_input(now);
+    return;
   }
+  const std::size_t waiting = lines_.buffered();
+  if (lines_.expire(now, config_.message_timeout)) report_incomplete(waiting);
 }
 
 }  // namespace flockbridge::bridge

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <tuple>
 
+#include "flockbridge/bridge/flockbot/native_client.hpp"
 #include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -92,6 +93,10 @@ void FlockbotDriver::push(DriverEvent event) {
   if (stopped_) return;
   events_.push_back(std::move(event));
   host_.driver_has_events();
+}
+
+std::unique_ptr<NativeClient> FlockbotDriver::make_native_client() {
+  return std::make_unique<FlockbotClient>();
 }
 
 protocol::Result<protocol::Bytes> FlockbotDriver::command_from_json(std::string_view cmd,

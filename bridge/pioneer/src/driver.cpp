@@ -3,6 +3,7 @@
 #include <string>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/pioneer/aria_client.hpp"
 #include "flockbridge/bridge/pioneer/messages.hpp"
 
 namespace flockbridge::bridge::pioneer {
@@ -100,6 +101,10 @@ void PioneerDriver::push(DriverEvent event) {
   if (stopped_) return;
   events_.push_back(std::move(event));
   host_.driver_has_events();
+}
+
+std::unique_ptr<NativeClient> PioneerDriver::make_native_client() {
+  return std::make_unique<AriaClient>(link_);
 }
 
 protocol::Result<protocol::Bytes> PioneerDriver::command_from_json(std::string_view cmd,

@@ -306,6 +306,10 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                                {"sent", s.bridge.sensor_messages_sent},
                                {"dropped", s.bridge.sensor_messages_dropped}};
   message["safety_stops"] = s.bridge.safety_stops;
+  message["control"] = ordered{{"holder", s.control_holder ? ordered(*s.control_holder) : ordered(nullptr)},
+                               {"changes", s.bridge.control_changes},
+                               {"refused", s.bridge.control_refused},
+                               {"ignored", s.bridge.control_ignored}};
   message["clients"] = ordered{{"connected", s.clients.size()},
                                {"accepted", s.bridge.clients_accepted},
                                {"refused", s.bridge.clients_refused},

@@ -85,6 +85,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) override;
   void session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
                              const nlohmann::json& id) override;
+  void session_released(Session& session) override;
   void session_closed(Session& session) override;
 
   // WebServer::Host
@@ -97,6 +98,12 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
   /// Sends a command in the robot family's form, under the safety rules.
   void submit_command(Session& session, protocol::ByteView command, const nlohmann::json& id);
+  /// On a port where one program drives at a time: whether this command of
+  /// `session` may go to the robot (the first motion command while nobody
+  /// holds control takes it); counts what may not.
+  [[nodiscard]] bool check_control(Session& session, const MotionEffect& effect);
+  /// The holder of control is gone or gave it up: the robot is stopped.
+  void release_control(const Session& session, const std::string& why, bool at_once);
   /// Sends Stop on the bridge's own account and tells every client why.
   void safety_stop(const std::string& reason);
   void log_stats() const;
@@ -143,6 +150,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
 
   // Safety: who last set the robot moving, and when.
   std::optional<std::uint64_t> motion_owner_;
+  /// The client of a one-driver port (exclusive_control) that drives the robot.
+  std::optional<std::uint64_t> control_holder_;
   bool moving_ = false;
   SteadyTime last_motion_{};
   /// A Stop owed because the driving client went away, sent after the

@@ -69,6 +69,8 @@ struct Config {
   double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)
   double command_burst = 20;  ///< commands a client may send at once
   std::chrono::milliseconds motion_watchdog{0};  ///< stop a moving robot without motion commands this long (0: off)
+  /// A program holding control of the robot (one-driver ports) loses it after sending nothing this long.
+  std::chrono::milliseconds control_silence{1000};
   std::chrono::milliseconds dead_peer_timeout{10000};  ///< a client whose network vanished is closed within about this
   std::chrono::seconds stats_interval{300};            ///< log the counters this often (0: never)
 

@@ -15,9 +15,10 @@
 //   the core drains them with next_event() after the current callbacks. So
 //   no call ever re-enters a driver that is in the middle of its own work.
 //
-// What the core still takes from the Flockbot family directly, and will take
-// from the driver next: the client protocols (port 2005's messages, the JSON
-// commands' payloads) and the counters' layout.
+// The driver also reads the robot's own client protocol (make_native_client:
+// the programs written for the original software, on the family's port) and
+// the JSON commands for the robot (command_from_json). What the core still
+// takes from the Flockbot family directly: the counters' layout.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +30,7 @@
 #include <variant>
 
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/native_client.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/bytes.hpp"
@@ -137,6 +139,8 @@ class RobotDriver {
   /// The next event, or nothing. The core calls it until it says nothing.
   [[nodiscard]] virtual std::optional<DriverEvent> next_event() = 0;
 
+  /// Reads one client of the family's own port (2005, 8101, ...).
+  [[nodiscard]] virtual std::unique_ptr<NativeClient> make_native_client() = 0;
   /// A JSON command for the robot (`cmd` is its name, `object` the whole
   /// command) in the family's form, or why it cannot be sent. Every family
   /// takes "stop" and "emergency", and "drive" where it can.

@@ -1,5 +1,6 @@
-// One client of the bridge: a binary client on port 2005, a JSON-lines
-// client on port 2006, or a WebSocket client of the web server (/ws).
+// One client of the bridge: a client of the robot family's own port (2005
+// for a Flockbot, 8101 for a Pioneer), a JSON-lines client on port 2006, or
+// a WebSocket client of the web server (/ws).
 //
 // Session holds what every client has, whatever carries its bytes: the
 // bounded OutputQueue (latest-wins sensor messages, dropped notices), the
@@ -12,13 +13,15 @@
 // closing the transport and tells the Host (the Bridge), which erases the
 // session later.
 //
-// A port-2005 client speaks the original robot's dialect until it sends EXT
-// (client_codec.hpp): send() withholds, and counts, every message such a
-// client would not parse, and what it did wrong is logged and counted
-// instead of answered with ERR.
+// A client of the family's own port (a NativeClient reads its bytes) speaks
+// the original robot software's dialect until it sends EXT (port 2005):
+// send() withholds, and counts, every message such a client would not
+// parse, and what it did wrong is logged and counted instead of answered
+// with ERR.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/native_client.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/rate_limiter.hpp"
 #include "flockbridge/bridge/uv.hpp"
@@ -35,12 +39,14 @@
 
 namespace flockbridge::bridge {
 
-/// Where a client came from. WebSocket clients speak the JSON messages of
-/// port 2006, one per WebSocket text message instead of one per line.
+/// Where a client came from. Binary: the family's own port (its native
+/// protocol). WebSocket clients speak the JSON messages of port 2006, one
+/// per WebSocket text message instead of one per line.
 enum class ClientKind : std::uint8_t { Binary, Json, WebSocket };
 
 /// The two encodings of the bridge's messages; each is made once per message
-/// and shared by every client that reads it.
+/// and shared by every client that reads it. Binary: the robot family's
+/// native protocol.
 enum class Encoding : std::uint8_t { Binary, Json };
 
 [[nodiscard]] constexpr Encoding encoding_of(ClientKind kind) noexcept {
@@ -64,6 +70,8 @@ class Session {
     /// command, `cmd` its name.
     virtual void session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
                                        const nlohmann::json& id) = 0;
+    /// A client of the native port gave up the robot (native_input::Release).
+    virtual void session_released(Session& session) = 0;
     /// The session has started closing; erase it once the current callback is over.
     virtual void session_closed(Session& session) = 0;
   };
@@ -78,7 +86,9 @@ class Session {
     Shutdown,  ///< the bridge is stopping
   };
 
-  Session(Host& host, std::uint64_t id, ClientKind kind, const Config& config, protocol::BridgeCounters& counters);
+  /// `native` reads a Binary client's bytes (null for the others).
+  Session(Host& host, std::uint64_t id, ClientKind kind, const Config& config, protocol::BridgeCounters& counters,
+          std::unique_ptr<NativeClient> native = nullptr);
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
   virtual ~Session() = default;
@@ -132,6 +142,13 @@ class Session {
   /// Whether the client gets every message of its encoding: JSON and
   /// WebSocket clients always, port-2005 clients once they asked.
   [[nodiscard]] bool extended() const noexcept { return extensions_ > 0; }
+  /// Whether this client's motion commands need the robot's control (one
+  /// program drives at a time through its port).
+  [[nodiscard]] bool exclusive_control() const noexcept { return native_ && native_->exclusive_control(); }
+  /// When the client last sent anything.
+  [[nodiscard]] SteadyTime last_input() const noexcept { return last_input_; }
+  /// A motion command of this client's was not forwarded: another holds the robot's control.
+  void count_refused() noexcept { ++refused_; }
 
   /// Closes a client whose output has been stuck too long, then lets the
   /// transport expire what it must. Call it a few times a second.
@@ -146,10 +163,17 @@ class Session {
   [[nodiscard]] protocol::ClientSnapshot snapshot() const;
 
  protected:
-  /// One whole message from the client: parsed, then answered or handed to the Host.
+  /// One whole JSON message from the client: parsed, then answered or handed to the Host.
   void handle_message(protocol::ByteView body);
-  /// The 2014 client's "hello" test: answered at once with ACK.
-  void handle_legacy_hello();
+  /// Bytes from a client of the native port: read by its NativeClient,
+  /// then answered or handed to the Host.
+  void handle_native_bytes(protocol::ByteView bytes, SteadyTime now);
+  /// Discards a native message left incomplete for the message timeout, and says so.
+  void expire_native_input(SteadyTime now);
+  /// Tells the client that a message it left incomplete was discarded.
+  void report_incomplete(std::size_t bytes);
+  /// Notes that the client sent something.
+  void note_input(SteadyTime now) noexcept { last_input_ = now; }
   /// The client has finished sending (it may still read): its answers are
   /// sent, then the session closes.
   void input_ended();
@@ -188,6 +212,8 @@ class Session {
   Host& host_;
   std::uint64_t id_;
   ClientKind kind_;
+  std::unique_ptr<NativeClient> native_;
+  SteadyTime last_input_{};
   OutputQueue queue_;
   RateLimiter limiter_;
   std::uint64_t commands_ = 0;

@@ -1,5 +1,6 @@
-// A client on a plain TCP port: length-prefixed binary messages (port 2005)
-// or JSON lines (port 2006), read and written on a libuv stream.
+// A client on a plain TCP port: the robot family's own protocol (read by the
+// session's NativeClient) or JSON lines (port 2006), read and written on a
+// libuv stream.
 //
 // Writes go straight into the kernel when it has room (send or sendmsg on
 // the socket, while no uv_write is in flight); what it cannot take waits in
@@ -17,7 +18,7 @@ namespace flockbridge::bridge {
 class TcpSession final : public Session {
  public:
   TcpSession(uv_loop_t* loop, Host& host, std::uint64_t id, ClientKind kind, const Config& config,
-             protocol::BridgeCounters& counters);
+             protocol::BridgeCounters& counters, std::unique_ptr<NativeClient> native = nullptr);
   TcpSession(const TcpSession&) = delete;
   TcpSession& operator=(const TcpSession&) = delete;
   ~TcpSession() override;
@@ -36,8 +37,8 @@ class TcpSession final : public Session {
 
   uv_loop_t* loop_;
   UvHandle<uv_tcp_t> tcp_;
-  int fd_ = -1;  ///< the socket under tcp_, written directly while no uv_write is in flight
-  protocol::MessageDecoder decoder_;
+  int fd_ = -1;                      ///< the socket under tcp_, written directly while no uv_write is in flight
+  protocol::MessageDecoder lines_;   ///< JSON clients' lines
   std::vector<SharedBuffer> batch_;  ///< what flush() is writing, kept to reuse its storage
 };
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ struct BridgeCounters {
   std::uint64_t clients_closed_behind = 0;  ///< too many messages waiting
   std::uint64_t clients_dead = 0;           ///< their network vanished (timeouts, resets)
   std::uint64_t safety_stops = 0;           ///< Stops the bridge sent on its own
+  /// Ports where one program drives at a time (Pioneer's 8101): motion
+  /// commands not forwarded because another program held control, and other
+  /// commands not forwarded because their sender did not hold it.
+  std::uint64_t control_refused = 0;
+  std::uint64_t control_ignored = 0;
+  std::uint64_t control_changes = 0;  ///< times a program took control
 };
 
 struct StatsSnapshot {
@@ -43,6 +50,7 @@ struct StatsSnapshot {
   LinkState link_state = LinkState::Down;
   LinkStats link;
   BridgeCounters bridge;
+  std::optional<std::uint64_t> control_holder;  ///< the client that holds control, on such a port
   std::vector<ClientSnapshot> clients;
 };
 

@@ -53,6 +53,7 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   void stop() override;
   [[nodiscard]] std::optional<DriverEvent> next_event() override;
+  [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& object) const override;
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;

@@ -30,7 +30,8 @@ class SipMessage final : public RobotMessage {
   [[nodiscard]] bool is_sensor() const noexcept override { return true; }
   [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
     if (encoding == Encoding::Json) return sip_json(snapshot_, seq, unix_seconds);
-    return nullptr;
+    // Port 8101: the SIP as the robot sent it.
+    return make_buffer(std::string(snapshot_.packet.begin(), snapshot_.packet.end()));
   }
   [[nodiscard]] const SipSnapshot& snapshot() const noexcept { return snapshot_; }
 

@@ -1,0 +1,65 @@
+// A client of the robot family's own port (2005 for a Flockbot, 8101 for a
+// Pioneer): the programs written for the original robot software, which
+// speak its protocol unchanged. The family's driver reads their bytes
+// (RobotDriver::make_native_client); the core's session carries them,
+// queues what goes back and applies the safety rules.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+#include <variant>
+
+#include "flockbridge/bridge/output_queue.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/clock.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
+
+namespace flockbridge::bridge {
+
+using protocol::SteadyTime;
+
+namespace native_input {
+
+/// Bytes for this client alone, sent at once whatever its dialect: the
+/// answer to its handshake, a reply it waits for.
+struct Reply {
+  SharedBuffer message;
+};
+
+/// The client gives up the robot and stops listening, and stays connected
+/// (ARIA's CLOSE): the end of its control, if it held it.
+struct Release {};
+
+}  // namespace native_input
+
+/// What a client's bytes held: a request of the bridge's (a command for the
+/// robot in the family's form, subscribe, ...), a reply, a release, or what
+/// was wrong with them.
+using NativeInput = std::variant<protocol::ClientRequest, native_input::Reply, native_input::Release, protocol::Error>;
+
+class NativeClient {
+ public:
+  NativeClient() = default;
+  NativeClient(const NativeClient&) = delete;
+  NativeClient& operator=(const NativeClient&) = delete;
+  virtual ~NativeClient() = default;
+
+  /// Bytes from the client, as they came.
+  virtual void feed(protocol::ByteView bytes, SteadyTime now) = 0;
+  /// The next thing they held, or nothing until more bytes come.
+  [[nodiscard]] virtual std::optional<NativeInput> next() = 0;
+  /// Discards a message the client began and has not finished for
+  /// `timeout`. Returns how many bytes were dropped (0: none).
+  [[nodiscard]] virtual std::size_t expire(SteadyTime now, std::chrono::milliseconds timeout) = 0;
+  /// Whether a message in the native encoding may go to this client: a
+  /// program written for the original software gets only what it parses
+  /// (unless it asked for the bridge's own messages).
+  [[nodiscard]] virtual bool parses(std::string_view message) const = 0;
+  /// Whether one program at a time drives through this port: its motion
+  /// commands need the robot's control, which the first one to move takes.
+  [[nodiscard]] virtual bool exclusive_control() const noexcept = 0;
+};
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,105 @@
+#include "flockbridge/bridge/pioneer/aria_client.hpp"
+
+#include <string>
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/protocol/aros/commands.hpp"
+
+namespace flockbridge::bridge::pioneer {
+namespace {
+
+namespace aros = protocol::aros;
+
+constexpr int kSynced = 3;
+
+}  // namespace
+
+void AriaClient::feed(protocol::ByteView bytes, SteadyTime now) {
+  last_bytes_ = now;
+  decoder_.feed(bytes);
+  while (const auto event = decoder_.next()) {
+    if (event->kind == aros::PacketDecoder::EventKind::Packet) {
+      on_packet(event->type, event->payload);
+    } else if (event->kind == aros::PacketDecoder::EventKind::BadChecksum) {
+      inputs_.emplace_back(
+          protocol::Error{"packet of type " + std::to_string(event->type) + " with a bad checksum; discarded"});
+    } else if (event->kind == aros::PacketDecoder::EventKind::BadCount) {
+      inputs_.emplace_back(protocol::Error{"packet header with an impossible count; skipped"});
+    }
+  }
+}
+
+std::optional<NativeInput> AriaClient::next() {
+  if (inputs_.empty()) return std::nullopt;
+  NativeInput input = std::move(inputs_.front());
+  inputs_.pop_front();
+  return input;
+}
+
+std::size_t AriaClient::expire(SteadyTime now, std::chrono::milliseconds timeout) {
+  if (!decoder_.in_packet() || now - last_bytes_ < timeout) return 0;
+  const auto abandoned = decoder_.abandon();
+  // What the decoder can still make of the bytes after the abandoned header.
+  while (const auto event = decoder_.next()) {
+    if (event->kind == aros::PacketDecoder::EventKind::Packet) on_packet(event->type, event->payload);
+  }
+  return abandoned ? 1 : 0;
+}
+
+bool AriaClient::parses(std::string_view message) const {
+  // AROS packets only: the SIPs (and the answers above, which bypass this).
+  return message.size() >= 2 && static_cast<unsigned char>(message[0]) == aros::kSync0 &&
+         static_cast<unsigned char>(message[1]) == aros::kSync1;
+}
+
+void AriaClient::reply(protocol::Bytes packet) {
+  inputs_.emplace_back(native_input::Reply{make_buffer(std::string(packet.begin(), packet.end()))});
+}
+
+void AriaClient::on_packet(protocol::Byte type, protocol::ByteView payload) {
+  if (synced_ < kSynced) {
+    // Types 0, 1 and 2 are SYNC0, SYNC1 and SYNC2 until the handshake is done.
+    if (type == aros::command::kSync0) {
+      reply(aros::encode_packet(aros::command::kSync0));
+      synced_ = 1;
+    } else if (type == aros::command::kSync1 && synced_ == 1) {
+      reply(aros::encode_packet(aros::command::kSync1));
+      synced_ = 2;
+    } else if (type == aros::command::kSync2 && synced_ == 2) {
+      const auto& identity = link_.identity();
+      if (!identity) {
+        // The bridge has not met the robot yet: no answer, and the program retries.
+        synced_ = 0;
+        return;
+      }
+      reply(aros::encode_identity(*identity));
+      synced_ = kSynced;
+    } else {
+      synced_ = 0;  // out of turn: the program starts again at SYNC0
+    }
+    return;
+  }
+  switch (type) {
+    case aros::command::kPulse:
+    case aros::command::kHostBaud:
+      return;
+    case aros::command::kOpen:
+      inputs_.emplace_back(protocol::ClientRequest{protocol::Subscribe{0}});
+      return;
+    case aros::command::kClose:
+      inputs_.emplace_back(protocol::ClientRequest{protocol::Unsubscribe{}});
+      inputs_.emplace_back(native_input::Release{});
+      synced_ = 0;
+      return;
+    case aros::command::kConfig:
+      if (!link_.config_packet().empty()) reply(link_.config_packet());
+      return;
+    default:
+      break;
+  }
+  const aros::Command command = aros::decode_command(type, payload);
+  if (type == aros::command::kEnable && command.argument == aros::Argument{0}) return;
+  inputs_.emplace_back(protocol::ClientRequest{protocol::SendCommand{aros::encode_packet(type, payload), nullptr}});
+}
+
+}  // namespace flockbridge::bridge::pioneer
