@@ -391,11 +391,13 @@ std::vector<Setting> make_settings() {
 
   s.push_back(flag(
       {"simulator", "enabled", "--simulate",
-       "Run against a built-in simulated Uno on a pseudo-terminal instead of serial.device.", kRestart},
+       "Run against a simulated robot of robot.family and robot.model (the flockbridge-sim program, started on a "
+       "pseudo-terminal) instead of serial.device.",
+       kRestart},
       [](auto& c) -> auto& { return c.simulate; }));
   s.push_back(real(
       {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", kRestart},
-      [](auto& c) -> auto& { return c.sim.rate_hz; }, 0.1, 2000));
+      [](auto& c) -> auto& { return c.sim_rate_hz; }, 0.1, 2000));
   return s;
 }
 

@@ -61,7 +61,7 @@ bridge::Config test_config() {
   config.port = 0;
   config.json_port = 0;
   config.http_port = 0;
-  config.sim.boot_delay = 20ms;
+  config.reopen_min = 20ms;  // the simulator makes its device a moment after it starts
   return config;
 }
 

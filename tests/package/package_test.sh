@@ -93,7 +93,7 @@ as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteracti
   { tail -n 30 "$work/install.log"; exit 1; }
 echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge)"
 
-for path in /usr/bin/flockbridge /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
+for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
   /usr/lib/udev/rules.d/99-flockbot.rules /etc/flockbridge/flockbridge.toml \
   /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \

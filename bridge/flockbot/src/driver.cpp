@@ -56,14 +56,13 @@ protocol::Result<protocol::Done> FlockbotDriver::start() {
   }
   link_.set_robot_config(robot_config());
   if (config_.simulate) {
-    PtyUnoSettings simulated;
-    simulated.model = config_.sim;
-    simulator_ = std::make_unique<PtyUno>(
-        loop_, simulated, [](std::string_view line) { log_debug("simulated Uno: " + std::string(line)); });
-    auto plugged = simulator_->plug_in({});
-    if (!plugged) return plugged.error();
+    simulator_ = std::make_unique<SimulatorProcess>(loop_, "simulated Uno");
+    auto started = simulator_->start({"--robot", "flockbot", "--rate-hz", std::to_string(config_.sim_rate_hz)},
+                                     [this] { serial_.start(); });
+    if (!started) return started.error();
     serial_.set_path(simulator_->device_path());
     log_info("simulated Uno on " + simulator_->device_path());
+    return protocol::Done{};
   }
   serial_.start();
   return protocol::Done{};
@@ -77,7 +76,7 @@ void FlockbotDriver::stop() {
     serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
   }
   serial_.close();
-  if (simulator_) simulator_->close();
+  if (simulator_) simulator_->stop();
   link_timer_.reset();
   events_.clear();
 }

@@ -66,14 +66,13 @@ protocol::Result<protocol::Done> PioneerDriver::start() {
     return protocol::Error{"cannot create the robot link's timer"};
   }
   if (config_.simulate) {
-    PtyPioneerSettings simulated;
-    simulated.model.model = config_.model.empty() ? "p3dx-sh" : config_.model;
-    simulator_ = std::make_unique<PtyPioneer>(
-        loop_, simulated, [](std::string_view line) { log_debug("simulated Pioneer: " + std::string(line)); });
-    auto plugged = simulator_->plug_in({});
-    if (!plugged) return plugged.error();
+    const std::string model = config_.model.empty() ? "p3dx-sh" : config_.model;
+    simulator_ = std::make_unique<SimulatorProcess>(loop_, "simulated Pioneer");
+    auto started = simulator_->start({"--robot", "pioneer", "--model", model}, [this] { serial_.start(); });
+    if (!started) return started.error();
     serial_.set_path(simulator_->device_path());
-    log_info("simulated " + simulated.model.model + " on " + simulator_->device_path());
+    log_info("simulated " + model + " on " + simulator_->device_path());
+    return protocol::Done{};
   }
   serial_.start();
   return protocol::Done{};
@@ -85,7 +84,7 @@ void PioneerDriver::stop() {
   // STOP then CLOSE, so that the robot neither drives on nor waits for its watchdog.
   if (const protocol::Bytes last = link_.shutdown_packets(); !last.empty()) serial_.write_now(last);
   serial_.close();
-  if (simulator_) simulator_->close();
+  if (simulator_) simulator_->stop();
   link_timer_.reset();
   events_.clear();
 }

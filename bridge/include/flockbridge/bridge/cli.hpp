@@ -1,12 +1,11 @@
-// Command lines of the two programs: every option, with its help text.
+// The daemon's command line: every option, with its help text.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <variant>
 
 #include "flockbridge/bridge/config.hpp"
-#include "flockbridge/bridge/pty_pioneer.hpp"
-#include "flockbridge/bridge/pty_uno.hpp"
 #include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
@@ -28,21 +27,5 @@ struct BridgeCommandLine {
 [[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(
     int argc, const char* const* argv,
     std::function<protocol::Result<Config>(const std::string&)> family_defaults = {});
-
-struct SimulatorOptions {
-  std::string robot = "flockbot";  ///< flockbot or pioneer
-  std::string link;
-  PtyUnoSettings uno;
-  PtyPioneerSettings pioneer;
-  // Random faults: mean seconds between them (exponentially distributed), 0: none.
-  double reboot_every_s = 0;
-  double silence_every_s = 0;
-  std::chrono::milliseconds silence_for{1500};
-  double unplug_every_s = 0;
-  std::chrono::milliseconds unplug_for{1000};
-  bool timestamps = false;  ///< prefix each event line with the monotonic clock, in seconds
-};
-
-[[nodiscard]] std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const char* const* argv);
 
 }  // namespace flockbridge::bridge

@@ -9,7 +9,6 @@
 
 #include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
-#include "flockbridge/sim/flockbot/uno_model.hpp"
 
 namespace flockbridge::bridge {
 
@@ -74,9 +73,10 @@ struct Config {
   std::chrono::milliseconds dead_peer_timeout{10000};  ///< a client whose network vanished is closed within about this
   std::chrono::seconds stats_interval{300};            ///< log the counters this often (0: never)
 
-  // The built-in simulated Uno (--simulate).
+  // The simulated robot (--simulate): the simulator program, started by the
+  // bridge on a pseudo-terminal, without line noise.
   bool simulate = false;
-  sim::UnoModelSettings sim;  ///< the built-in simulated Uno runs without line noise
+  double sim_rate_hz = 33.0;  ///< a simulated Uno's sensor packets per second
 
   LogLevel log_level = LogLevel::Info;
 

@@ -64,6 +64,9 @@ class UvHandle {
     handle_ = nullptr;
   }
 
+  /// Gives up the handle without closing it: whoever takes it closes it.
+  [[nodiscard]] T* release() noexcept { return std::exchange(handle_, nullptr); }
+
   [[nodiscard]] T* get() const noexcept { return handle_; }
   [[nodiscard]] explicit operator bool() const noexcept { return handle_ != nullptr; }
 

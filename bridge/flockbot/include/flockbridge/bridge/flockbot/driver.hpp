@@ -1,5 +1,5 @@
 // The Flockbot's driver: the serial link to the robot's Arduino Uno (or to
-// the simulated Uno on a pseudo-terminal), run by the link controller of
+// the simulated Uno of the simulator program), run by the link controller of
 // protocol/flockbot/, with the controller's one timer.
 #pragma once
 
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "flockbridge/bridge/driver.hpp"
-#include "flockbridge/bridge/pty_uno.hpp"
+#include "flockbridge/bridge/simulator_process.hpp"
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
@@ -71,7 +71,7 @@ class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, p
   Config config_;
   Host& host_;
   protocol::LinkController link_;
-  std::unique_ptr<PtyUno> simulator_;
+  std::unique_ptr<SimulatorProcess> simulator_;
   SerialPort serial_;
   DeadlineTimer link_timer_;
   std::deque<DriverEvent> events_;

@@ -1,6 +1,6 @@
 // The driver of Pioneer 2/3 and AmigoBot robots: the AROS link of
 // protocol/aros/ over the robot's HOST serial port (or the simulated robot
-// on a pseudo-terminal), with the link's one timer.
+// of the simulator program), with the link's one timer.
 //
 // A command in this family's form is one or more whole AROS command packets
 // back to back (what an ARIA program writes, and what the JSON commands
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "flockbridge/bridge/driver.hpp"
-#include "flockbridge/bridge/pty_pioneer.hpp"
+#include "flockbridge/bridge/simulator_process.hpp"
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/aros/link.hpp"
@@ -100,7 +100,7 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
   Config config_;
   Host& host_;
   protocol::aros::Link link_;
-  std::unique_ptr<PtyPioneer> simulator_;
+  std::unique_ptr<SimulatorProcess> simulator_;
   SerialPort serial_;
   DeadlineTimer link_timer_;
   std::deque<DriverEvent> events_;

@@ -12,13 +12,13 @@
 #include <string>
 #include <string_view>
 
-#include "flockbridge/bridge/cli.hpp"
-#include "flockbridge/bridge/pty_pioneer.hpp"
-#include "flockbridge/bridge/pty_uno.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/sim/host/pty_pioneer.hpp"
+#include "flockbridge/sim/host/pty_uno.hpp"
+#include "flockbridge/sim/host/simulator_cli.hpp"
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 
 class SimConsole {
  public:
@@ -69,4 +69,4 @@ class SimConsole {
   std::array<char, 1024> buffer_{};
 };
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

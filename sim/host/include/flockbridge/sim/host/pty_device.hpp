@@ -20,7 +20,14 @@
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
+
+// The loop's helpers of the bridge, which the simulators share.
+using bridge::DeadlineTimer;
+using bridge::owner_of;
+using bridge::steady_now;
+using bridge::uv_error_text;
+using bridge::UvHandle;
 
 class PtyDevice {
  public:
@@ -80,4 +87,4 @@ class PtyDevice {
   DeadlineTimer watch_;
 };
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

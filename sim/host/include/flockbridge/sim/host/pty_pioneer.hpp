@@ -13,18 +13,18 @@
 #include <string>
 #include <string_view>
 
-#include "flockbridge/bridge/pty_device.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/sim/aros/pioneer_model.hpp"
+#include "flockbridge/sim/host/pty_device.hpp"
 #include "flockbridge/sim/line_faults.hpp"
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 
 struct PtyPioneerSettings {
-  sim::aros::PioneerModelSettings model;
-  sim::LineFaultSettings to_host;   ///< noise on what the robot sends
-  sim::LineFaultSettings to_robot;  ///< noise on what the robot receives
+  aros::PioneerModelSettings model;
+  LineFaultSettings to_host;   ///< noise on what the robot sends
+  LineFaultSettings to_robot;  ///< noise on what the robot receives
   std::uint32_t seed = 1;
 };
 
@@ -50,9 +50,9 @@ class PtyPioneer final : private PtyDevice::Listener {
   /// Stops or resumes sending anything (the robot's side of a broken cable).
   void set_silent(bool silent) noexcept { silent_ = silent; }
 
-  [[nodiscard]] sim::aros::PioneerModel& model() noexcept { return *model_; }
-  [[nodiscard]] const sim::LineFaults& to_host_faults() const noexcept { return to_host_; }
-  [[nodiscard]] const sim::LineFaults& to_robot_faults() const noexcept { return to_robot_; }
+  [[nodiscard]] aros::PioneerModel& model() noexcept { return *model_; }
+  [[nodiscard]] const LineFaults& to_host_faults() const noexcept { return to_host_; }
+  [[nodiscard]] const LineFaults& to_robot_faults() const noexcept { return to_robot_; }
   [[nodiscard]] const std::string& device_path() const noexcept { return device_.device_path(); }
   [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
 
@@ -67,15 +67,15 @@ class PtyPioneer final : private PtyDevice::Listener {
   void schedule_tick();
 
   Log log_;
-  sim::LineFaults to_host_;
-  sim::LineFaults to_robot_;
+  LineFaults to_host_;
+  LineFaults to_robot_;
   protocol::Bytes received_;  ///< what the robot received, after the line's noise
   protocol::Bytes sent_;      ///< what the host receives, after the line's noise
-  sim::aros::PioneerModelSettings model_settings_;
-  std::optional<sim::aros::PioneerModel> model_;
+  aros::PioneerModelSettings model_settings_;
+  std::optional<aros::PioneerModel> model_;
   bool silent_ = false;
   DeadlineTimer tick_;
   PtyDevice device_;
 };
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

@@ -8,11 +8,11 @@
 #include <exception>
 #include <iostream>
 
-#include "flockbridge/bridge/cli.hpp"
-#include "flockbridge/bridge/sim_console.hpp"
+#include "flockbridge/sim/host/sim_console.hpp"
+#include "flockbridge/sim/host/simulator_cli.hpp"
 
 static int run(int argc, char** argv) {
-  using namespace flockbridge::bridge;
+  using namespace flockbridge::sim;
   auto parsed = parse_simulator_command_line(argc, argv);
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);

@@ -1,4 +1,4 @@
-#include "flockbridge/bridge/pty_device.hpp"
+#include "flockbridge/sim/host/pty_device.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,8 +13,10 @@
 
 #include "flockbridge/bridge/terminal_mode.hpp"
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 namespace {
+
+using bridge::apply_serial_mode;
 
 constexpr std::chrono::milliseconds kOpenCheckInterval{10};
 
@@ -154,4 +156,4 @@ void PtyDevice::write(protocol::ByteView bytes) {
   overrun_ = overrun;
 }
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

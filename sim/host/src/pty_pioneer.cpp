@@ -1,6 +1,6 @@
-#include "flockbridge/bridge/pty_pioneer.hpp"
+#include "flockbridge/sim/host/pty_pioneer.hpp"
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 
 PtyPioneer::PtyPioneer(uv_loop_t* loop, const PtyPioneerSettings& settings, Log log)
     : log_(std::move(log)),
@@ -72,4 +72,4 @@ void PtyPioneer::schedule_tick() {
   }
 }
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

@@ -10,18 +10,18 @@
 #include <string>
 #include <string_view>
 
-#include "flockbridge/bridge/pty_device.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/sim/flockbot/uno_model.hpp"
+#include "flockbridge/sim/host/pty_device.hpp"
 #include "flockbridge/sim/line_faults.hpp"
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 
 struct PtyUnoSettings {
-  sim::UnoModelSettings model;
-  sim::LineFaultSettings to_host;  ///< noise on what the Uno sends
-  sim::LineFaultSettings to_uno;   ///< noise on what the Uno receives
+  UnoModelSettings model;
+  LineFaultSettings to_host;  ///< noise on what the Uno sends
+  LineFaultSettings to_uno;   ///< noise on what the Uno receives
   /// Report every sensor packet sent ("tx-sensor <hex>"), every frame whose
   /// damage a receiver's checksum cannot see ("tx-undetectable <sent> -> <received>"),
   /// and every damaged frame the Uno took for good ("rx-damaged <received> was <sent>",
@@ -50,12 +50,12 @@ class PtyUno final : private PtyDevice::Listener {
   /// Stops everything; the loop can then finish.
   void close();
 
-  [[nodiscard]] sim::UnoModel& model() noexcept { return model_; }
+  [[nodiscard]] UnoModel& model() noexcept { return model_; }
   /// The link path if there is one, else the slave's /dev/pts path.
   [[nodiscard]] const std::string& device_path() const noexcept { return device_.device_path(); }
   [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
-  [[nodiscard]] const sim::LineFaults& to_host_faults() const noexcept { return to_host_; }
-  [[nodiscard]] const sim::LineFaults& to_uno_faults() const noexcept { return to_uno_; }
+  [[nodiscard]] const LineFaults& to_host_faults() const noexcept { return to_host_; }
+  [[nodiscard]] const LineFaults& to_uno_faults() const noexcept { return to_uno_; }
 
  private:
   // PtyDevice::Listener
@@ -72,15 +72,15 @@ class PtyUno final : private PtyDevice::Listener {
   uv_loop_t* loop_;
   Log log_;
   bool report_frames_;
-  sim::LineFaults to_host_;
-  sim::LineFaults to_uno_;
+  LineFaults to_host_;
+  LineFaults to_uno_;
   protocol::Bytes damaged_;
   /// The frames the host really sent, by stream position (recent ones only).
   protocol::FrameDecoder sent_frames_{protocol::kMaxPayloadLimit};
   std::map<std::uint64_t, protocol::Bytes> sent_by_position_;
-  sim::UnoModel model_;
+  UnoModel model_;
   DeadlineTimer tick_;
   PtyDevice device_;
 };
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

@@ -1,8 +1,8 @@
-#include "flockbridge/bridge/pty_uno.hpp"
+#include "flockbridge/sim/host/pty_uno.hpp"
 
 #include <algorithm>
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 
 PtyUno::PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log)
     : loop_(loop),
@@ -126,4 +126,4 @@ void PtyUno::transmit(protocol::ByteView frame) {
   device_.write(on_line);
 }
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

@@ -1,4 +1,4 @@
-#include "flockbridge/bridge/sim_console.hpp"
+#include "flockbridge/sim/host/sim_console.hpp"
 
 #include <unistd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <sstream>
 
-namespace flockbridge::bridge {
+namespace flockbridge::sim {
 
 SimConsole::SimConsole(uv_loop_t* loop, SimulatorOptions options)
     : loop_(loop),
@@ -52,7 +52,7 @@ void SimConsole::set_silent(bool silent) {
 std::string SimConsole::counters() const {
   const auto& host = uno_ ? uno_->to_host_faults().counters() : pioneer_->to_host_faults().counters();
   const auto& robot = uno_ ? uno_->to_uno_faults().counters() : pioneer_->to_robot_faults().counters();
-  const auto line = [](const sim::LineFaultCounters& c) {
+  const auto line = [](const LineFaultCounters& c) {
     return "bytes " + std::to_string(c.bytes) + " bits-flipped " + std::to_string(c.bits_flipped) + " dropped " +
            std::to_string(c.bytes_dropped) + " duplicated " + std::to_string(c.bytes_duplicated);
   };
@@ -204,7 +204,7 @@ void SimConsole::run_command(const std::string& line) {
 bool SimConsole::run_robot_command(const std::string& command, std::istringstream& words) {
   if (pioneer_) {
     if (command != "state") return false;
-    const sim::aros::PioneerModel& model = pioneer_->model();
+    const aros::PioneerModel& model = pioneer_->model();
     std::ostringstream out;
     out << "state x_mm " << model.x_mm() << " y_mm " << model.y_mm() << " th_deg " << model.heading_deg() << " v_mm_s "
         << model.velocity_mm_s() << " w_deg_s " << model.rot_velocity_deg_s() << " motors "
@@ -212,7 +212,7 @@ bool SimConsole::run_robot_command(const std::string& command, std::istringstrea
     say(out.str());
     return true;
   }
-  sim::UnoModel& uno = uno_->model();
+  UnoModel& uno = uno_->model();
   if (command == "nak-next") {
     unsigned count = 1;
     words >> count;
@@ -254,4 +254,4 @@ void SimConsole::stop() {
   if (pioneer_) pioneer_->close();
 }
 
-}  // namespace flockbridge::bridge
+}  // namespace flockbridge::sim

@@ -1,0 +1,55 @@
+// The simulated robot of `--simulate`: the simulator program
+// (flockbridge-sim, installed beside flockbridge) run as a child process on
+// a pseudo-terminal, so that the daemon itself holds no simulator.
+//
+// The device is a symlink in a private folder that the simulator makes once
+// its pseudo-terminal is ready, which it says on its standard output. The simulator's event lines go to the debug log.
+// Its standard input is a pipe from the bridge: when the bridge ends in any way, the pipe closes and the simulator ends
+// too.
+#pragma once
+
+#include <uv.h>
+
+#include <array>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+
+namespace flockbridge::bridge {
+
+class SimulatorProcess {
+ public:
+  /// `name` starts its lines in the log ("simulated Uno").
+  SimulatorProcess(uv_loop_t* loop, std::string name) : loop_(loop), name_(std::move(name)) {}
+  SimulatorProcess(const SimulatorProcess&) = delete;
+  SimulatorProcess& operator=(const SimulatorProcess&) = delete;
+  ~SimulatorProcess() { stop(); }
+
+  /// Starts the simulator with these options (--link is added); `ready` is
+  /// called once its device is there.
+  [[nodiscard]] protocol::Result<protocol::Done> start(const std::vector<std::string>& options,
+                                                       std::function<void()> ready);
+  /// Ends the simulator (SIGTERM) and removes its folder.
+  void stop();
+  /// The device to open: the simulator's link.
+  [[nodiscard]] const std::string& device_path() const noexcept { return link_; }
+
+ private:
+  void on_output(ssize_t nread, const uv_buf_t* buf);
+
+  uv_loop_t* loop_;
+  std::string name_;
+  std::string folder_;
+  std::string link_;
+  UvHandle<uv_process_t> process_;
+  UvHandle<uv_pipe_t> input_;
+  UvHandle<uv_pipe_t> output_;
+  std::function<void()> ready_;
+  std::string partial_;  ///< the start of an output line
+  std::array<char, 4096> buffer_{};
+};
+
+}  // namespace flockbridge::bridge
