@@ -12,6 +12,9 @@
   const MAX_LOG = 50;
   const MAX_LATENCIES = 2000;
   const CLIENTS_MS = 2000;       // how often the client list is asked for
+  const TRACE_SECONDS = 60;      // a Pioneer's path shown
+  const ECHO_SECONDS = 5;        // its sonar echoes shown
+  const SONAR_OFFSET_MM = 200;   // about where a Pioneer's sonar discs sit from its centre
 
   const $ = (id) => document.getElementById(id);
 
@@ -33,7 +36,10 @@
   let motionId = null;  // the id of that command, to notice when it is refused
   let session = null;
   let lastSensorAt = 0;
+  let robot = "flockbot";  // the family, from hello: which panels and commands
   const history = [];  // {t, odoL, odoR, wwL, wwR}
+  const trace = [];    // a Pioneer's path: {t, x, y}
+  const echoes = new Map();  // its sonar, by disc: {t, x, y}
   const rateWindow = [];
 
   // ---- connection ----------------------------------------------------------
@@ -96,10 +102,12 @@
     if (lastSensorAt === 0) return;
     const age = Date.now() - lastSensorAt;
     if (age < STALE_MS) return;
-    $("sensors-panel").classList.add("stale");
-    $("stale").textContent = "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
+    const panel = robot === "pioneer" ? "pioneer-panel" : "sensors-panel";
+    $(panel).classList.add("stale");
+    $(robot === "pioneer" ? "pioneer-stale" : "stale").textContent =
+        "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
     rateWindow.length = 0;
-    $("rate").textContent = "0";
+    $(robot === "pioneer" ? "pioneer-rate" : "rate").textContent = "0";
   }, 500);
 
   // A connection can stay open while nothing arrives (a network that went
@@ -126,6 +134,7 @@
         }
         session = message.session;
         $("session").textContent = message.session;
+        showRobot(message.robot || "flockbot", message.model || "");
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
         log("Connected to the bridge (session " + message.session + ").");
@@ -145,7 +154,9 @@
       case "ok":
         break;
       case "stats":
-        showClients(message.clients && message.clients.list ? message.clients.list : []);
+        showControl(message.control);
+        showClients(message.clients && message.clients.list ? message.clients.list : [],
+                    message.control ? message.control.holder : null);
         break;
       case "error":
         if (message.id !== undefined && message.id === motionId) stopDriving();
@@ -173,12 +184,34 @@
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ cmd: "stats" }));
   }, CLIENTS_MS);
 
-  function showClients(list) {
+  /** Shows the panels and commands of the robot's family. */
+  function showRobot(family, model) {
+    robot = family;
+    const names = { flockbot: "Flockbot", pioneer: model.startsWith("amigo") ? "AmigoBot" : "Pioneer" };
+    const title = (names[family] || family) + (family === "pioneer" && model ? " " + model : "");
+    $("robot-title").textContent = title;
+    document.title = title + " – flockbridge";
+    for (const element of document.querySelectorAll("[data-family]")) {
+      element.hidden = element.dataset.family !== family;
+    }
+  }
+
+  /** Who drives, on a robot whose own port lets one program drive at a time. */
+  function showControl(control) {
+    if (!control || robot !== "pioneer") return;
+    $("control").textContent =
+        (control.holder === null ? "Nobody holds control" : "Client #" + control.holder + " drives") +
+        (control.refused > 0 ? "; " + control.refused + " motion commands of others refused" : "");
+  }
+
+  function showClients(list, holder) {
     const rows = $("client-rows");
     rows.replaceChildren();
     for (const c of list) {
       const row = document.createElement("tr");
-      const kind = c.kind + (c.kind === "binary" && c.extensions === false ? " (original)" : "");
+      let kind = c.kind;
+      if (c.kind === "binary") kind = robot === "pioneer" ? "ARIA (8101)" : c.extensions === false ? "binary (original)" : "binary";
+      if (holder !== null && holder !== undefined && c.id === holder) kind += ", driving";
       for (const value of [c.id, kind, c.peer, c.commands, c.refused ?? 0, c.withheld ?? 0, c.sensor_dropped]) {
         const cell = document.createElement("td");
         cell.textContent = String(value);
@@ -199,8 +232,9 @@
   function onSensor(s) {
     const now = Date.now();
     lastSensorAt = now;
-    $("sensors-panel").classList.remove("stale");
-    $("stale").textContent = "";
+    const pioneer = robot === "pioneer";
+    $(pioneer ? "pioneer-panel" : "sensors-panel").classList.remove("stale");
+    $(pioneer ? "pioneer-stale" : "stale").textContent = "";
     stats.sensors += 1;
     if (typeof s.ts === "number") {
       // Both clocks are wall clocks; performance.now() has finer steps than Date.now().
@@ -215,7 +249,14 @@
     stats.lastSeq = s.seq;
     rateWindow.push(now);
     while (rateWindow.length && now - rateWindow[0] > 1000) rateWindow.shift();
+    if (pioneer) {
+      onPioneerSensor(s, now);
+    } else {
+      onFlockbotSensor(s, now);
+    }
+  }
 
+  function onFlockbotSensor(s, now) {
     $("seq").textContent = String(s.seq);
     $("rate").textContent = String(rateWindow.length);
     // Volts when the bridge is configured with a factor ([units]), raw counts always.
@@ -238,6 +279,41 @@
     history.push({ t: now, odoL: s.odometer.left, odoR: s.odometer.right, wwL: s.wheel_watcher.left, wwR: s.wheel_watcher.right });
     while (history.length && now - history[0].t > PLOT_SECONDS * 1000) history.shift();
     schedulePlot();
+  }
+
+  function onPioneerSensor(s, now) {
+    $("pioneer-seq").textContent = String(s.seq);
+    $("pioneer-rate").textContent = String(rateWindow.length);
+    $("pioneer-motors").textContent = s.motors ? "on" : "off";
+    $("stall-left").classList.toggle("pressed", s.stall && s.stall.left);
+    $("stall-right").classList.toggle("pressed", s.stall && s.stall.right);
+    $("bump-front").classList.toggle("pressed", s.bumpers && s.bumpers.front !== 0);
+    $("bump-rear").classList.toggle("pressed", s.bumpers && s.bumpers.rear !== 0);
+    if (!s.pose) {
+      // A model the bridge has no factors for: raw values only.
+      $("pose-x").textContent = String(s.raw.x);
+      $("pose-y").textContent = String(s.raw.y);
+      $("pose-th").textContent = String(s.raw.th);
+      $("pioneer-battery").textContent = (s.raw.battery / 10).toFixed(1) + " V";
+      return;
+    }
+    $("pose-x").textContent = s.pose.x_mm.toFixed(0);
+    $("pose-y").textContent = s.pose.y_mm.toFixed(0);
+    $("pose-th").textContent = s.pose.th_deg.toFixed(1);
+    $("pioneer-v").textContent = s.v_mm_s.toFixed(0);
+    $("pioneer-w").textContent = s.w_deg_s.toFixed(1);
+    $("pioneer-battery").textContent = s.battery_v.toFixed(1) + " V";
+    trace.push({ t: now, x: s.pose.x_mm, y: s.pose.y_mm, th: s.pose.th_deg });
+    while (trace.length && now - trace[0].t > TRACE_SECONDS * 1000) trace.shift();
+    for (const reading of s.sonar || []) {
+      if (typeof reading.deg !== "number") continue;
+      const angle = ((s.pose.th_deg + reading.deg) * Math.PI) / 180;
+      const distance = reading.mm + SONAR_OFFSET_MM;
+      echoes.set(reading.n, { t: now, x: s.pose.x_mm + distance * Math.cos(angle), y: s.pose.y_mm + distance * Math.sin(angle) });
+    }
+    for (const [disc, echo] of echoes) if (now - echo.t > ECHO_SECONDS * 1000) echoes.delete(disc);
+    $("room").dataset.echoes = String(echoes.size);
+    scheduleRoom();
   }
 
   // ---- the plot -------------------------------------------------------------
@@ -293,6 +369,65 @@
     g.fillText(String(low), 4 * ratio, height - 6 * ratio);
   }
 
+  // ---- a Pioneer's path and sonar ------------------------------------------
+
+  let roomPending = false;
+  function scheduleRoom() {
+    if (roomPending) return;
+    roomPending = true;
+    requestAnimationFrame(() => {
+      roomPending = false;
+      drawRoom();
+    });
+  }
+
+  function drawRoom() {
+    const canvas = $("room");
+    const ratio = window.devicePixelRatio || 1;
+    const width = canvas.clientWidth * ratio;
+    const height = canvas.clientHeight * ratio;
+    if (canvas.width !== width || canvas.height !== height) {
+      canvas.width = width;
+      canvas.height = height;
+    }
+    const g = canvas.getContext("2d");
+    g.clearRect(0, 0, width, height);
+    if (trace.length === 0) return;
+    // The view holds the path and the echoes, at least 2 m across, x to the right, y up.
+    const points = [...trace, ...echoes.values()];
+    let minX = Math.min(...points.map((p) => p.x)) - 300;
+    let maxX = Math.max(...points.map((p) => p.x)) + 300;
+    let minY = Math.min(...points.map((p) => p.y)) - 300;
+    let maxY = Math.max(...points.map((p) => p.y)) + 300;
+    const span = Math.max(2000, maxX - minX, (maxY - minY) * (width / height));
+    const centreX = (minX + maxX) / 2;
+    const centreY = (minY + maxY) / 2;
+    const scale = width / span;
+    const px = (x) => width / 2 + (x - centreX) * scale;
+    const py = (y) => height / 2 - (y - centreY) * scale;
+    g.lineWidth = 2 * ratio;
+    g.strokeStyle = "#2456c7";
+    g.beginPath();
+    trace.forEach((p, i) => (i ? g.lineTo(px(p.x), py(p.y)) : g.moveTo(px(p.x), py(p.y))));
+    g.stroke();
+    g.fillStyle = "#b3261e";
+    for (const echo of echoes.values()) g.fillRect(px(echo.x) - 2 * ratio, py(echo.y) - 2 * ratio, 4 * ratio, 4 * ratio);
+    const last = trace[trace.length - 1];
+    const heading = (last.th * Math.PI) / 180;
+    g.fillStyle = "#1d2330";
+    g.beginPath();
+    g.arc(px(last.x), py(last.y), Math.max(4 * ratio, 250 * scale), 0, 2 * Math.PI);
+    g.fill();
+    g.strokeStyle = "#ffffff";
+    g.beginPath();
+    g.moveTo(px(last.x), py(last.y));
+    g.lineTo(px(last.x + 250 * Math.cos(heading)), py(last.y + 250 * Math.sin(heading)));
+    g.stroke();
+    g.fillStyle = "#5d6677";
+    g.font = 11 * ratio + "px system-ui, sans-serif";
+    g.fillText((span / 1000).toFixed(1) + " m across", 4 * ratio, height - 6 * ratio);
+  }
+
   // ---- commands -------------------------------------------------------------
 
   /** Sends a command; returns its id, or null when it could not be sent. */
@@ -312,11 +447,19 @@
 
   function drive(direction) {
     const s = speed();
-    const commands = {
+    // A Flockbot takes speeds in percent; every other robot takes drive in mm/s and deg/s
+    // (the slider's cm/s, and as many degrees a second for turning).
+    const commands = robot === "flockbot" ? {
       forward: { cmd: "move", speed: s },
       back: { cmd: "move", speed: -s },
       left: { cmd: "rotate", speed: s },
       right: { cmd: "rotate", speed: -s },
+      stop: { cmd: "stop" },
+    } : {
+      forward: { cmd: "drive", v_mm_s: s * 10, w_deg_s: 0 },
+      back: { cmd: "drive", v_mm_s: -s * 10, w_deg_s: 0 },
+      left: { cmd: "drive", v_mm_s: 0, w_deg_s: s },
+      right: { cmd: "drive", v_mm_s: 0, w_deg_s: -s },
       stop: { cmd: "stop" },
     };
     const id = send(commands[direction]);
@@ -354,6 +497,9 @@
   }
   for (const button of document.querySelectorAll("[data-command]")) {
     button.addEventListener("click", () => send({ cmd: button.dataset.command }));
+  }
+  for (const button of document.querySelectorAll("[data-command-on]")) {
+    button.addEventListener("click", () => send({ cmd: button.dataset.commandOn, on: button.dataset.on === "true" }));
   }
   $("emergency").addEventListener("click", () => {
     if (send({ cmd: "emergency" }) !== null) {

@@ -223,6 +223,7 @@ void PioneerDriver::sip_received(const aros::StandardSip& sip, protocol::Byte ty
     if (!pose_) pose_.emplace(*model_);
     snapshot.pose = pose_->update(sip);
     snapshot.reading = aros::convert_sip(sip, *model_);
+    snapshot.sonar_layout = model_->sonar;
   }
   driver_event::Published published;
   published.message = std::make_shared<SipMessage>(std::move(snapshot));

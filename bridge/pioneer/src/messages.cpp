@@ -170,7 +170,14 @@ SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_secon
     message["battery_v"] = tenths(r.battery_v);
     message["wheels_mm_s"] = ordered{{"left", tenths(r.left_velocity_mm_s)}, {"right", tenths(r.right_velocity_mm_s)}};
     ordered sonar = ordered::array();
-    for (const auto& range : r.sonar) sonar.push_back(ordered{{"n", range.sonar}, {"mm", std::lround(range.range_mm)}});
+    for (const auto& range : r.sonar) {
+      ordered reading{{"n", range.sonar}, {"mm", std::lround(range.range_mm)}};
+      // Where the disc looks, relative to the robot's heading.
+      if (range.sonar >= 0 && static_cast<std::size_t>(range.sonar) < s.sonar_layout.size()) {
+        reading["deg"] = s.sonar_layout[static_cast<std::size_t>(range.sonar)].heading_deg;
+      }
+      sonar.push_back(std::move(reading));
+    }
     message["sonar"] = std::move(sonar);
   }
   message["moving"] = sip.moving;

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
@@ -16,10 +17,11 @@ struct SipSnapshot {
   protocol::Bytes packet;                             ///< the whole packet, as it came
   std::optional<protocol::aros::SipReading> reading;  ///< none while the model is not known
   protocol::aros::Pose pose;
+  std::span<const protocol::aros::SonarPose> sonar_layout;  ///< the model's discs (a static table)
 };
 
 /// {"type":"sensor","seq":N,"ts":T,"pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s","battery_v",
-///  "wheels_mm_s":{"left","right"},"sonar":[{"n","mm"}],"moving","motors","stall":{"left","right"},
+///  "wheels_mm_s":{"left","right"},"sonar":[{"n","mm","deg"}],"moving","motors","stall":{"left","right"},
 ///  "bumpers":{"front","rear"},"raw":{...the SIP's values as sent}} and a line end. The converted
 /// values (pose .. sonar) only when the robot's model is known.
 [[nodiscard]] SharedBuffer sip_json(const SipSnapshot& snapshot, std::uint64_t seq, double unix_seconds);

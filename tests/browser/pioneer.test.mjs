@@ -1,0 +1,93 @@
+// The dashboard of a Pioneer in a real browser: the real bridge with
+// --robot pioneer against the simulated Pioneer 3-DX, the page in Debian's
+// headless Chromium. It must show a Pioneer as a Pioneer (pose, speeds,
+// battery in volts, its path and sonar, who holds control) and drive it with
+// the same controls as a Flockbot. Every wait is for an event.
+//
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/pioneer.test.mjs
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { startBridge } from "./bridge.mjs";
+import { launchChromium } from "./browser.mjs";
+
+const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
+const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
+mkdirSync(artifacts, { recursive: true });
+
+let bridge;
+let browser;
+let page;
+
+const text = (testid) => page.getByTestId(testid).textContent();
+const number = async (testid) => Number(await text(testid));
+
+/** Waits until the page's SIP counter has moved on by `count`. */
+async function sipsLater(count) {
+  const from = await number("pioneer-seq");
+  await page.waitForFunction(
+    ([start, n]) => Number(document.querySelector('[data-testid="pioneer-seq"]').textContent) >= start + n, [from, count]);
+}
+
+before(async () => {
+  bridge = await startBridge(binary, ["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"]);
+  await bridge.waitFor("robot link up");
+  browser = await launchChromium();
+  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.on("pageerror", (error) => { throw error; });
+  await page.goto(`http://127.0.0.1:${bridge.httpPort}/`);
+});
+
+after(async () => {
+  await browser?.close();
+  if (bridge) assert.equal(await bridge.stop(), 0, "the bridge must exit 0 on SIGTERM");
+});
+
+test("the page shows a Pioneer as a Pioneer", async () => {
+  await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
+  await page.getByTestId("robot-title").filter({ hasText: "Pioneer p3dx-sh" }).waitFor();
+  await page.getByTestId("pioneer").waitFor({ state: "visible" });
+  assert.equal(await page.getByTestId("sensors").isVisible(), false, "no Flockbot sensors");
+  assert.equal(await page.getByTestId("claw_open").isVisible(), false, "no claw");
+  await sipsLater(3);
+  assert.equal(await text("pioneer-battery"), "12.6 V");
+  assert.equal(await text("pioneer-motors"), "on");
+  // Sonar echoes are placed around the robot as SIPs bring them.
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="room"]').dataset.echoes) >= 4);
+  // Who drives, from the bridge's counters (asked every 2 s).
+  await page.getByTestId("control").filter({ hasText: "Nobody holds control" }).waitFor();
+});
+
+test("forward drives it at the slider's speed; stop holds the pose", async () => {
+  const start = await number("pose-x");
+  await page.getByTestId("forward").click();
+  await bridge.waitFor("simulated Pioneer: rx VEL 300");  // 30 cm/s
+  await page.waitForFunction(
+    (from) => Number(document.querySelector('[data-testid="pose-x"]').textContent) > from + 100, start);
+  await page.getByTestId("pioneer-v").filter({ hasText: "300" }).waitFor();
+
+  await page.getByTestId("stop").click();
+  await bridge.waitFor("simulated Pioneer: rx STOP");
+  await sipsLater(3);  // what was on its way before the stop has arrived
+  const stopped = await number("pose-x");
+  await sipsLater(5);
+  assert.equal(await number("pose-x"), stopped, "the pose holds after stop");
+});
+
+test("arrow keys turn it, and its own commands and the emergency stop reach it", async () => {
+  await page.locator("body").press("ArrowLeft");
+  await bridge.waitFor("simulated Pioneer: rx RVEL 30");
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="pose-th"]').textContent) > 5);
+  await page.locator("body").press("Space");
+  await bridge.waitFor("simulated Pioneer: rx STOP");
+  await page.getByTestId("sonar-off").click();
+  await bridge.waitFor("simulated Pioneer: rx SONAR 0");
+  await page.getByTestId("sonar-on").click();
+  await bridge.waitFor("simulated Pioneer: rx SONAR 1");
+  await page.getByTestId("emergency").click();
+  await bridge.waitFor("simulated Pioneer: rx E_STOP");
+  await page.getByTestId("reset_pose").click();
+  await bridge.waitFor("simulated Pioneer: rx SETO");
+  await page.screenshot({ path: path.join(artifacts, "dashboard-pioneer.png"), fullPage: true });
+});
