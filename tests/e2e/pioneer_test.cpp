@@ -82,6 +82,21 @@ TEST_CASE("pioneer: an AmigoBot is known by its SYNC2 answer and converted with 
   CHECK(moving["moving"] == true);
 }
 
+TEST_CASE("pioneer: stats give the AROS link's own counters") {
+  Rig rig(pioneer());
+  auto client = rig.json_client();
+  sensor_where(client, [](const json& m) { return m["seq"].get<long>() >= 3; });
+  client.send("{\"cmd\":\"stats\",\"id\":1}\n");
+  auto stats = client.read_json_type("stats");
+  REQUIRE(stats);
+  const json& link = (*stats)["link"];
+  CHECK(link["state"] == "up");
+  CHECK(link["connects"] == 1);
+  CHECK(link["sips"].get<long>() >= 3);
+  CHECK(link["bad_checksum"] == 0);
+  CHECK_FALSE(link.contains("naks_sent"));  // a Flockbot's counter, not an AROS robot's
+}
+
 TEST_CASE("pioneer: drive, turn and stop reach the robot as AROS commands, and bad arguments are refused") {
   Rig rig(pioneer());
   auto client = rig.json_client();

@@ -60,8 +60,10 @@ TEST_CASE("the stats message carries every counter") {
   StatsSnapshot snapshot;
   snapshot.uptime_s = 2.5;
   snapshot.link_state = LinkState::Up;
-  snapshot.link.decoder.bad_checksum = 3;
-  snapshot.link.naks_received = 4;
+  LinkStats link;
+  link.decoder.bad_checksum = 3;
+  link.naks_received = 4;
+  snapshot.link_counters = link_counters(link);
   snapshot.bridge.failed[static_cast<std::size_t>(ErrorCode::RateLimited)] = 5;
   snapshot.bridge.clients_refused = 6;
   snapshot.clients.push_back(ClientSnapshot{7, "json", "127.0.0.1:9", 8, 9, 1});

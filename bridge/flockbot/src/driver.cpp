@@ -128,6 +128,7 @@ protocol::Result<protocol::Done> FlockbotDriver::stop_robot(protocol::CommandTok
 void FlockbotDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   snapshot.link_state = link_.state();
   snapshot.link = link_.stats();
+  snapshot.link_counters = protocol::link_counters(snapshot.link);
 }
 
 void FlockbotDriver::reload(const Config& config) {

@@ -165,15 +165,12 @@ protocol::Result<protocol::Done> PioneerDriver::stop_robot(protocol::CommandToke
 void PioneerDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   const aros::LinkStats stats = link_.stats();
   snapshot.link_state = link_.state();
+  snapshot.link_counters = aros::link_counters(stats);
+  // The commands' counters: an AROS robot acknowledges nothing, so what went
+  // out is delivered and unconfirmed.
   protocol::LinkStats& l = snapshot.link;
   l.decoder.frames = stats.decoder.packets;
-  l.decoder.bad_checksum = stats.decoder.bad_checksum;
-  l.decoder.bad_length = stats.decoder.bad_count;
-  l.decoder.incomplete = stats.decoder.incomplete;
-  l.decoder.discarded_bytes = stats.decoder.discarded_bytes;
   l.frames_sent = stats.packets_sent;
-  l.implausible = stats.bad_sips;
-  l.stale = stats.stale;
   l.commands_sent = stats.commands_sent;
   l.commands_delivered = stats.commands_sent;
   l.commands_unconfirmed = stats.commands_sent;

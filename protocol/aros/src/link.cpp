@@ -280,4 +280,20 @@ Bytes Link::shutdown_packets() const {
   return bytes;
 }
 
+std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats& l) {
+  return {{"packets_received", l.decoder.packets},
+          {"packets_sent", l.packets_sent},
+          {"bad_checksum", l.decoder.bad_checksum},
+          {"bad_count", l.decoder.bad_count},
+          {"incomplete", l.decoder.incomplete},
+          {"discarded_bytes", l.decoder.discarded_bytes},
+          {"sync_attempts", l.sync_attempts},
+          {"connects", l.connects},
+          {"closes_sent", l.closes_sent},
+          {"pulses_sent", l.pulses_sent},
+          {"sips", l.sips},
+          {"bad_sips", l.bad_sips},
+          {"stale", l.stale}};
+}
+
 }  // namespace flockbridge::protocol::aros

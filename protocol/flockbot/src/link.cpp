@@ -477,4 +477,27 @@ void LinkController::set_state(LinkState state, std::string reason) {
   events_.link_changed(state_, reason_);
 }
 
+std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats& l) {
+  return {{"frames_received", l.decoder.frames},
+          {"frames_sent", l.frames_sent},
+          {"bad_checksum", l.decoder.bad_checksum},
+          {"bad_length", l.decoder.bad_length},
+          {"incomplete", l.decoder.incomplete},
+          {"discarded_bytes", l.decoder.discarded_bytes},
+          {"implausible", l.implausible},
+          {"naks_sent", l.naks_sent},
+          {"naks_received", l.naks_received},
+          {"unexpected_naks", l.unexpected_naks},
+          {"retransmits", l.retransmits},
+          {"late_resends", l.late_resends},
+          {"late_naks_not_resent", l.late_naks_not_resent},
+          {"resends_withheld", l.resends_withheld},
+          {"stray_acks", l.stray_acks},
+          {"flushes", l.flushes},
+          {"late_acks", l.late_acks},
+          {"cfg_sent", l.cfg_sent},
+          {"reboots", l.reboots},
+          {"stale", l.stale}};
+}
+
 }  // namespace flockbridge::protocol

@@ -274,27 +274,9 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   ordered message{{"type", "stats"}};
   if (!id.is_null()) message["id"] = id;
   message["uptime_s"] = s.uptime_s;
-  message["link"] = ordered{{"state", link_state_name(s.link_state)},
-                            {"frames_received", l.decoder.frames},
-                            {"frames_sent", l.frames_sent},
-                            {"bad_checksum", l.decoder.bad_checksum},
-                            {"bad_length", l.decoder.bad_length},
-                            {"incomplete", l.decoder.incomplete},
-                            {"discarded_bytes", l.decoder.discarded_bytes},
-                            {"implausible", l.implausible},
-                            {"naks_sent", l.naks_sent},
-                            {"naks_received", l.naks_received},
-                            {"unexpected_naks", l.unexpected_naks},
-                            {"retransmits", l.retransmits},
-                            {"late_resends", l.late_resends},
-                            {"late_naks_not_resent", l.late_naks_not_resent},
-                            {"resends_withheld", l.resends_withheld},
-                            {"stray_acks", l.stray_acks},
-                            {"flushes", l.flushes},
-                            {"late_acks", l.late_acks},
-                            {"cfg_sent", l.cfg_sent},
-                            {"reboots", l.reboots},
-                            {"stale", l.stale}};
+  ordered link{{"state", link_state_name(s.link_state)}};
+  for (const auto& [name, value] : s.link_counters) link[name] = value;
+  message["link"] = std::move(link);
   message["commands"] = ordered{{"received", s.bridge.commands_received},
                                 {"sent", l.commands_sent},
                                 {"acknowledged", l.commands_acknowledged},

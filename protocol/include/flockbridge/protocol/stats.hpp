@@ -45,10 +45,15 @@ struct BridgeCounters {
   std::uint64_t control_changes = 0;  ///< times a program took control
 };
 
+/// A robot link's own counters, named and in the order a family's driver
+/// gives them (the "link" object of a stats message).
+using NamedCounters = std::vector<std::pair<std::string, std::uint64_t>>;
+
 struct StatsSnapshot {
   double uptime_s = 0;
   LinkState link_state = LinkState::Down;
-  LinkStats link;
+  NamedCounters link_counters;
+  LinkStats link;  ///< the commands' counters (sent, acknowledged, ...) and the log line's figures
   BridgeCounters bridge;
   std::optional<std::uint64_t> control_holder;  ///< the client that holds control, on such a port
   std::vector<ClientSnapshot> clients;

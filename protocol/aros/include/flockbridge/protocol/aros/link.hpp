@@ -29,6 +29,8 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "flockbridge/protocol/aros/commands.hpp"
 #include "flockbridge/protocol/aros/packet.hpp"
@@ -64,6 +66,9 @@ struct LinkStats {
   std::uint64_t commands_sent = 0;
   std::uint64_t commands_failed = 0;
 };
+
+/// The counters of a stats message's "link" object, by name, in order.
+[[nodiscard]] std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats& stats);
 
 class LinkEvents {
  public:

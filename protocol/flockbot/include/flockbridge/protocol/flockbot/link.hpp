@@ -73,6 +73,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
@@ -159,6 +161,9 @@ struct LinkStats {
   std::uint64_t reboots = 0;
   std::uint64_t stale = 0;
 };
+
+/// The counters of a stats message's "link" object, by name, in order.
+[[nodiscard]] std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats& stats);
 
 /// Reserved: callers' tokens must not be 0 (it marks a settled command sent again).
 inline constexpr CommandToken kResentToken = 0;
