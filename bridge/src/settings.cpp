@@ -133,8 +133,9 @@ std::vector<Setting> make_settings() {
 
   s.push_back(text(
       {"serial", "device", "--device",
-       "Serial device of the Uno. deploy/99-flockbot.rules names a genuine Uno or a CH340 clone "
-       "/dev/flockbot; without the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
+       "Serial device of the robot, or tcp:HOST:PORT for one reached over the network (a Wi-Fi serial bridge, "
+       "MobileSim). deploy/99-flockbot.rules names a Flockbot's genuine Uno or CH340 clone /dev/flockbot; without "
+       "the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
        kRestart},
       [](auto& c) -> auto& { return c.device; }, not_empty));
   s.push_back(whole(

@@ -192,3 +192,35 @@ TEST_CASE("pioneer: on shutdown the bridge stops the robot and closes its connec
   rig.sim_command("state");
   CHECK(rig.sim().seen(Stream::Stdout, "v_mm_s 0 "));
 }
+
+TEST_CASE("pioneer: a robot served over TCP (--device tcp:HOST:PORT), as MobileSim serves one, and its reconnection") {
+  ChildProcess sim({FLOCKBOT_SIM_BIN, "--robot", "pioneer", "--model", "p3at-sh", "--listen", "0"});
+  const auto ready = sim.wait_for(Stream::Stdout, "ready tcp:127.0.0.1:");
+  REQUIRE(ready);
+  const std::string device = ready->substr(ready->find("tcp:"));
+  RigOptions options;
+  options.robot = "pioneer";
+  options.start_sim = false;
+  options.bridge_args = {"--device", device, "--reopen-min-ms", "50"};
+  Rig rig(options);
+  rig.expect_log("connected to " + device);
+  rig.expect_log("robot link up");
+  CHECK(rig.bridge().seen(Stream::Stderr, "the robot is a Pioneer p3at-sh"));
+  auto client = rig.json_client();
+  client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0}\n");
+  REQUIRE(sim.wait_for(Stream::Stdout, "rx VEL 100"));
+  sensor_where(client, [](const json& m) { return m["v_mm_s"].get<double>() > 90; });
+
+  // The robot's side goes away and comes back at the same address.
+  sim.send_line("unplug");
+  REQUIRE(sim.wait_for(Stream::Stdout, "done unplug"));
+  auto down = client.read_json_type("link");
+  REQUIRE(down);
+  CHECK((*down)["state"] == "down");
+  sim.send_line("replug");
+  REQUIRE(sim.wait_for(Stream::Stdout, "done replug"));
+  auto up = client.read_json_type("link", std::chrono::seconds(10));
+  while (up && (*up)["state"] != "up") up = client.read_json_type("link", std::chrono::seconds(10));
+  REQUIRE(up);
+  CHECK(sim.terminate() == 0);
+}

@@ -40,7 +40,8 @@ FlockbotDriver::FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host
       config_(config),
       host_(host),
       link_(config_.link_settings(), config_.robot, *this),
-      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
+      serial_(make_transport(
+          loop, Transport::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this)) {
   for (const protocol::CommandSpec& spec : protocol::command_table()) {
     if (spec.json_form) commands_.emplace_back(spec.name);
   }
@@ -58,13 +59,13 @@ protocol::Result<protocol::Done> FlockbotDriver::start() {
   if (config_.simulate) {
     simulator_ = std::make_unique<SimulatorProcess>(loop_, "simulated Uno");
     auto started = simulator_->start({"--robot", "flockbot", "--rate-hz", std::to_string(config_.sim_rate_hz)},
-                                     [this] { serial_.start(); });
+                                     [this] { serial_->start(); });
     if (!started) return started.error();
-    serial_.set_path(simulator_->device_path());
+    serial_->set_path(simulator_->device_path());
     log_info("simulated Uno on " + simulator_->device_path());
     return protocol::Done{};
   }
-  serial_.start();
+  serial_->start();
   return protocol::Done{};
 }
 
@@ -73,9 +74,9 @@ void FlockbotDriver::stop() {
   stopped_ = true;
   if (link_.state() == protocol::LinkState::Up) {
     // Do not leave the robot driving on its own.
-    serial_.write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
+    serial_->write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
   }
-  serial_.close();
+  serial_->close();
   if (simulator_) simulator_->stop();
   link_timer_.reset();
   events_.clear();
@@ -152,7 +153,7 @@ protocol::RobotConfig FlockbotDriver::robot_config() const {
 }
 
 void FlockbotDriver::transmit(protocol::ByteView frame) {
-  serial_.write(frame);
+  serial_->write(frame);
 }
 
 void FlockbotDriver::link_changed(protocol::LinkState state, std::string_view reason) {
@@ -210,7 +211,7 @@ void FlockbotDriver::on_link_timer() {
   // What the line holds is read before any deadline is judged: a process
   // that ran late must not take an answer waiting unread in the kernel for
   // no answer (a window without its ACK, a frame whose bytes stopped).
-  serial_.read_pending();
+  serial_->read_pending();
   link_.tick(steady_now());
   arm_link_timer();
 }

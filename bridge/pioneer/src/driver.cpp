@@ -38,8 +38,8 @@ PioneerDriver::PioneerDriver(uv_loop_t* loop, const Config& config, Host& host)
       config_(config),
       host_(host),
       link_(link_settings(config_), *this),
-      serial_(loop, SerialPort::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this) {
-}
+      serial_(make_transport(
+          loop, Transport::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this)) {}
 
 PioneerDriver::~PioneerDriver() {
   stop();
@@ -68,13 +68,13 @@ protocol::Result<protocol::Done> PioneerDriver::start() {
   if (config_.simulate) {
     const std::string model = config_.model.empty() ? "p3dx-sh" : config_.model;
     simulator_ = std::make_unique<SimulatorProcess>(loop_, "simulated Pioneer");
-    auto started = simulator_->start({"--robot", "pioneer", "--model", model}, [this] { serial_.start(); });
+    auto started = simulator_->start({"--robot", "pioneer", "--model", model}, [this] { serial_->start(); });
     if (!started) return started.error();
-    serial_.set_path(simulator_->device_path());
+    serial_->set_path(simulator_->device_path());
     log_info("simulated " + model + " on " + simulator_->device_path());
     return protocol::Done{};
   }
-  serial_.start();
+  serial_->start();
   return protocol::Done{};
 }
 
@@ -82,8 +82,8 @@ void PioneerDriver::stop() {
   if (stopped_) return;
   stopped_ = true;
   // STOP then CLOSE, so that the robot neither drives on nor waits for its watchdog.
-  if (const protocol::Bytes last = link_.shutdown_packets(); !last.empty()) serial_.write_now(last);
-  serial_.close();
+  if (const protocol::Bytes last = link_.shutdown_packets(); !last.empty()) serial_->write_now(last);
+  serial_->close();
   if (simulator_) simulator_->stop();
   link_timer_.reset();
   events_.clear();
@@ -201,7 +201,7 @@ void PioneerDriver::choose_model() {
 }
 
 void PioneerDriver::transmit(protocol::ByteView packet) {
-  serial_.write(packet);
+  serial_->write(packet);
 }
 
 void PioneerDriver::link_changed(protocol::LinkState state, std::string_view reason) {
@@ -280,7 +280,7 @@ void PioneerDriver::arm_link_timer() {
 }
 
 void PioneerDriver::on_link_timer() {
-  serial_.read_pending();
+  serial_->read_pending();
   link_.tick(steady_now());
   arm_link_timer();
 }

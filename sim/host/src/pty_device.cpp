@@ -35,10 +35,6 @@ PtyDevice::~PtyDevice() {
   close();
 }
 
-const std::string& PtyDevice::device_path() const noexcept {
-  return link_path_.empty() ? slave_path_ : link_path_;
-}
-
 protocol::Result<protocol::Done> PtyDevice::plug_in(const std::string& link_path) {
   unplug();
   link_path_ = link_path;

@@ -1,13 +1,24 @@
 #include "flockbridge/sim/host/pty_pioneer.hpp"
 
+#include "flockbridge/sim/host/tcp_device.hpp"
+
 namespace flockbridge::sim {
+namespace {
+
+std::unique_ptr<SimDevice> make_device(uv_loop_t* loop, std::optional<std::uint16_t> listen_port,
+                                       SimDevice::Listener& listener, const SimDevice::Log& log) {
+  if (listen_port) return std::make_unique<TcpDevice>(loop, *listen_port, listener, log);
+  return std::make_unique<PtyDevice>(loop, listener, log);
+}
+
+}  // namespace
 
 PtyPioneer::PtyPioneer(uv_loop_t* loop, const PtyPioneerSettings& settings, Log log)
     : log_(std::move(log)),
       to_host_(settings.to_host, settings.seed * 2654435761U + 1),
       to_robot_(settings.to_robot, settings.seed * 2654435761U + 2),
       model_settings_(settings.model),
-      device_(loop, *this, [this](std::string_view line) { log_(line); }) {
+      device_(make_device(loop, settings.listen_port, *this, [this](std::string_view line) { log_(line); })) {
   make_model();
   (void)tick_.init<PtyPioneer, &PtyPioneer::on_tick>(loop, this);
 }
@@ -29,7 +40,7 @@ PtyPioneer::~PtyPioneer() {
 }
 
 void PtyPioneer::close() {
-  device_.close();
+  device_->close();
   tick_.reset();
 }
 
@@ -51,12 +62,12 @@ void PtyPioneer::device_received(protocol::ByteView bytes) {
 void PtyPioneer::transmit(protocol::ByteView packet) {
   if (silent_) return;
   if (!to_host_.settings().any()) {
-    device_.write(packet);
+    device_->write(packet);
     return;
   }
   sent_.clear();
   to_host_.apply(packet, sent_);
-  device_.write(sent_);
+  device_->write(sent_);
 }
 
 void PtyPioneer::on_tick() {

@@ -118,7 +118,7 @@ protocol::Result<protocol::Done> SimConsole::start() {
   }
   auto plugged = plug_in(options_.link);
   if (!plugged) return plugged.error();
-  say("ready " + options_.link);
+  say("ready " + (uno_ ? uno_->device_path() : pioneer_->device_path()));
   start_input();
   (void)reboot_timer_.init<SimConsole, &SimConsole::on_random_reboot>(loop_, this);
   (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);

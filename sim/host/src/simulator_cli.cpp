@@ -1,5 +1,6 @@
 #include "flockbridge/sim/host/simulator_cli.hpp"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -51,9 +52,14 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
       ->capture_default_str()
       ->check(CLI::IsMember(pioneer_models));
   app.add_option("--name", options.pioneer.model.name, "The Pioneer's name, as SYNC2 gives it")->capture_default_str();
-  app.add_option("--link", options.link,
-                 "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)")
-      ->required();
+  auto* link = app.add_option("--link", options.link,
+                              "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)");
+  std::uint16_t listen = 0;
+  auto* listen_option =
+      app.add_option("--listen", listen,
+                     "Pioneer: serve the robot over TCP on 127.0.0.1 at this port instead (0: a free one), as "
+                     "MobileSim does; the ready line says where (flockbridge --device tcp:127.0.0.1:PORT)");
+  link->excludes(listen_option);
   app.add_option("--rate-hz", model.rate_hz, "Sensor packets per second")
       ->capture_default_str()
       ->check(CLI::Range(0.1, 2000.0));
@@ -105,6 +111,16 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
   options.pioneer.to_host = options.uno.to_host;
   options.pioneer.to_robot = options.uno.to_uno;
   options.pioneer.seed = model.seed;
+  if (listen_option->count() > 0) {
+    if (options.robot != "pioneer") {
+      std::fputs("flockbridge-sim: --listen serves a Pioneer (--robot pioneer) only\n", stderr);
+      return 2;
+    }
+    options.pioneer.listen_port = listen;
+  } else if (options.link.empty()) {
+    std::fputs("flockbridge-sim: --link PATH is required (or --listen PORT with --robot pioneer)\n", stderr);
+    return 2;
+  }
   return options;
 }
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "flockbridge/bridge/transport.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 
@@ -46,53 +47,37 @@ class SerialDevice {
   int fd_ = -1;
 };
 
-class SerialPort {
+class SerialPort final : public Transport {
  public:
-  class Listener {
-   public:
-    Listener() = default;
-    Listener(const Listener&) = delete;
-    Listener& operator=(const Listener&) = delete;
-    virtual ~Listener() = default;
-    virtual void serial_opened() = 0;
-    virtual void serial_received(protocol::ByteView bytes) = 0;
-    virtual void serial_closed(std::string_view reason) = 0;
-  };
-
-  struct Settings {
-    std::string path;
-    int baud = 115200;
-    std::chrono::milliseconds reopen_min{250};
-    std::chrono::milliseconds reopen_max{5000};
-    std::size_t max_pending_output = std::size_t{64} * 1024;
-  };
+  using Listener = Transport::Listener;
+  using Settings = Transport::Settings;
 
   SerialPort(uv_loop_t* loop, Settings settings, Listener& listener);
   SerialPort(const SerialPort&) = delete;
   SerialPort& operator=(const SerialPort&) = delete;
-  ~SerialPort() { close(); }
+  ~SerialPort() override { close(); }
 
   /// Tries to open the device now, and keeps trying until close().
-  void start();
+  void start() override;
   /// Queues bytes for the device; dropped while it is not open.
-  void write(protocol::ByteView bytes);
+  void write(protocol::ByteView bytes) override;
   /// Writes one frame now, for the last Stop at shutdown: a frame of which
   /// the line has taken only part is finished first (so that the Uno sees a
   /// whole, valid frame), what was queued behind it is dropped, and the
   /// line is waited for briefly.
-  void write_now(protocol::ByteView bytes);
+  void write_now(protocol::ByteView bytes) override;
   /// Closes the device and stops trying.
-  void close();
+  void close() override;
   /// Reads what the device holds now, without waiting for the loop's poll.
-  void read_pending() {
+  void read_pending() override {
     if (device_.is_open()) read_available();
   }
 
-  [[nodiscard]] bool is_open() const noexcept { return device_.is_open(); }
+  [[nodiscard]] bool is_open() const noexcept override { return device_.is_open(); }
   /// Bytes written but not yet taken by the device.
   [[nodiscard]] std::size_t pending_bytes() const noexcept { return pending_output_.size(); }
   [[nodiscard]] const std::string& path() const noexcept { return settings_.path; }
-  void set_path(std::string path) { settings_.path = std::move(path); }
+  void set_path(std::string path) override { settings_.path = std::move(path); }
 
  private:
   void try_open();

@@ -12,13 +12,13 @@
 
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/simulator_process.hpp"
-#include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/transport.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
 
 namespace flockbridge::bridge::flockbot {
 
-class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, private SerialPort::Listener {
+class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, private Transport::Listener {
  public:
   FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host);
   FlockbotDriver(const FlockbotDriver&) = delete;
@@ -56,7 +56,7 @@ class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, p
   void command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) override;
   void note(std::string_view what) override;
 
-  // SerialPort::Listener
+  // Transport::Listener
   void serial_opened() override;
   void serial_received(protocol::ByteView bytes) override;
   void serial_closed(std::string_view reason) override;
@@ -72,7 +72,7 @@ class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, p
   Host& host_;
   protocol::LinkController link_;
   std::unique_ptr<SimulatorProcess> simulator_;
-  SerialPort serial_;
+  std::unique_ptr<Transport> serial_;  ///< the serial device, or a TCP connection
   DeadlineTimer link_timer_;
   std::deque<DriverEvent> events_;
   std::vector<std::string> commands_;  ///< the JSON forms of the command table

@@ -18,7 +18,7 @@
 
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/simulator_process.hpp"
-#include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/transport.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/aros/link.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
@@ -38,7 +38,7 @@ namespace flockbridge::bridge::pioneer {
 /// when the bytes are not whole packets with good checksums.
 [[nodiscard]] protocol::Result<std::vector<protocol::aros::Command>> split_commands(protocol::ByteView packets);
 
-class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEvents, private SerialPort::Listener {
+class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEvents, private Transport::Listener {
  public:
   PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
   PioneerDriver(const PioneerDriver&) = delete;
@@ -76,7 +76,7 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
   void command_finished(protocol::CommandToken token, const protocol::Error* error) override;
   void note(std::string_view what) override;
 
-  // SerialPort::Listener
+  // Transport::Listener
   void serial_opened() override;
   void serial_received(protocol::ByteView bytes) override;
   void serial_closed(std::string_view reason) override;
@@ -101,7 +101,7 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
   Host& host_;
   protocol::aros::Link link_;
   std::unique_ptr<SimulatorProcess> simulator_;
-  SerialPort serial_;
+  std::unique_ptr<Transport> serial_;  ///< the serial device, or a TCP connection
   DeadlineTimer link_timer_;
   std::deque<DriverEvent> events_;
   const protocol::aros::RobotModel* model_ = nullptr;

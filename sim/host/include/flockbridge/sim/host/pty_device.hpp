@@ -29,7 +29,8 @@ using bridge::steady_now;
 using bridge::uv_error_text;
 using bridge::UvHandle;
 
-class PtyDevice {
+/// Where a simulated robot is plugged in: the device end of its cable.
+class SimDevice {
  public:
   class Listener {
    public:
@@ -37,7 +38,7 @@ class PtyDevice {
     Listener(const Listener&) = delete;
     Listener& operator=(const Listener&) = delete;
     virtual ~Listener() = default;
-    /// The host opened the port.
+    /// The host opened the port (or connected).
     virtual void device_opened() = 0;
     /// Bytes the host wrote.
     virtual void device_received(protocol::ByteView bytes) = 0;
@@ -46,29 +47,54 @@ class PtyDevice {
   };
   using Log = std::function<void(std::string_view)>;
 
+  SimDevice() = default;
+  SimDevice(const SimDevice&) = delete;
+  SimDevice& operator=(const SimDevice&) = delete;
+  virtual ~SimDevice() = default;
+
+  /// Makes the device appear; for a pseudo-terminal with a non-empty
+  /// `link_path`, that path becomes a symlink to it.
+  [[nodiscard]] virtual protocol::Result<protocol::Done> plug_in(const std::string& link_path) = 0;
+  /// The device vanishes.
+  virtual void unplug() = 0;
+  /// Stops everything; the loop can then finish.
+  virtual void close() = 0;
+  /// Writes what the robot sends; what the host does not take is lost, as
+  /// on a real line.
+  virtual void write(protocol::ByteView bytes) = 0;
+  /// What the host opens: a path, or tcp:HOST:PORT.
+  [[nodiscard]] virtual std::string device_path() const = 0;
+  [[nodiscard]] virtual const std::string& link_path() const noexcept = 0;
+  /// The host has the port open.
+  [[nodiscard]] virtual bool connected() const noexcept = 0;
+};
+
+class PtyDevice final : public SimDevice {
+ public:
   PtyDevice(uv_loop_t* loop, Listener& listener, Log log);
   PtyDevice(const PtyDevice&) = delete;
   PtyDevice& operator=(const PtyDevice&) = delete;
-  ~PtyDevice();
+  PtyDevice(PtyDevice&&) = delete;
+  PtyDevice& operator=(PtyDevice&&) = delete;
+  ~PtyDevice() override;
 
   /// Creates a new pseudo-terminal. With a non-empty `link_path`, that path
   /// becomes a symlink to the slave end (replacing an old link atomically).
-  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path);
+  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path) override;
   /// Closes the pseudo-terminal and removes the link: the device vanishes.
-  void unplug();
+  void unplug() override;
   /// Stops everything; the loop can then finish.
-  void close();
+  void close() override;
   /// Writes what the robot sends. A real UART does not wait for a reader
   /// either: what does not fit in the pseudo-terminal's buffer is lost
   /// (said once in the log per episode).
-  void write(protocol::ByteView bytes);
+  void write(protocol::ByteView bytes) override;
 
   /// The link path if there is one, else the slave's /dev/pts path.
-  [[nodiscard]] const std::string& device_path() const noexcept;
-  [[nodiscard]] const std::string& link_path() const noexcept { return link_path_; }
+  [[nodiscard]] std::string device_path() const override { return link_path_.empty() ? slave_path_ : link_path_; }
+  [[nodiscard]] const std::string& link_path() const noexcept override { return link_path_; }
   [[nodiscard]] bool plugged_in() const noexcept { return master_ >= 0; }
-  /// The host has the port open.
-  [[nodiscard]] bool connected() const noexcept { return connected_; }
+  [[nodiscard]] bool connected() const noexcept override { return connected_; }
 
  private:
   void check_open();

@@ -1,5 +1,6 @@
 // The simulated Pioneer or AmigoBot (sim/aros) on a pseudo-terminal
-// (PtyDevice), with noise on the line when asked: the robot behind
+// (PtyDevice) or served over TCP (TcpDevice), with noise on the line when
+// asked: the robot behind
 // `flockbridge --robot pioneer --simulate`, the simulator program and the
 // tests. Unlike the Uno, an AROS robot does not reset when its port is
 // opened: a robot left open by an earlier client goes on sending SIPs.
@@ -9,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,9 +28,12 @@ struct PtyPioneerSettings {
   LineFaultSettings to_host;   ///< noise on what the robot sends
   LineFaultSettings to_robot;  ///< noise on what the robot receives
   std::uint32_t seed = 1;
+  /// Served over TCP on 127.0.0.1 at this port instead of a pseudo-terminal
+  /// (0: a free port), as MobileSim serves its robot; none: a pseudo-terminal.
+  std::optional<std::uint16_t> listen_port;
 };
 
-class PtyPioneer final : private PtyDevice::Listener {
+class PtyPioneer final : private SimDevice::Listener {
  public:
   using Log = std::function<void(std::string_view)>;
 
@@ -39,10 +44,10 @@ class PtyPioneer final : private PtyDevice::Listener {
   ~PtyPioneer() override;
 
   [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path) {
-    return device_.plug_in(link_path);
+    return device_->plug_in(link_path);
   }
-  void unplug() { device_.unplug(); }
-  [[nodiscard]] protocol::Result<protocol::Done> replug() { return device_.plug_in(device_.link_path()); }
+  void unplug() { device_->unplug(); }
+  [[nodiscard]] protocol::Result<protocol::Done> replug() { return device_->plug_in(device_->link_path()); }
   void close();
   /// Power-cycles the robot while the port stays open: it forgets its
   /// client, stops, and waits for SYNC0 again.
@@ -53,8 +58,9 @@ class PtyPioneer final : private PtyDevice::Listener {
   [[nodiscard]] aros::PioneerModel& model() noexcept { return *model_; }
   [[nodiscard]] const LineFaults& to_host_faults() const noexcept { return to_host_; }
   [[nodiscard]] const LineFaults& to_robot_faults() const noexcept { return to_robot_; }
-  [[nodiscard]] const std::string& device_path() const noexcept { return device_.device_path(); }
-  [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
+  /// What the host opens: a path, or tcp:127.0.0.1:PORT.
+  [[nodiscard]] std::string device_path() const { return device_->device_path(); }
+  [[nodiscard]] bool connected() const noexcept { return device_->connected(); }
 
  private:
   void make_model();
@@ -75,7 +81,7 @@ class PtyPioneer final : private PtyDevice::Listener {
   std::optional<aros::PioneerModel> model_;
   bool silent_ = false;
   DeadlineTimer tick_;
-  PtyDevice device_;
+  std::unique_ptr<SimDevice> device_;
 };
 
 }  // namespace flockbridge::sim

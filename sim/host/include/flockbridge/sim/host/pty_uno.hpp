@@ -52,7 +52,7 @@ class PtyUno final : private PtyDevice::Listener {
 
   [[nodiscard]] UnoModel& model() noexcept { return model_; }
   /// The link path if there is one, else the slave's /dev/pts path.
-  [[nodiscard]] const std::string& device_path() const noexcept { return device_.device_path(); }
+  [[nodiscard]] std::string device_path() const { return device_.device_path(); }
   [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
   [[nodiscard]] const LineFaults& to_host_faults() const noexcept { return to_host_; }
   [[nodiscard]] const LineFaults& to_uno_faults() const noexcept { return to_uno_; }
