@@ -200,8 +200,8 @@ TEST_CASE("the packaged default file is every default, commented out, and reads 
   CHECK(documented == all_settings().size());
 }
 
-TEST_CASE("the README's table lists every setting with its option") {
-  std::ifstream in(FLOCKBRIDGE_SOURCE_DIR "/README.md");
+TEST_CASE("the configuration page's table lists every setting with its option") {
+  std::ifstream in(FLOCKBRIDGE_SOURCE_DIR "/docs/configuration.md");
   REQUIRE(in);
   std::ostringstream text;
   text << in.rdbuf();
