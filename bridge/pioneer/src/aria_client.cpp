@@ -1,5 +1,6 @@
 #include "flockbridge/bridge/pioneer/aria_client.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "flockbridge/bridge/log.hpp"
@@ -38,12 +39,14 @@ std::optional<NativeInput> AriaClient::next() {
 
 std::size_t AriaClient::expire(SteadyTime now, std::chrono::milliseconds timeout) {
   if (!decoder_.in_packet() || now - last_bytes_ < timeout) return 0;
-  const auto abandoned = decoder_.abandon();
+  const std::uint64_t discarded = decoder_.stats().discarded_bytes;
+  (void)decoder_.abandon();
   // What the decoder can still make of the bytes after the abandoned header.
   while (const auto event = decoder_.next()) {
     if (event->kind == aros::PacketDecoder::EventKind::Packet) on_packet(event->type, event->payload);
   }
-  return abandoned ? 1 : 0;
+  // At least the header's first byte went.
+  return std::max<std::size_t>(1, static_cast<std::size_t>(decoder_.stats().discarded_bytes - discarded));
 }
 
 bool AriaClient::parses(std::string_view message) const {
