@@ -61,8 +61,9 @@ TEST_CASE("port 8101: an ARIA program connects as to the robot and gets its SIPs
   CHECK(identity->subtype == "p3dx-sh");  // ARIA loads params/p3dx-sh.p from this
   CHECK(program.has_config());
   const auto sips = program.run_for(std::chrono::milliseconds(2000));
-  // 10 a second, as the robot sends them (the first may still have been on its way).
-  CHECK(sips.size() >= 17);
+  // 10 a second, as the robot sends them: about 20, with room for a slow
+  // machine's scheduling (none may come twice, so never many more).
+  CHECK(sips.size() >= 14);
   CHECK(sips.size() <= 22);
   CHECK(program.violations().empty());
   // A program that only watches never reaches the robot: its limits and
