@@ -279,6 +279,16 @@ std::vector<Setting> make_settings() {
       {"units", "wheel_watcher_mm_per_count", "--wheel-watcher-mm-per-count",
        "Millimetres per wheel-watcher count, published as wheel_watcher_mm (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.wheel_watcher_mm_per_count; }, 0, 10000));
+  s.push_back(real(
+      {"units", "wheel_mm_s_per_percent", "--wheel-mm-s-per-percent",
+       "A wheel's speed in mm/s at a wheel speed of 1 (of the Flockbot's -100..100), which JSON drive "
+       "needs (0: drive is refused; the simulated Uno's is 10).",
+       kLive},
+      [](auto& c) -> auto& { return c.units.wheel_mm_s_per_percent; }, 0, 1000));
+  s.push_back(real(
+      {"units", "wheel_base_mm", "--wheel-base-mm",
+       "The distance between the wheels, for JSON drive's turning (the simulated Uno's is 100).", kLive},
+      [](auto& c) -> auto& { return c.units.wheel_base_mm; }, 1, 10000));
 
   s.push_back(text(
       {"listen", "bind", "--bind", "Address every listener uses unless it has its own (0.0.0.0: all IPv4 interfaces).",

@@ -270,3 +270,27 @@ TEST_CASE("a client that sends its commands and ends its side still gets every a
   CHECK(client.wait_closed());
   rig.expect_sim("rx 44 47 43");
 }
+
+TEST_CASE("drive in mm/s and deg/s becomes the Flockbot's wheel speeds once its units are configured") {
+  Rig rig(RigOptions{.bridge_args = {"--wheel-mm-s-per-percent", "10", "--wheel-base-mm", "100"}});
+  auto client = rig.json_client();
+  // 200 mm/s straight on: both wheels at 20 (D M W 14 14).
+  client.send("{\"cmd\":\"drive\",\"v_mm_s\":200,\"w_deg_s\":0,\"id\":1}\n");
+  rig.expect_sim("rx 44 4D 57 14 14");
+  // Turning left at 57.3 deg/s (1 rad/s) on a 100 mm base: the wheels 50 mm/s apart.
+  client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":57.29578}\n");
+  rig.expect_sim("rx 44 4D 57 05 0F");
+  client.send("{\"cmd\":\"drive\",\"v_mm_s\":1500,\"id\":2}\n");
+  auto refused = client.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("more than 1000 mm/s") != std::string::npos);
+}
+
+TEST_CASE("drive is refused, saying what to configure, while a Flockbot's wheel speed is unknown") {
+  Rig rig;
+  auto client = rig.json_client();
+  client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"id\":1}\n");
+  auto refused = client.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("units.wheel_mm_s_per_percent") != std::string::npos);
+}

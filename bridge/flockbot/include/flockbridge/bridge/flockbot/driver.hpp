@@ -62,6 +62,8 @@ class FlockbotDriver final : public RobotDriver, private protocol::LinkEvents, p
   void serial_closed(std::string_view reason) override;
 
   void push(DriverEvent event);
+  /// JSON drive {v_mm_s, w_deg_s} as wheel speeds (DMW), with the configured units.
+  [[nodiscard]] protocol::Result<protocol::Bytes> drive_command(const nlohmann::json& object) const;
   /// The robot's CFG values, with the Pi's address filled in when not configured.
   [[nodiscard]] protocol::RobotConfig robot_config() const;
   void arm_link_timer();
