@@ -6,18 +6,27 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <sstream>
 
 #include "flockbridge/bridge/log.hpp"
 
 namespace flockbridge::bridge {
 namespace {
 
-/// The simulator program beside this one (bin/ in the build and installed).
-std::string simulator_program() {
+/// How the simulator is started: $FLOCKBRIDGE_SIMULATOR when set (its
+/// words: the program, after an emulator that runs it, say), else the
+/// simulator program beside this one (bin/ in the build, and installed).
+std::vector<std::string> simulator_command() {
+  if (const char* given = std::getenv("FLOCKBRIDGE_SIMULATOR"); given != nullptr && *given != '\0') {
+    std::vector<std::string> words;
+    std::istringstream text(given);
+    for (std::string word; text >> word;) words.push_back(word);
+    return words;
+  }
   std::array<char, 4096> path{};
   std::size_t size = path.size();
-  if (uv_exepath(path.data(), &size) != 0) return "flockbridge-sim";
-  return (std::filesystem::path(std::string(path.data(), size)).parent_path() / "flockbridge-sim").string();
+  if (uv_exepath(path.data(), &size) != 0) return {"flockbridge-sim"};
+  return {(std::filesystem::path(std::string(path.data(), size)).parent_path() / "flockbridge-sim").string()};
 }
 
 }  // namespace
@@ -33,8 +42,8 @@ protocol::Result<protocol::Done> SimulatorProcess::start(const std::vector<std::
   folder_ = folder;
   link_ = folder_ + "/robot";
 
-  const std::string program = simulator_program();
-  std::vector<std::string> words{program};
+  std::vector<std::string> words = simulator_command();
+  const std::string program = words.front();
   words.insert(words.end(), options.begin(), options.end());
   words.insert(words.end(), {"--link", link_});
   std::vector<char*> argv;

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
+
 #include <string>
 
 #include "flockbridge/bridge/bridge.hpp"
@@ -55,6 +57,11 @@ bridge::DriverFactory flockbot_driver() {
 }
 
 bridge::Config test_config() {
+  // --simulate starts the simulator beside the daemon; a cross-built one
+  // runs under the emulator that runs this test.
+  if (const std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty()) {
+    ::setenv("FLOCKBRIDGE_SIMULATOR", (emulator + " " + FLOCKBRIDGE_SIM_BIN).c_str(), 1);
+  }
   bridge::Config config;
   config.simulate = true;
   config.bind = "127.0.0.1";

@@ -1,6 +1,7 @@
 // The simulated robot of `--simulate`: the simulator program
-// (flockbridge-sim, installed beside flockbridge) run as a child process on
-// a pseudo-terminal, so that the daemon itself holds no simulator.
+// (flockbridge-sim, installed beside flockbridge; or the command in
+// $FLOCKBRIDGE_SIMULATOR) run as a child process on a pseudo-terminal, so
+// that the daemon itself holds no simulator.
 //
 // The device is a symlink in a private folder that the simulator makes once
 // its pseudo-terminal is ready, which it says on its standard output. The simulator's event lines go to the debug log.
