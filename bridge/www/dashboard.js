@@ -318,18 +318,22 @@
 
   // ---- the plot -------------------------------------------------------------
 
-  let plotPending = false;
-  function schedulePlot() {
-    if (plotPending) return;
-    plotPending = true;
-    requestAnimationFrame(() => {
-      plotPending = false;
-      drawPlot();
-    });
+  /** A function that draws with `draw` at the next frame, however often it is called before then. */
+  function onNextFrame(draw) {
+    let pending = false;
+    return () => {
+      if (pending) return;
+      pending = true;
+      requestAnimationFrame(() => {
+        pending = false;
+        draw();
+      });
+    };
   }
 
-  function drawPlot() {
-    const canvas = $("plot");
+  /** The canvas, sized to its box in device pixels and cleared: its context, size and pixel ratio. */
+  function clearedCanvas(id) {
+    const canvas = $(id);
     const ratio = window.devicePixelRatio || 1;
     const width = canvas.clientWidth * ratio;
     const height = canvas.clientHeight * ratio;
@@ -339,6 +343,13 @@
     }
     const g = canvas.getContext("2d");
     g.clearRect(0, 0, width, height);
+    return { g, width, height, ratio };
+  }
+
+  const schedulePlot = onNextFrame(drawPlot);
+
+  function drawPlot() {
+    const { g, width, height, ratio } = clearedCanvas("plot");
     if (history.length < 2) return;
     const keys = [["odoL", "#2456c7"], ["odoR", "#1b7f3b"], ["wwL", "#a86400"], ["wwR", "#8a3ab9"]];
     let low = Infinity;
@@ -371,27 +382,10 @@
 
   // ---- a Pioneer's path and sonar ------------------------------------------
 
-  let roomPending = false;
-  function scheduleRoom() {
-    if (roomPending) return;
-    roomPending = true;
-    requestAnimationFrame(() => {
-      roomPending = false;
-      drawRoom();
-    });
-  }
+  const scheduleRoom = onNextFrame(drawRoom);
 
   function drawRoom() {
-    const canvas = $("room");
-    const ratio = window.devicePixelRatio || 1;
-    const width = canvas.clientWidth * ratio;
-    const height = canvas.clientHeight * ratio;
-    if (canvas.width !== width || canvas.height !== height) {
-      canvas.width = width;
-      canvas.height = height;
-    }
-    const g = canvas.getContext("2d");
-    g.clearRect(0, 0, width, height);
+    const { g, width, height, ratio } = clearedCanvas("room");
     if (trace.length === 0) return;
     // The view holds the path and the echoes, at least 2 m across, x to the right, y up.
     const points = [...trace, ...echoes.values()];

@@ -15,13 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-RigOptions pioneer(const std::string& model = "p3dx-sh") {
-  RigOptions options;
-  options.robot = "pioneer";
-  options.model = model;
-  return options;
-}
-
 json stats_of(TcpClient& client) {
   client.send("{\"cmd\":\"stats\",\"id\":\"s\"}\n");
   auto stats = client.read_json_type("stats");
@@ -52,7 +45,7 @@ AriaClient connected(Rig& rig) {
 }  // namespace
 
 TEST_CASE("port 8101: an ARIA program connects as to the robot and gets its SIPs at the robot's rate") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   AriaClient program(rig.port());
   const auto identity = program.connect();
   REQUIRE(identity);
@@ -75,7 +68,7 @@ TEST_CASE("port 8101: an ARIA program connects as to the robot and gets its SIPs
 }
 
 TEST_CASE("port 8101: an AmigoBot's programs are told it is an amigo-sh") {
-  Rig rig(pioneer("amigo-sh"));
+  Rig rig(pioneer_rig("amigo-sh"));
   AriaClient program(rig.port());
   const auto identity = program.connect();
   REQUIRE(identity);
@@ -85,7 +78,7 @@ TEST_CASE("port 8101: an AmigoBot's programs are told it is an amigo-sh") {
 }
 
 TEST_CASE("port 8101: two programs at once: both get the SIPs, the first to move drives, the other is refused") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto watcher = rig.json_client();
   AriaClient first = connected(rig);
   AriaClient second = connected(rig);
@@ -110,7 +103,7 @@ TEST_CASE("port 8101: two programs at once: both get the SIPs, the first to move
 }
 
 TEST_CASE("port 8101: the driving program is killed mid-drive: the robot is stopped and another program can drive") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto watcher = rig.json_client();
   AriaClient driver = connected(rig);
   AriaClient next = connected(rig);
@@ -127,7 +120,7 @@ TEST_CASE("port 8101: the driving program is killed mid-drive: the robot is stop
 }
 
 TEST_CASE("port 8101: a driving program that goes silent loses control after 1 s and the robot is stopped") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto watcher = rig.json_client();
   AriaClient driver = connected(rig);
   driver.set_velocity(250, 0);
@@ -142,7 +135,7 @@ TEST_CASE("port 8101: a driving program that goes silent loses control after 1 s
 }
 
 TEST_CASE("port 8101: a program's leaving sequence ends its control but never closes or disables the robot") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   AriaClient watcher_program = connected(rig);
   AriaClient driver = connected(rig);
   driver.set_velocity(150, 0);
@@ -162,7 +155,7 @@ TEST_CASE("port 8101: a program's leaving sequence ends its control but never cl
 }
 
 TEST_CASE("port 8101: garbage from one client does not disturb the others' SIPs") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   AriaClient program = connected(rig);
   TcpClient noise(rig.port());
   std::string garbage;

@@ -15,13 +15,6 @@ using nlohmann::json;
 
 namespace {
 
-RigOptions pioneer(const std::string& model = "p3dx-sh") {
-  RigOptions options;
-  options.robot = "pioneer";
-  options.model = model;
-  return options;
-}
-
 /// The next sensor message for which `test` holds, within 5 s.
 template <typename Test>
 json sensor_where(TcpClient& client, Test test) {
@@ -38,7 +31,7 @@ json sensor_where(TcpClient& client, Test test) {
 }  // namespace
 
 TEST_CASE("pioneer: the bridge connects to a p3dx-sh and publishes its SIPs in SI units") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   CHECK(rig.bridge().seen(Stream::Stderr, "the robot is a Pioneer p3dx-sh called 'sim'"));
   TcpClient client(rig.json_port());
   auto hello = client.read_json_type("hello");
@@ -67,7 +60,7 @@ TEST_CASE("pioneer: the bridge connects to a p3dx-sh and publishes its SIPs in S
 }
 
 TEST_CASE("pioneer: an AmigoBot is known by its SYNC2 answer and converted with its own factors") {
-  Rig rig(pioneer("amigo-sh"));
+  Rig rig(pioneer_rig("amigo-sh"));
   CHECK(rig.bridge().seen(Stream::Stderr, "the robot is a Pioneer amigo-sh"));
   auto client = rig.json_client();
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":200,\"w_deg_s\":0,\"id\":1}\n");
@@ -83,7 +76,7 @@ TEST_CASE("pioneer: an AmigoBot is known by its SYNC2 answer and converted with 
 }
 
 TEST_CASE("pioneer: stats give the AROS link's own counters") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto client = rig.json_client();
   sensor_where(client, [](const json& m) { return m["seq"].get<long>() >= 3; });
   client.send("{\"cmd\":\"stats\",\"id\":1}\n");
@@ -98,7 +91,7 @@ TEST_CASE("pioneer: stats give the AROS link's own counters") {
 }
 
 TEST_CASE("pioneer: drive, turn and stop reach the robot as AROS commands, and bad arguments are refused") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto client = rig.json_client();
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":300,\"w_deg_s\":-20}\n");
   rig.expect_sim("rx VEL 300");
@@ -127,7 +120,7 @@ TEST_CASE("pioneer: drive, turn and stop reach the robot as AROS commands, and b
 }
 
 TEST_CASE("pioneer: PULSE keeps a robot that has nothing to do from tripping its watchdog") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto client = rig.json_client();
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0}\n");
   rig.expect_sim("rx VEL 100");
@@ -138,7 +131,7 @@ TEST_CASE("pioneer: PULSE keeps a robot that has nothing to do from tripping its
 }
 
 TEST_CASE("pioneer: the client that set the robot moving leaves: the bridge stops the robot") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto watcher = rig.json_client();
   {
     auto driver = rig.json_client();
@@ -150,7 +143,7 @@ TEST_CASE("pioneer: the client that set the robot moving leaves: the bridge stop
 }
 
 TEST_CASE("pioneer: the serial device vanishes and comes back: the link comes back by itself") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto client = rig.json_client();
   rig.sim_command("unplug");
   auto down = client.read_json_type("link");
@@ -167,7 +160,7 @@ TEST_CASE("pioneer: the serial device vanishes and comes back: the link comes ba
 }
 
 TEST_CASE("pioneer: a robot that reboots stops sending SIPs: the bridge finds it stale and connects again") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto client = rig.json_client();
   rig.sim_command("reboot");
   auto stale = client.read_json_type("link");
@@ -181,7 +174,7 @@ TEST_CASE("pioneer: a robot that reboots stops sending SIPs: the bridge finds it
 }
 
 TEST_CASE("pioneer: on shutdown the bridge stops the robot and closes its connection") {
-  Rig rig(pioneer());
+  Rig rig(pioneer_rig());
   auto client = rig.json_client();
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":150,\"w_deg_s\":0}\n");
   rig.expect_sim("rx VEL 150");

@@ -33,6 +33,14 @@ struct RigOptions {
   bool wait_until_up = true;
 };
 
+/// A rig with a simulated Pioneer of this model, the bridge told --robot pioneer.
+[[nodiscard]] inline RigOptions pioneer_rig(const std::string& model = "p3dx-sh") {
+  RigOptions options;
+  options.robot = "pioneer";
+  options.model = model;
+  return options;
+}
+
 class Rig {
  public:
   explicit Rig(RigOptions options = {});
