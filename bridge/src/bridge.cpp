@@ -594,6 +594,7 @@ void Bridge::on_reload_signal() {
     log_error("the configuration was not reloaded; the bridge runs on as it was:");
     log_lines(LogLevel::Error, loaded.error().message);
   } else {
+    for (const std::string& notice : loaded.value().notices) log_warning(notice);
     reload(loaded.value());
   }
   notify_ready();

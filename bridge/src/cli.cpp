@@ -102,6 +102,7 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(
     return 0;
   }
   command_line.config = std::move(loaded).value();
+  for (const std::string& notice : command_line.config.notices) log_warning(notice);
   return command_line;
 }
 

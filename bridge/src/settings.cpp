@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <type_traits>
 
@@ -125,119 +126,35 @@ std::string not_empty(const Value& value) {
   return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
 }
 
-std::vector<Setting> make_settings() {
+/// The Flockbot's own settings: what CFG carries, the link's timing, and
+/// the units its JSON messages are converted with. (Before the bridge served
+/// other families they were [robot], [link] and [units]; kRenamed maps those
+/// names.)
+void add_flockbot_settings(std::vector<Setting>& s) {
   constexpr std::int64_t kHour = 3'600'000;
   constexpr bool kLive = true;
   constexpr bool kRestart = false;
-  std::vector<Setting> s;
-
-  s.push_back(text(
-      {"serial", "device", "--device",
-       "Serial device of the robot, or tcp:HOST:PORT for one reached over the network (a Wi-Fi serial bridge, "
-       "MobileSim). deploy/99-flockbot.rules names a Flockbot's genuine Uno or CH340 clone /dev/flockbot; without "
-       "the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
-       kRestart},
-      [](auto& c) -> auto& { return c.device; }, not_empty));
   s.push_back(whole(
-      {"serial", "baud", "--baud", "Serial baud rate (the Flockbot's firmware uses 115200).", kRestart},
-      [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
-  s.push_back(duration(
-      {"serial", "reopen_min_ms", "--reopen-min-ms",
-       "First wait before reopening a device that vanished (the wait then doubles).", kRestart},
-      [](auto& c) -> auto& { return c.reopen_min; }, 1, kHour));
-  s.push_back(duration(
-      {"serial", "reopen_max_ms", "--reopen-max-ms", "Longest wait between attempts to reopen the device.", kRestart},
-      [](auto& c) -> auto& { return c.reopen_max; }, 1, kHour));
-
-  s.push_back(duration(
-      {"link", "boot_wait_ms", "--boot-wait-ms",
-       "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway.", kLive},
-      [](auto& c) -> auto& { return c.link.boot_wait; }, 1, kHour));
-  s.push_back(duration(
-      {"link", "handshake_timeout_ms", "--handshake-timeout-ms", "Wait this long for the ACK to a CFG.", kLive},
-      [](auto& c) -> auto& { return c.link.handshake_timeout; }, 1, kHour));
-  s.push_back(whole(
-      {"link", "handshake_retries", "--handshake-retries",
-       "Quick CFG tries before the link is reported down (then one try every handshake_slow_ms).", kLive},
-      [](auto& c) -> auto& { return c.link.handshake_retries; }, 1, 100));
-  s.push_back(duration(
-      {"link", "handshake_slow_ms", "--handshake-slow-ms", "Interval of CFG tries after the quick ones failed.", kLive},
-      [](auto& c) -> auto& { return c.link.handshake_slow_interval; }, 1, kHour));
-  s.push_back(duration(
-      {"link", "nak_window_ms", "--nak-window-ms",
-       "Each command is alone on the line this long; a NAK within it resends the command.", kLive},
-      [](auto& c) -> auto& { return c.link.nak_window; }, 1, kHour));
-  s.push_back(duration(
-      {"link", "frame_gap_ms", "--frame-gap-ms",
-       "A frame from the Uno whose bytes stop coming for this long is abandoned, and the bytes behind its "
-       "header are searched again.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.frame_gap; }, 1, kHour));
-  s.push_back(whole(
-      {"link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", kLive},
-      [](auto& c) -> auto& { return c.link.nak_retries; }, 0, 20));
-  s.push_back(duration(
-      {"link", "reboot_confirm_ms", "--reboot-confirm-ms",
-       "After an ACK that nothing explains, a packet other than ACK within this time shows that "
-       "the Uno did not reboot.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.reboot_confirm; }, 1, kHour));
-  s.push_back(duration(
-      {"link", "stale_timeout_ms", "--stale-timeout-ms",
-       "Silence from the Uno after which the link is reported stale and CFG is sent again.", kLive},
-      [](auto& c) -> auto& { return c.link.stale_timeout; }, 1, kHour));
-  s.push_back(whole(
-      {"link", "max_payload", "--max-payload", "Serial frames with a longer LEN are taken for noise.", kRestart},
-      [](auto& c) -> auto& { return c.link.max_payload; }, 29, 255));
-  s.push_back(whole(
-      {"link", "command_queue", "--command-queue", "Commands that may wait for the serial line.", kLive},
-      [](auto& c) -> auto& { return c.link.max_queued_commands; }, 1, 10000));
-  s.push_back(flag(
-      {"link", "command_ack", "--command-ack",
-       "The firmware acknowledges every command: a command not acknowledged within its window is "
-       "resent, and fails when no try was acknowledged.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.require_command_ack; }));
-  s.push_back(whole(
-      {"link", "flush_bytes", "--flush-bytes",
-       "With command_ack: zero bytes sent after a command window without an answer, to complete a frame "
-       "whose damaged LEN holds the Uno's decoder, before the command is resent (0: never).",
-       kLive},
-      [](auto& c) -> auto& { return c.link.flush_bytes; }, 0, 1024));
-
-  s.push_back(text(
-      {"robot", "family", "--robot",
-       "The robot family behind the bridge: flockbot, or pioneer (Pioneer 2/3 and AmigoBot). It sets "
-       "the defaults of serial.device, serial.baud and binary.port.",
-       kRestart},
-      [](auto& c) -> auto& { return c.family; }, not_blank));
-  s.push_back(text(
-      {"robot", "model", "--model",
-       "The family's model (pioneer: p2dx, p3dx, p3dx-sh, p3at-sh, amigo, amigo-sh); \"\": the model "
-       "the robot names when it connects.",
-       kRestart},
-      [](auto& c) -> auto& { return c.model; }));
-  s.push_back(whole(
-      {"robot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
+      {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
       255));
   s.push_back(whole(
-      {"robot", "gripper", "--gripper", "Gripper type sent in CFG.", kLive},
+      {"flockbot", "gripper", "--gripper", "Gripper type sent in CFG.", kLive},
       [](auto& c) -> auto& { return c.robot.gripper; }, 0, 255));
   s.push_back(whole(
-      {"robot", "left_wheel_stop", "--left-wheel-stop",
+      {"flockbot", "left_wheel_stop", "--left-wheel-stop",
        "Left wheel servo's stop point sent in CFG (the pulse, in microseconds, at which it stands "
        "still).",
        kLive},
       [](auto& c) -> auto& { return c.robot.left_wheel_stop; }, 0, 65535));
   s.push_back(whole(
-      {"robot", "right_wheel_stop", "--right-wheel-stop", "Right wheel servo's stop point sent in CFG.", kLive},
+      {"flockbot", "right_wheel_stop", "--right-wheel-stop", "Right wheel servo's stop point sent in CFG.", kLive},
       [](auto& c) -> auto& { return c.robot.right_wheel_stop; }, 0, 65535));
   s.push_back(whole(
-      {"robot", "servo_model", "--servo-model", "Servo model sent in CFG.", kLive},
+      {"flockbot", "servo_model", "--servo-model", "Servo model sent in CFG.", kLive},
       [](auto& c) -> auto& { return c.robot.servo_model; }, 0, 255));
   {
     Setting ip = text(
-        {"robot", "ip", "--robot-ip",
+        {"flockbot", "ip", "--robot-ip",
          "IPv4 address whose last two octets CFG carries; \"\": this machine's first non-loopback "
          "IPv4 address when the bridge starts.",
          kLive},
@@ -262,34 +179,130 @@ std::vector<Setting> make_settings() {
   }
 
   s.push_back(real(
-      {"units", "battery_volts_per_count", "--battery-volts-per-count",
+      {"flockbot.units", "battery_volts_per_count", "--battery-volts-per-count",
        "Volts per count of the battery reading, published as battery_v (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.battery_volts_per_count; }, 0, 1000));
   s.push_back(real(
-      {"units", "ir_volts_per_count", "--ir-volts-per-count",
+      {"flockbot.units", "ir_volts_per_count", "--ir-volts-per-count",
        "Volts per count of the IR readings (an Uno's ADC: 5/1023), published as ir_v (0: not "
        "published).",
        kLive},
       [](auto& c) -> auto& { return c.units.ir_volts_per_count; }, 0, 1000));
   s.push_back(real(
-      {"units", "odometer_mm_per_count", "--odometer-mm-per-count",
+      {"flockbot.units", "odometer_mm_per_count", "--odometer-mm-per-count",
        "Millimetres per odometer count, published as odometer_mm (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.odometer_mm_per_count; }, 0, 10000));
   s.push_back(real(
-      {"units", "wheel_watcher_mm_per_count", "--wheel-watcher-mm-per-count",
+      {"flockbot.units", "wheel_watcher_mm_per_count", "--wheel-watcher-mm-per-count",
        "Millimetres per wheel-watcher count, published as wheel_watcher_mm (0: not published).", kLive},
       [](auto& c) -> auto& { return c.units.wheel_watcher_mm_per_count; }, 0, 10000));
   s.push_back(real(
-      {"units", "wheel_mm_s_per_percent", "--wheel-mm-s-per-percent",
+      {"flockbot.units", "wheel_mm_s_per_percent", "--wheel-mm-s-per-percent",
        "A wheel's speed in mm/s at a wheel speed of 1 (of the Flockbot's -100..100), which JSON drive "
        "needs (0: drive is refused; the simulated Uno's is 10).",
        kLive},
       [](auto& c) -> auto& { return c.units.wheel_mm_s_per_percent; }, 0, 1000));
   s.push_back(real(
-      {"units", "wheel_base_mm", "--wheel-base-mm",
+      {"flockbot.units", "wheel_base_mm", "--wheel-base-mm",
        "The distance between the wheels, for JSON drive's turning (the simulated Uno's is 100).", kLive},
       [](auto& c) -> auto& { return c.units.wheel_base_mm; }, 1, 10000));
 
+  s.push_back(duration(
+      {"flockbot.link", "boot_wait_ms", "--boot-wait-ms",
+       "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway.", kLive},
+      [](auto& c) -> auto& { return c.link.boot_wait; }, 1, kHour));
+  s.push_back(duration(
+      {"flockbot.link", "handshake_timeout_ms", "--handshake-timeout-ms", "Wait this long for the ACK to a CFG.",
+       kLive},
+      [](auto& c) -> auto& { return c.link.handshake_timeout; }, 1, kHour));
+  s.push_back(whole(
+      {"flockbot.link", "handshake_retries", "--handshake-retries",
+       "Quick CFG tries before the link is reported down (then one try every handshake_slow_ms).", kLive},
+      [](auto& c) -> auto& { return c.link.handshake_retries; }, 1, 100));
+  s.push_back(duration(
+      {"flockbot.link", "handshake_slow_ms", "--handshake-slow-ms",
+       "Interval of CFG tries after the quick ones failed.", kLive},
+      [](auto& c) -> auto& { return c.link.handshake_slow_interval; }, 1, kHour));
+  s.push_back(duration(
+      {"flockbot.link", "nak_window_ms", "--nak-window-ms",
+       "Each command is alone on the line this long; a NAK within it resends the command.", kLive},
+      [](auto& c) -> auto& { return c.link.nak_window; }, 1, kHour));
+  s.push_back(duration(
+      {"flockbot.link", "frame_gap_ms", "--frame-gap-ms",
+       "A frame from the Uno whose bytes stop coming for this long is abandoned, and the bytes behind its "
+       "header are searched again.",
+       kLive},
+      [](auto& c) -> auto& { return c.link.frame_gap; }, 1, kHour));
+  s.push_back(whole(
+      {"flockbot.link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", kLive},
+      [](auto& c) -> auto& { return c.link.nak_retries; }, 0, 20));
+  s.push_back(duration(
+      {"flockbot.link", "reboot_confirm_ms", "--reboot-confirm-ms",
+       "After an ACK that nothing explains, a packet other than ACK within this time shows that "
+       "the Uno did not reboot.",
+       kLive},
+      [](auto& c) -> auto& { return c.link.reboot_confirm; }, 1, kHour));
+  s.push_back(duration(
+      {"flockbot.link", "stale_timeout_ms", "--stale-timeout-ms",
+       "Silence from the Uno after which the link is reported stale and CFG is sent again.", kLive},
+      [](auto& c) -> auto& { return c.link.stale_timeout; }, 1, kHour));
+  s.push_back(whole(
+      {"flockbot.link", "max_payload", "--max-payload", "Serial frames with a longer LEN are taken for noise.",
+       kRestart},
+      [](auto& c) -> auto& { return c.link.max_payload; }, 29, 255));
+  s.push_back(whole(
+      {"flockbot.link", "command_queue", "--command-queue", "Commands that may wait for the serial line.", kLive},
+      [](auto& c) -> auto& { return c.link.max_queued_commands; }, 1, 10000));
+  s.push_back(flag(
+      {"flockbot.link", "command_ack", "--command-ack",
+       "The firmware acknowledges every command: a command not acknowledged within its window is "
+       "resent, and fails when no try was acknowledged.",
+       kLive},
+      [](auto& c) -> auto& { return c.link.require_command_ack; }));
+  s.push_back(whole(
+      {"flockbot.link", "flush_bytes", "--flush-bytes",
+       "With command_ack: zero bytes sent after a command window without an answer, to complete a frame "
+       "whose damaged LEN holds the Uno's decoder, before the command is resent (0: never).",
+       kLive},
+      [](auto& c) -> auto& { return c.link.flush_bytes; }, 0, 1024));
+}
+
+std::vector<Setting> make_settings() {
+  constexpr std::int64_t kHour = 3'600'000;
+  constexpr bool kLive = true;
+  constexpr bool kRestart = false;
+  std::vector<Setting> s;
+
+  s.push_back(text(
+      {"serial", "device", "--device",
+       "Serial device of the robot, or tcp:HOST:PORT for one reached over the network (a Wi-Fi serial bridge, "
+       "MobileSim). deploy/99-flockbot.rules names a Flockbot's genuine Uno or CH340 clone /dev/flockbot; without "
+       "the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
+       kRestart},
+      [](auto& c) -> auto& { return c.device; }, not_empty));
+  s.push_back(whole(
+      {"serial", "baud", "--baud", "Serial baud rate (the Flockbot's firmware uses 115200).", kRestart},
+      [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
+  s.push_back(duration(
+      {"serial", "reopen_min_ms", "--reopen-min-ms",
+       "First wait before reopening a device that vanished (the wait then doubles).", kRestart},
+      [](auto& c) -> auto& { return c.reopen_min; }, 1, kHour));
+  s.push_back(duration(
+      {"serial", "reopen_max_ms", "--reopen-max-ms", "Longest wait between attempts to reopen the device.", kRestart},
+      [](auto& c) -> auto& { return c.reopen_max; }, 1, kHour));
+
+  s.push_back(text(
+      {"robot", "family", "--robot",
+       "The robot family behind the bridge: flockbot, or pioneer (Pioneer 2/3 and AmigoBot). It sets "
+       "the defaults of serial.device, serial.baud and binary.port.",
+       kRestart},
+      [](auto& c) -> auto& { return c.family; }, not_blank));
+  s.push_back(text(
+      {"robot", "model", "--model",
+       "The family's model (pioneer: p2dx, p3dx, p3dx-sh, p3at-sh, amigo, amigo-sh); \"\": the model "
+       "the robot names when it connects.",
+       kRestart},
+      [](auto& c) -> auto& { return c.model; }));
   s.push_back(text(
       {"listen", "bind", "--bind", "Address every listener uses unless it has its own (0.0.0.0: all IPv4 interfaces).",
        kRestart},
@@ -409,6 +422,7 @@ std::vector<Setting> make_settings() {
   s.push_back(real(
       {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", kRestart},
       [](auto& c) -> auto& { return c.sim_rate_hz; }, 0.1, 2000));
+  add_flockbot_settings(s);
   return s;
 }
 
@@ -599,9 +613,9 @@ const Setting* find_setting(std::string_view section, std::string_view name) {
   return nullptr;
 }
 
-/// The setting called `key` ("serial.baud"), or none.
+/// The setting called `key` ("serial.baud", "flockbot.link.nak_retries"), or none.
 const Setting* find_setting(std::string_view key) {
-  const auto dot = key.find('.');
+  const auto dot = key.rfind('.');
   return dot == std::string_view::npos ? nullptr : find_setting(key.substr(0, dot), key.substr(dot + 1));
 }
 
@@ -613,38 +627,112 @@ std::vector<std::string_view> sections() {
   return names;
 }
 
-/// Reads the file's values into `config`; returns the problems found, by line.
+/// Names that settings had before they moved, which files may still use:
+/// a whole section (`name` empty) or one setting of it.
+struct Renamed {
+  std::string_view section;
+  std::string_view name;
+  std::string_view now_in;
+};
+constexpr std::array kRenamed{
+    Renamed{"link", "", "flockbot.link"},
+    Renamed{"units", "", "flockbot.units"},
+    Renamed{"robot", "id", "flockbot"},
+    Renamed{"robot", "gripper", "flockbot"},
+    Renamed{"robot", "left_wheel_stop", "flockbot"},
+    Renamed{"robot", "right_wheel_stop", "flockbot"},
+    Renamed{"robot", "servo_model", "flockbot"},
+    Renamed{"robot", "ip", "flockbot"},
+};
+
+/// Where a setting of the old name `section`.`name` lives now, if it moved.
+std::optional<std::string_view> moved_to(std::string_view section, std::string_view name) {
+  for (const Renamed& renamed : kRenamed) {
+    if (renamed.section == section && (renamed.name.empty() || renamed.name == name)) return renamed.now_in;
+  }
+  return std::nullopt;
+}
+
+/// Whether `name` is a section, one of its parents ("flockbot" of
+/// "flockbot.link"), or a section's old name.
+bool is_section_or_parent(std::string_view name) {
+  for (const std::string_view section : sections()) {
+    if (section == name || (section.size() > name.size() && section.starts_with(name) && section[name.size()] == '.')) {
+      return true;
+    }
+  }
+  return std::any_of(kRenamed.begin(), kRenamed.end(),
+                     [&](const Renamed& renamed) { return renamed.section == name && renamed.name.empty(); });
+}
+
+/// One value of the file, with the section it is written in.
+struct FileValue {
+  std::string section;
+  std::string_view name;
+  const toml::node* node;
+};
+
+/// The values of a section's table; a table inside it is a section of its
+/// own when one is called so ([flockbot.link] inside [flockbot]).
+void collect_values(const toml::table& table, const std::string& section, std::vector<FileValue>& values) {
+  for (const auto& [key, node] : table) {
+    const std::string inner = section + "." + std::string(key.str());
+    if (node.is_table() && is_section_or_parent(inner)) {
+      collect_values(*node.as_table(), inner, values);
+    } else {
+      values.push_back(FileValue{section, key.str(), &node});
+    }
+  }
+}
+
+/// Reads the file's values into `config`; returns the problems found, by
+/// line, and notes the old names it used in `config.notices`.
 std::vector<std::string> apply_file(const toml::table& file, std::string_view origin, Config& config) {
   std::vector<std::pair<std::uint32_t, std::string>> problems;
   const auto known_sections = sections();
+  std::vector<FileValue> values;
   for (const auto& [section_key, section_node] : file) {
     const std::string_view section = section_key.str();
     const auto* table = section_node.as_table();
-    if (table == nullptr || std::find(known_sections.begin(), known_sections.end(), section) == known_sections.end()) {
+    if (table == nullptr || !is_section_or_parent(section)) {
       problems.emplace_back(section_key.source().begin.line,
                             where(origin, section_key.source()) + ": unknown section or setting '" +
                                 std::string(section) + "'; the sections are " + joined(known_sections, ", "));
       continue;
     }
-    for (const auto& [name_key, node] : *table) {
-      const std::string_view name = name_key.str();
-      const Setting* setting = find_setting(section, name);
-      const std::string place = where(origin, node.source());
-      if (setting == nullptr) {
-        std::vector<std::string_view> known;
-        for (const Setting& candidate : all_settings()) {
-          if (candidate.section == section) known.push_back(candidate.name);
-        }
-        problems.emplace_back(node.source().begin.line, place + ": unknown setting '" + std::string(section) + "." +
-                                                            std::string(name) + "'; the settings of [" +
-                                                            std::string(section) + "] are " + joined(known, ", "));
-        continue;
-      }
-      if (std::string wrong = apply_value(*setting, from_node(*setting, node), config); !wrong.empty()) {
-        problems.emplace_back(node.source().begin.line, place + ": " + setting->key() + " = " + node_text(node) +
-                                                            " is not allowed: it must be " + wrong);
-      }
+    collect_values(*table, std::string(section), values);
+  }
+  std::vector<std::string> old_names;
+  for (FileValue& value : values) {
+    const toml::node& node = *value.node;
+    const std::string place = where(origin, node.source());
+    if (const auto now_in = moved_to(value.section, value.name)) {
+      old_names.push_back(value.section + "." + std::string(value.name) + " (now " + std::string(*now_in) + "." +
+                          std::string(value.name) + ")");
+      value.section = *now_in;
     }
+    const Setting* setting = find_setting(value.section, value.name);
+    if (setting == nullptr) {
+      std::vector<std::string_view> known;
+      for (const Setting& candidate : all_settings()) {
+        if (candidate.section == value.section) known.push_back(candidate.name);
+      }
+      problems.emplace_back(
+          node.source().begin.line,
+          place + ": unknown setting '" + value.section + "." + std::string(value.name) + "'" +
+              (known.empty() ? std::string("; the sections are ") + joined(known_sections, ", ")
+                             : "; the settings of [" + value.section + "] are " + joined(known, ", ")));
+      continue;
+    }
+    if (std::string wrong = apply_value(*setting, from_node(*setting, node), config); !wrong.empty()) {
+      problems.emplace_back(node.source().begin.line, place + ": " + setting->key() + " = " + node_text(node) +
+                                                          " is not allowed: it must be " + wrong);
+    }
+  }
+  if (!old_names.empty()) {
+    config.notices.push_back(std::string(origin) +
+                             " uses the Flockbot's settings under their old names: " + joined(old_names, ", ") +
+                             ". They are read as before; `flockbridge --print-config` writes the new names.");
   }
   std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::string> lines;

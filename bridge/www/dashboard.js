@@ -259,7 +259,7 @@
   function onFlockbotSensor(s, now) {
     $("seq").textContent = String(s.seq);
     $("rate").textContent = String(rateWindow.length);
-    // Volts when the bridge is configured with a factor ([units]), raw counts always.
+    // Volts when the bridge is configured with a factor ([flockbot.units]), raw counts always.
     $("battery").textContent =
       typeof s.battery_v === "number" ? `${s.battery_v.toFixed(2)} V (${s.battery})` : String(s.battery);
     $("battery-meter").value = s.battery;

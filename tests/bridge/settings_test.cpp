@@ -66,14 +66,16 @@ TEST_CASE("a file sets every kind of value, in its sections") {
 [serial]
 device = "/dev/ttyUSB0"
 baud = 57600
-[link]
-nak_window_ms = 25
-command_ack = true
 [robot]
+family = "flockbot"
+[flockbot]
 id = 7
 left_wheel_stop = 1490
 ip = "10.20.30.40"
-[units]
+[flockbot.link]
+nak_window_ms = 25
+command_ack = true
+[flockbot.units]
 battery_volts_per_count = 0.0147
 odometer_mm_per_count = 2
 [json]
@@ -108,6 +110,38 @@ stats_interval_s = 0
   // What the file leaves out keeps its default.
   CHECK(c.port == Config{}.port);
   CHECK(c.link.nak_retries == Config{}.link.nak_retries);
+  CHECK(c.notices.empty());
+}
+
+TEST_CASE("a file written before the bridge served other families is read as before, with one warning") {
+  auto parsed = parse_config(
+      "[link]\nnak_window_ms = 25\n[robot]\nid = 7\nip = \"10.20.30.40\"\n[units]\n"
+      "battery_volts_per_count = 0.0147\n",
+      "old.toml");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  const Config& c = parsed.value();
+  CHECK(c.link.nak_window == std::chrono::milliseconds{25});
+  CHECK(c.robot.id == 7);
+  CHECK(c.robot.ip4 == 40);
+  CHECK(c.units.battery_volts_per_count == doctest::Approx(0.0147));
+  REQUIRE(c.notices.size() == 1);
+  CHECK(c.notices[0] ==
+        "old.toml uses the Flockbot's settings under their old names: link.nak_window_ms (now "
+        "flockbot.link.nak_window_ms), robot.id (now flockbot.id), robot.ip (now flockbot.ip), "
+        "units.battery_volts_per_count (now flockbot.units.battery_volts_per_count). They are read as before; "
+        "`flockbridge --print-config` writes the new names.");
+  // A mistake under an old name is still named, with what the section holds now.
+  const auto wrong = parse_config("[link]\nnak_window = 3\n", "old.toml");
+  REQUIRE_FALSE(wrong.ok());
+  CHECK(wrong.error().message.find("unknown setting 'flockbot.link.nak_window'") != std::string::npos);
+  // The printed file uses the new names, and reads back without a warning.
+  const std::string printed = format_config(c);
+  CHECK(printed.find("[flockbot.link]\n") != std::string::npos);
+  CHECK(printed.find("\n[link]") == std::string::npos);
+  const auto again = parse_config(printed, "printed.toml");
+  REQUIRE(again.ok());
+  CHECK(again.value().notices.empty());
+  CHECK(again.value().robot.id == 7);
 }
 
 TEST_CASE("a bad value is refused with its place, the setting, the value and what is allowed") {
@@ -122,18 +156,23 @@ TEST_CASE("a bad value is refused with its place, the setting, the value and wha
        {"test.toml:2: serial.baud = 5 is not allowed: it must be a whole number from 9600 to 2000000"}},
       {"wrong type", "[serial]\n\ndevice = 17\n", {"test.toml:3: serial.device = 17", "must be text in quotes"}},
       {"a fraction where a whole number is needed",
-       "[link]\nnak_retries = 1.5\n",
-       {"link.nak_retries = 1.5", "must be a whole number"}},
+       "[flockbot.link]\nnak_retries = 1.5\n",
+       {"flockbot.link.nak_retries = 1.5", "must be a whole number"}},
       {"a choice",
        "[log]\nlevel = \"loud\"\n",
        {"log.level = 'loud'", "one of \"debug\", \"info\", \"warning\" or \"error\""}},
       {"an address", "[listen]\nbind = \"localhost\"\n", {"listen.bind = 'localhost'", "IPv4 or IPv6 address"}},
-      {"the robot's address", "[robot]\nip = \"10.1.2\"\n", {"robot.ip = '10.1.2'", "an IPv4 address"}},
-      {"a negative factor", "[units]\nir_volts_per_count = -1\n", {"units.ir_volts_per_count = -1", "from 0.0"}},
+      {"the robot's address", "[flockbot]\nip = \"10.1.2\"\n", {"flockbot.ip = '10.1.2'", "an IPv4 address"}},
+      {"a negative factor",
+       "[flockbot.units]\nir_volts_per_count = -1\n",
+       {"flockbot.units.ir_volts_per_count = -1", "from 0.0"}},
       {"a misspelt setting",
-       "[link]\nnak_window = 3\n",
-       {"test.toml:2: unknown setting 'link.nak_window'", "nak_window_ms"}},
-      {"an unknown section", "[logs]\nlevel = \"info\"\n", {"unknown section or setting 'logs'", "serial, link"}},
+       "[flockbot.link]\nnak_window = 3\n",
+       {"test.toml:2: unknown setting 'flockbot.link.nak_window'", "nak_window_ms"}},
+      {"an unknown section", "[logs]\nlevel = \"info\"\n", {"unknown section or setting 'logs'", "serial, robot"}},
+      {"an unknown section inside a known one",
+       "[flockbot.lnk]\nnak_retries = 1\n",
+       {"unknown setting 'flockbot.lnk'", "the settings of [flockbot] are id, gripper"}},
       {"a setting outside any section", "baud = 9600\n", {"unknown section or setting 'baud'"}},
       {"two listeners on one port",
        "[binary]\nport = 4000\n[json]\nport = 4000\n",
@@ -260,8 +299,8 @@ TEST_CASE("a reload applies what may change at once and holds back what needs a 
   CHECK(plan.config.robot.id == 42);
   CHECK(plan.config.port == running.port);
   CHECK(plan.config.device == running.device);
-  CHECK(plan.applied == std::vector<std::string>{"robot.id: 1 -> 42", "units.battery_volts_per_count: 0.0 -> 0.01",
-                                                 "log.level: 'info' -> 'debug'"});
+  CHECK(plan.applied == std::vector<std::string>{"log.level: 'info' -> 'debug'", "flockbot.id: 1 -> 42",
+                                                 "flockbot.units.battery_volts_per_count: 0.0 -> 0.01"});
   CHECK(plan.deferred ==
         std::vector<std::string>{"serial.device: '/dev/flockbot' -> '/dev/ttyUSB7'", "binary.port: 2005 -> 4005"});
 }

@@ -292,5 +292,5 @@ TEST_CASE("drive is refused, saying what to configure, while a Flockbot's wheel 
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"id\":1}\n");
   auto refused = client.read_json_type("error");
   REQUIRE(refused);
-  CHECK((*refused)["error"].get<std::string>().find("units.wheel_mm_s_per_percent") != std::string::npos);
+  CHECK((*refused)["error"].get<std::string>().find("flockbot.units.wheel_mm_s_per_percent") != std::string::npos);
 }

@@ -75,7 +75,7 @@ TEST_CASE("the daemon reads its file, its options override it, and --print-confi
   CHECK(has("baud = 57600"));
   CHECK(has("id = 13"));
   CHECK(has("level = 'debug'"));
-  CHECK(has("[units]"));
+  CHECK(has("[flockbot.units]"));
 }
 
 TEST_CASE("a bad file stops start-up, naming the setting, the value and what is allowed") {
@@ -91,17 +91,20 @@ TEST_CASE("a bad file stops start-up, naming the setting, the value and what is 
 }
 
 TEST_CASE("SIGHUP applies new settings without dropping a client, and sends the robot its new CFG") {
+  // Written with the name robot.id had before other families came: read as before, with a warning.
   Rig rig({.config = "[robot]\nid = 3\n"});
+  CHECK(rig.bridge().seen(Stream::Stderr,
+                          "uses the Flockbot's settings under their old names: robot.id (now flockbot.id)"));
   auto client = rig.json_client();
   auto before = client.read_json_type("sensor");
   REQUIRE(before);
   CHECK_FALSE(before->contains("battery_v"));
 
   write_file(rig.config_path(),
-             "[robot]\nid = 9\n[units]\nbattery_volts_per_count = 0.01\n[listen]\nmax_clients = 5\n");
+             "[flockbot]\nid = 9\n[flockbot.units]\nbattery_volts_per_count = 0.01\n[listen]\nmax_clients = 5\n");
   rig.signal_bridge(SIGHUP);
-  rig.expect_log("reloaded robot.id: 3 -> 9");
-  rig.expect_log("reloaded units.battery_volts_per_count: 0.0 -> 0.01");
+  rig.expect_log("reloaded flockbot.id: 3 -> 9");
+  rig.expect_log("reloaded flockbot.units.battery_volts_per_count: 0.0 -> 0.01");
   rig.expect_log("not reloaded, needs a restart: listen.max_clients: 32 -> 5");
   // CFG: gripper 0, both stop points 1500 (DC 05), servo model 0, id 9.
   rig.expect_sim("rx 43 46 47 00 DC 05 DC 05 00 09");

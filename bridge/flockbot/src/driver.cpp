@@ -114,7 +114,7 @@ protocol::Result<protocol::Bytes> FlockbotDriver::drive_command(const nlohmann::
   const protocol::SensorUnits& units = config_.units;
   if (units.wheel_mm_s_per_percent <= 0) {
     return protocol::Error{
-        "drive: this Flockbot's wheel speed in mm/s is not configured (units.wheel_mm_s_per_percent, "
+        "drive: this Flockbot's wheel speed in mm/s is not configured (flockbot.units.wheel_mm_s_per_percent, "
         "--wheel-mm-s-per-percent); use move, rotate or wheels"};
   }
   for (const auto& item : object.items()) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
@@ -79,6 +80,10 @@ struct Config {
   double sim_rate_hz = 33.0;  ///< a simulated Uno's sensor packets per second
 
   LogLevel log_level = LogLevel::Info;
+
+  /// What reading the configuration has to tell its owner (settings under
+  /// old names), logged once as a warning by whoever loaded it.
+  std::vector<std::string> notices;
 
  private:
   [[nodiscard]] const std::string& or_bind(const std::string& own) const noexcept { return own.empty() ? bind : own; }
