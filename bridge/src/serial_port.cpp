@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <libserialport.h>
 #include <poll.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -97,6 +98,7 @@ protocol::Result<SerialDevice> SerialDevice::open(const std::string& path, int b
     auto fd = open_terminal(path, baud);
     if (!fd) return fd.error();
     device.fd_ = fd.value();
+    if (auto held = device.lock(path); !held) return held.error();
     return device;
   }
   if (::access(path.c_str(), F_OK) != 0) return Error{"cannot open " + path + ": " + errno_text(errno)};
@@ -117,8 +119,23 @@ protocol::Result<SerialDevice> SerialDevice::open(const std::string& path, int b
   // The loop reads without blocking; libserialport leaves the mode to us.
   ::fcntl(device.fd_, F_SETFL, ::fcntl(device.fd_, F_GETFL) | O_NONBLOCK);
   ::ioctl(device.fd_, TIOCEXCL);
+  if (auto held = device.lock(path); !held) return held.error();
   sp_flush(device.port_, SP_BUF_INPUT);
   return device;
+}
+
+protocol::Result<protocol::Done> SerialDevice::lock(const std::string& path) {
+  // TIOCEXCL keeps other users' programs out of a real device, but not
+  // root's, and a second bridge started by hand beside the service (as root,
+  // or on a pseudo-terminal) would talk to the robot at the same time. An
+  // exclusive flock, which every bridge takes, keeps it out.
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return protocol::Done{};
+  const int error = errno;
+  close();
+  if (error == EWOULDBLOCK) {
+    return Error{path + " is in use: another flockbridge (or a program that locks it) has it open"};
+  }
+  return Error{"cannot lock " + path + ": " + errno_text(error)};
 }
 
 SerialDevice::SerialDevice(SerialDevice&& other) noexcept

@@ -209,3 +209,16 @@ TEST_CASE("a healthy device stays open: sensor packets and commands flow without
   for (const auto& line : rig.bridge().lines(Stream::Stderr)) opens += line.find("opened ") != std::string::npos;
   CHECK(opens == 1);
 }
+
+TEST_CASE("a second bridge started on the same device is kept off it, and the first serves on") {
+  Rig rig;
+  ChildProcess second({FLOCKBRIDGE_BIN, "--no-config", "--device", rig.device(), "--bind", "127.0.0.1", "--port", "0",
+                       "--json-port", "0", "--no-http"});
+  CHECK(second.wait_seen(Stream::Stderr, rig.device() + " is in use: another flockbridge"));
+  // The robot heard from one bridge only: one CFG, and sensors flow to the first's clients.
+  auto client = rig.json_client();
+  CHECK(client.read_json_type("sensor"));
+  const auto sim_lines = rig.sim().lines(Stream::Stdout);
+  CHECK(std::count_if(sim_lines.begin(), sim_lines.end(),
+                      [](const std::string& line) { return line.find("rx 43 46 47") != std::string::npos; }) == 1);
+}

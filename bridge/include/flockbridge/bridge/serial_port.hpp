@@ -43,6 +43,10 @@ class SerialDevice {
   void close() noexcept;
 
  private:
+  /// Takes the device for this bridge alone (flock); closes it and says who
+  /// has it when another bridge does.
+  protocol::Result<protocol::Done> lock(const std::string& path);
+
   sp_port* port_ = nullptr;  ///< set for devices opened through libserialport
   int fd_ = -1;
 };
