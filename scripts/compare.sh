@@ -3,6 +3,7 @@
 # and runs compare_bench: the bridge and ser2net side by side on the same
 # workloads. Figures only. Arguments go to compare_bench, e.g.
 #   scripts/compare.sh --seconds 5 --rate-hz 100
+#   scripts/compare.sh --robot pioneer --seconds 30
 #
 # compare_bench runs as root (through sudo when needed) so that it can work
 # in a network namespace of its own, with the servers on one core and their

@@ -45,7 +45,7 @@ int i16(const std::string& payload, std::size_t at) {
 
 }  // namespace
 
-AriaClient::AriaClient(std::uint16_t port) : socket_(port) {}
+AriaClient::AriaClient(std::uint16_t port, int max_segment) : socket_(port, 0, max_segment) {}
 
 void AriaClient::send_packet(std::uint8_t type, const std::string& payload) {
   std::string body(1, static_cast<char>(type));

@@ -36,7 +36,8 @@ class AriaClient {
     std::string payload;
   };
 
-  explicit AriaClient(std::uint16_t port);
+  /// `max_segment` as for TcpClient.
+  explicit AriaClient(std::uint16_t port, int max_segment = 0);
 
   /// The connect sequence. Returns the SYNC2 identity, or nothing when the
   /// handshake failed as ARIA's would (about 6.4 s of silence).

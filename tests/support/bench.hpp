@@ -1,0 +1,220 @@
+// What the side-by-side benchmarks (compare_bench, for every family) share:
+// the robot's end of a pseudo-terminal played by the benchmark, a steady
+// sensor stream whose packets carry sequence numbers, many reading clients
+// read by one epoll loop with the kernel's receive timestamps, the servers'
+// CPU time, ser2net started on a device, and where everything runs.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "flockbridge/protocol/bytes.hpp"
+#include "support/process.hpp"
+#include "support/tcp_client.hpp"
+
+namespace flockbridge::testing::bench {
+
+using Clock = std::chrono::steady_clock;
+/// The kernel's receive timestamps are on the real-time clock, so sensor
+/// packets' send times are too.
+using WallClock = std::chrono::system_clock;
+
+double seconds_since(Clock::time_point start, Clock::time_point at);
+
+/// CPU seconds a process has used (user + system).
+double cpu_seconds(pid_t pid);
+
+/// When the kernel received the data a recvmsg returned: the timestamp of
+/// its last segment (so a read that gathers several messages dates them all
+/// by the latest, never earlier than they came).
+std::optional<WallClock::time_point> receive_timestamp(msghdr& message);
+
+/// The master side of one pseudo-terminal: the robot's end of its serial
+/// line, played by the benchmark. A thread reads what the server writes and
+/// hands it to `on_read` with the time it arrived.
+class PtyEnd {
+ public:
+  using OnRead = std::function<void(protocol::ByteView, Clock::time_point)>;
+  explicit PtyEnd(OnRead on_read);
+  PtyEnd(const PtyEnd&) = delete;
+  PtyEnd& operator=(const PtyEnd&) = delete;
+  ~PtyEnd();
+
+  [[nodiscard]] const std::string& device() const noexcept { return slave_path_; }
+  /// Writes the bytes, unless the server has stopped reading the device
+  /// (ser2net does when one of its clients stops reading): after 100 ms
+  /// without room the rest is lost, as on a real line.
+  void write_all(protocol::ByteView bytes);
+
+ private:
+  void read_loop();
+
+  OnRead on_read_;
+  int master_ = -1;
+  int keep_open_ = -1;
+  std::string slave_path_;
+  std::mutex write_mutex_;
+  std::atomic<bool> stopping_ = false;
+  std::thread reader_;  ///< last: started when everything else is ready, joined first
+};
+
+/// What plays the robot for a server: sends sensor packet `seq` (carrying
+/// the number) and remembers when each went.
+class SensorSource {
+ public:
+  virtual ~SensorSource() = default;
+  virtual void send_sensor(std::uint32_t seq) = 0;
+  [[nodiscard]] WallClock::time_point sent_at(std::uint32_t seq);
+  std::uint32_t next_seq = 0;
+
+ protected:
+  void mark_sent(std::uint32_t seq);
+
+ private:
+  std::mutex sent_mutex_;
+  std::vector<WallClock::time_point> sent_;
+};
+
+/// Sends sensor packets at a steady rate from a thread of its own.
+class SensorStream {
+ public:
+  SensorStream(SensorSource& source, double rate_hz);
+  SensorStream(const SensorStream&) = delete;
+  SensorStream& operator=(const SensorStream&) = delete;
+  ~SensorStream() { stop(); }
+  void stop();
+  [[nodiscard]] long sent() const noexcept { return sent_; }
+
+ private:
+  std::atomic<bool> stopping_ = false;
+  std::atomic<long> sent_ = 0;
+  std::thread thread_;
+};
+
+/// Finds the sequence numbers of the sensor packets in what one client
+/// received (keeping what it cannot parse yet).
+using SeqParser = std::function<void(std::string_view bytes, std::vector<long>& seqs)>;
+
+/// A parser for JSON lines, with `seq` finding the number in one line (-1: none).
+SeqParser json_lines(long (*seq)(std::string_view line));
+
+/// The number after `key` in a JSON line (`key` includes the quotes and the
+/// colon), or nothing.
+std::optional<long> json_number_after(std::string_view line, std::string_view key);
+
+/// The segment size a client on Wi-Fi or Ethernet announces. Readers
+/// announce it too: on loopback (MSS 65483) the kernel sizes a connection's
+/// send buffer to megabytes, and a client that never reads would take many
+/// minutes to fill it, which no real client's connection does.
+constexpr int kWifiMss = 1448;
+
+/// One reading client: its connection, how it finds sequence numbers, and
+/// the one it saw last.
+struct Reader {
+  TcpClient connection;
+  SeqParser parse;
+  long last_seq = -1;
+};
+
+/// A reader on 127.0.0.1:port that asks for receive timestamps.
+Reader open_reader(std::uint16_t port, SeqParser parse, int receive_buffer = 0);
+
+/// Opens `count` readers with `open`, each counted as connected once its
+/// first bytes arrive, no more than `window` waiting at once (ser2net
+/// listens with a backlog of 5: a connection beyond it would have its SYN
+/// dropped and retried a second later). `who` names the server in errors.
+std::vector<Reader> connect_readers(int count, std::size_t window, const std::function<Reader()>& open,
+                                    const std::string& who);
+
+struct Delivery {
+  std::vector<double> ms;       ///< every message's latency to the client's socket, sorted
+  std::vector<double> read_ms;  ///< every message's latency to this process reading it, sorted
+  long missed = 0;              ///< gaps in the sequence numbers
+  long messages = 0;
+};
+
+/// Reads every reader for `seconds` with one epoll loop and adds the
+/// latencies of sequence numbers from `first_seq` on to `delivery` (earlier
+/// ones are the tail of a previous phase).
+void read_for(std::vector<Reader>& readers, SensorSource& source, double seconds, long first_seq, Delivery& delivery);
+
+struct Workload {
+  Delivery delivery;
+  double cpu_s = 0;
+  double wall_s = 0;
+  long expected = 0;  ///< sensor packets sent during the phase, times readers
+};
+
+/// Streams sensor packets at `rate_hz` to `readers` for `seconds` (after a
+/// settling half second) and measures, charging CPU time to `server`.
+Workload stream(SensorSource& source, pid_t server, std::vector<Reader>& readers, double rate_hz, double seconds);
+
+/// One line of figures for a workload.
+void print_delivery(const char* server, const Workload& load);
+
+/// The ratio of two samples' medians, and the 95% interval of that ratio
+/// over 2000 resamplings of both: how far the machine's noise alone moves it.
+struct MedianRatio {
+  double ratio = 0;
+  double low = 0;
+  double high = 0;
+};
+MedianRatio median_ratio(const std::vector<double>& a, const std::vector<double>& b);
+
+void print_ratio(const char* what, double bridge, double ser2net, const char* target);
+
+/// Where the servers and this process run, and which core does the
+/// loopback's receive work for the clients.
+class Placement {
+ public:
+  /// As root with two cores or more: moves this process into a network
+  /// namespace (and mount namespace, for that namespace's /sys) of its own,
+  /// gives the servers the first core and this process the others, and
+  /// steers the loopback's receive work to this process's cores. Otherwise
+  /// leaves everything as it is and says why. Call before any thread starts:
+  /// a namespace change applies to one thread only.
+  static Placement arrange(bool wanted);
+
+  [[nodiscard]] bool isolated() const noexcept { return isolated_; }
+  [[nodiscard]] std::string describe() const;
+  /// What goes before a server's command line to start it on its core.
+  [[nodiscard]] std::vector<std::string> server_prefix() const;
+  /// `server_prefix()` followed by `command`.
+  [[nodiscard]] std::vector<std::string> server_command(const std::vector<std::string>& command) const;
+  /// Steers the loopback's receive work to the clients' cores (true), or
+  /// leaves it on the sender's core, the kernel's default (false).
+  bool steer_receive_work(bool to_clients) const;
+
+ private:
+  Placement refused(std::string why);
+
+  bool isolated_ = false;
+  std::string why_not_;
+  int server_cpu_ = 0;
+  std::string client_mask_;
+};
+
+/// A port nothing listens on now: bound once, noted, let go (for ser2net,
+/// which cannot be told to take any free port and say which).
+std::uint16_t free_port();
+
+/// ser2net 4.x relaying `device` at `baud` as raw TCP on 127.0.0.1:port, as
+/// many connections as the bridge takes, no character delay, Nagle off (its
+/// fastest); returns once it accepts connections. Throws when it cannot.
+std::unique_ptr<ChildProcess> start_ser2net(const Placement& placement, const std::filesystem::path& directory,
+                                            const std::string& device, int baud, std::uint16_t port);
+
+}  // namespace flockbridge::testing::bench
