@@ -90,28 +90,20 @@ class FastUno final : public SensorSource {
     pty_.write_all(frame);
   }
 
-  using Command = std::pair<protocol::Bytes, Clock::time_point>;  ///< a payload and when it arrived
+  using Command = CommandLog::Entry;  ///< a payload and when it arrived
   /// How many command frames have arrived so far.
-  std::size_t command_count() {
-    std::lock_guard lock(commands_mutex_);
-    return commands_.size();
-  }
+  std::size_t command_count() { return commands_.size(); }
   /// Waits for the first command frame from the `from`th on whose payload
   /// starts with `code`; nothing after `timeout`. (Others come too: the
   /// bridge stops the robot when the client that set it moving leaves.)
   std::optional<Command> wait_command(std::size_t from, std::string_view code, std::chrono::milliseconds timeout) {
-    std::unique_lock lock(commands_mutex_);
-    std::optional<Command> found;
-    command_arrived_.wait_for(lock, timeout, [&] {
-      for (; from < commands_.size() && !found; ++from) {
-        const protocol::Bytes& payload = commands_[from].first;
-        if (payload.size() >= code.size() && std::memcmp(payload.data(), code.data(), code.size()) == 0) {
-          found = commands_[from];
-        }
-      }
-      return found.has_value();
-    });
-    return found;
+    return commands_.wait_for(
+        from,
+        [code](const Command& command) {
+          return command.bytes.size() >= code.size() &&
+                 std::memcmp(command.bytes.data(), code.data(), code.size()) == 0;
+        },
+        timeout);
   }
 
  private:
@@ -124,45 +116,29 @@ class FastUno final : public SensorSource {
         pty_.write_all(protocol::encode_frame(protocol::as_bytes("ACK")));
         continue;
       }
-      {
-        std::lock_guard lock(commands_mutex_);
-        commands_.emplace_back(protocol::Bytes(payload.begin(), payload.end()), now);
-      }
-      command_arrived_.notify_all();
+      commands_.add(payload, now);
     }
   }
 
   protocol::FrameDecoder decoder_;
-  std::mutex commands_mutex_;
-  std::condition_variable command_arrived_;
-  std::vector<Command> commands_;
+  CommandLog commands_;
   PtyEnd pty_{[this](protocol::ByteView bytes, Clock::time_point now) {
     on_read(bytes, now);
   }};  ///< last: its thread stops first
 };
 
-/// A raw client's sequence numbers: the Uno's frames, found in its bytes.
+/// A raw client's sequence numbers: the Uno's sensor frames, found in its bytes.
 SeqParser raw_frames() {
-  return [frames = protocol::FrameDecoder()](std::string_view bytes, std::vector<long>& seqs) mutable {
-    frames.feed(protocol::ByteView(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-    while (auto frame = frames.next()) {
-      if (frame->kind != protocol::FrameDecoder::EventKind::Frame || frame->payload.size() != 29) continue;
-      seqs.push_back(static_cast<long>(protocol::read_u16le(frame->payload, 17)) |
-                     (static_cast<long>(protocol::read_u16le(frame->payload, 19)) << 16));
-    }
-  };
+  return decoded<protocol::FrameDecoder>([](const protocol::FrameDecoder::Event& frame) {
+    return frame.kind == protocol::FrameDecoder::EventKind::Frame && frame.payload.size() == 29
+               ? packet_seq(frame.payload, 17)
+               : -1;
+  });
 }
 
-/// The sequence number in a JSON sensor line, or -1.
+/// The sequence number in a JSON sensor line: the odometers.
 long json_seq(std::string_view line) {
-  const auto odometer = line.find("\"odometer\":{");
-  if (odometer == std::string_view::npos) return -1;
-  line.remove_prefix(odometer);
-  const auto left = json_number_after(line, "\"left\":");
-  const auto right = json_number_after(line, "\"right\":");
-  if (!left || !right) return -1;
-  return static_cast<long>(static_cast<std::uint16_t>(*left)) |
-         (static_cast<long>(static_cast<std::uint16_t>(*right)) << 16);
+  return bench::json_seq(line, "\"odometer\":{", "\"left\":", "\"right\":");
 }
 
 enum class Wire { JsonLines, RawFrames };
@@ -266,8 +242,8 @@ void command_latency(std::vector<CommandProbe>& probes, Nagle nagle, int count) 
         const Clock::time_point sent = Clock::now();
         client.send(bytes);
         const auto arrived = probe.server->uno->wait_command(before, "DMS", 2s);
-        if (arrived && arrived->first.size() == 4 && static_cast<std::int8_t>(arrived->first[3]) == speed) {
-          probe.ms.push_back(std::chrono::duration<double, std::milli>(arrived->second - sent).count());
+        if (arrived && arrived->bytes.size() == 4 && static_cast<std::int8_t>(arrived->bytes[3]) == speed) {
+          probe.ms.push_back(std::chrono::duration<double, std::milli>(arrived->at - sent).count());
         }
         std::this_thread::sleep_until(sent + 20ms);  // the load's pace
       }
@@ -286,39 +262,13 @@ std::unique_ptr<Server> start_bridge(const Placement& placement) {
   server->name = "flockbridge";
   server->wire = Wire::JsonLines;
   server->uno = std::make_unique<FastUno>();
-  server->process = std::make_unique<ChildProcess>(placement.server_command({FLOCKBRIDGE_BIN,
-                                                                             "--no-config",
-                                                                             "--device",
-                                                                             server->uno->device(),
-                                                                             "--bind",
-                                                                             "127.0.0.1",
-                                                                             "--port",
-                                                                             "0",
-                                                                             "--json-port",
-                                                                             "0",
-                                                                             "--no-http",
-                                                                             "--max-clients",
-                                                                             "2000",
-                                                                             "--boot-wait-ms",
-                                                                             "50",
-                                                                             "--stall-timeout-ms",
-                                                                             "600000",
-                                                                             "--command-rate",
-                                                                             "100000",
-                                                                             "--command-burst",
-                                                                             "100000",
-                                                                             "--stats-interval-s",
-                                                                             "0"}));
-  const auto listening = server->process->wait_for(ChildProcess::Stream::Stderr, "listening: ");
-  const auto ports = listening ? listening_ports(*listening) : std::nullopt;
-  if (!ports) throw std::runtime_error("flockbridge did not start");
-  server->port = ports->json;
-  server->binary_port = ports->binary;
+  StartedBridge started = start_flockbridge(placement, server->uno->device(), {"--boot-wait-ms", "50"});
+  server->process = std::move(started.process);
+  server->port = started.ports.json;
+  server->binary_port = started.ports.binary;
   // The link comes up once this Uno has answered CFG and sent a packet.
   SensorStream keep_alive(*server->uno, 50);
-  if (!server->process->wait_for(ChildProcess::Stream::Stderr, "robot link up")) {
-    throw std::runtime_error("the bridge's link did not come up");
-  }
+  await_link_up(*server->process);
   return server;
 }
 

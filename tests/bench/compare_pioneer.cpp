@@ -73,15 +73,10 @@ class FastPioneer final : public SensorSource {
   /// Waits for a command numbered `number` arriving after `after`; when it came.
   std::optional<Clock::time_point> wait_command(protocol::Byte number, Clock::time_point after,
                                                 std::chrono::milliseconds timeout) {
-    std::unique_lock lock(mutex_);
-    std::optional<Clock::time_point> found;
-    arrived_.wait_for(lock, timeout, [&] {
-      for (const auto& [got, at] : commands_) {
-        if (got == number && at > after) found = at;
-      }
-      return found.has_value();
-    });
-    return found;
+    const auto command = commands_.wait_for(
+        0, [&](const CommandLog::Entry& entry) { return entry.bytes.front() == number && entry.at > after; }, timeout);
+    if (!command) return std::nullopt;
+    return command->at;
   }
 
  private:
@@ -116,20 +111,14 @@ class FastPioneer final : public SensorSource {
         config.firmware_version = "bench";
         pty_.write_all(aros::encode_config(config));
       }
-      {
-        std::lock_guard lock(mutex_);
-        commands_.emplace_back(type, now);
-      }
-      arrived_.notify_all();
+      commands_.add(protocol::ByteView(&type, 1), now);
     }
   }
 
   std::atomic<bool> open_;
   int synced_ = 0;  ///< SYNC packets answered in turn
   aros::PacketDecoder decoder_;
-  std::mutex mutex_;
-  std::condition_variable arrived_;
-  std::vector<std::pair<protocol::Byte, Clock::time_point>> commands_;
+  CommandLog commands_;  ///< each command's number
   PtyEnd pty_{[this](protocol::ByteView bytes, Clock::time_point now) {
     on_read(bytes, now);
   }};  ///< last: its thread stops first
@@ -138,27 +127,16 @@ class FastPioneer final : public SensorSource {
 /// The sequence numbers of the SIPs in an AROS byte stream (port 8101, or
 /// the robot's bytes through ser2net).
 SeqParser sips() {
-  return [packets = aros::PacketDecoder()](std::string_view bytes, std::vector<long>& seqs) mutable {
-    packets.feed(protocol::ByteView(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
-    while (auto packet = packets.next()) {
-      if (packet->kind != aros::PacketDecoder::EventKind::Packet || !aros::is_standard_sip(packet->type) ||
-          packet->payload.size() < 4) {
-        continue;
-      }
-      seqs.push_back(static_cast<long>(protocol::read_u16le(packet->payload, 0)) |
-                     (static_cast<long>(protocol::read_u16le(packet->payload, 2)) << 16));
-    }
-  };
+  return decoded<aros::PacketDecoder>([](const aros::PacketDecoder::Event& packet) {
+    return packet.kind == aros::PacketDecoder::EventKind::Packet && aros::is_standard_sip(packet.type)
+               ? packet_seq(packet.payload, 0)
+               : -1;
+  });
 }
 
 /// The sequence number in a JSON sensor line: the SIP's raw x and y.
 long json_seq(std::string_view line) {
-  const auto raw = line.find("\"raw\":{");
-  if (raw == std::string_view::npos) return -1;
-  line.remove_prefix(raw);
-  const auto x = json_number_after(line, "\"x\":");
-  const auto y = json_number_after(line, "\"y\":");
-  return x && y ? (*x | (*y << 16)) : -1;
+  return bench::json_seq(line, "\"raw\":{", "\"x\":", "\"y\":");
 }
 
 /// A server under test with its robot, which sends SIPs all the time (a
@@ -208,40 +186,11 @@ std::unique_ptr<Server> start_bridge(const Placement& placement, double rate_hz)
   server->rate_hz = rate_hz;
   server->robot = std::make_unique<FastPioneer>(false);
   server->keep_streaming();
-  server->process = std::make_unique<ChildProcess>(placement.server_command({FLOCKBRIDGE_BIN,
-                                                                             "--no-config",
-                                                                             "--robot",
-                                                                             "pioneer",
-                                                                             "--device",
-                                                                             server->robot->device(),
-                                                                             "--bind",
-                                                                             "127.0.0.1",
-                                                                             "--port",
-                                                                             "0",
-                                                                             "--json-port",
-                                                                             "0",
-                                                                             "--no-http",
-                                                                             "--max-clients",
-                                                                             "2000",
-                                                                             "--stall-timeout-ms",
-                                                                             "600000",
-                                                                             "--command-rate",
-                                                                             "100000",
-                                                                             "--command-burst",
-                                                                             "100000",
-                                                                             "--stats-interval-s",
-                                                                             "0"}));
-  const auto listening = server->process->wait_for(ChildProcess::Stream::Stderr, "listening: ");
-  const auto ports = listening ? listening_ports(*listening) : std::nullopt;
-  if (!ports) throw std::runtime_error("flockbridge did not start");
-  server->port = ports->binary;
-  server->json_port = ports->json;
-  if (!server->process->wait_for(ChildProcess::Stream::Stderr, "robot link up")) {
-    for (const std::string& line : server->process->lines(ChildProcess::Stream::Stderr)) {
-      std::printf("  flockbridge: %s\n", line.c_str());
-    }
-    throw std::runtime_error("the bridge's link to the robot did not come up");
-  }
+  StartedBridge started = start_flockbridge(placement, server->robot->device(), {"--robot", "pioneer"});
+  server->process = std::move(started.process);
+  server->port = started.ports.binary;
+  server->json_port = started.ports.json;
+  await_link_up(*server->process);
   return server;
 }
 

@@ -117,6 +117,32 @@ void SensorSource::mark_sent(std::uint32_t seq) {
   sent_[seq] = WallClock::now();
 }
 
+void CommandLog::add(protocol::ByteView bytes, Clock::time_point at) {
+  {
+    std::lock_guard lock(mutex_);
+    entries_.push_back(Entry{protocol::Bytes(bytes.begin(), bytes.end()), at});
+  }
+  arrived_.notify_all();
+}
+
+std::size_t CommandLog::size() {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+std::optional<CommandLog::Entry> CommandLog::wait_for(std::size_t from, const std::function<bool(const Entry&)>& match,
+                                                      std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  std::optional<Entry> found;
+  arrived_.wait_for(lock, timeout, [&] {
+    for (; from < entries_.size() && !found; ++from) {
+      if (match(entries_[from])) found = entries_[from];
+    }
+    return found.has_value();
+  });
+  return found;
+}
+
 SensorStream::SensorStream(SensorSource& source, double rate_hz)
     : thread_([this, &source, rate_hz] {
         const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate_hz));
@@ -148,6 +174,9 @@ SeqParser json_lines(long (*seq)(std::string_view line)) {
   };
 }
 
+namespace {
+
+/// The number after `key` in a JSON line, or nothing.
 std::optional<long> json_number_after(std::string_view line, std::string_view key) {
   const auto at = line.find(key);
   if (at == std::string_view::npos) return std::nullopt;
@@ -156,6 +185,27 @@ std::optional<long> json_number_after(std::string_view line, std::string_view ke
     return std::nullopt;
   }
   return value;
+}
+
+long from_halves(long low, long high) {
+  return static_cast<long>(static_cast<std::uint16_t>(low)) |
+         (static_cast<long>(static_cast<std::uint16_t>(high)) << 16);
+}
+
+}  // namespace
+
+long json_seq(std::string_view line, std::string_view object, std::string_view low, std::string_view high) {
+  const auto start = line.find(object);
+  if (start == std::string_view::npos) return -1;
+  line.remove_prefix(start);
+  const auto low_half = json_number_after(line, low);
+  const auto high_half = json_number_after(line, high);
+  return low_half && high_half ? from_halves(*low_half, *high_half) : -1;
+}
+
+long packet_seq(protocol::ByteView payload, std::size_t at) {
+  if (payload.size() < at + 4) return -1;
+  return from_halves(protocol::read_u16le(payload, at), protocol::read_u16le(payload, at + 2));
 }
 
 Reader open_reader(std::uint16_t port, SeqParser parse, int receive_buffer) {
@@ -417,7 +467,47 @@ Placement Placement::refused(std::string why) {
   return *this;
 }
 
-// --- ser2net -------------------------------------------------------------------
+// --- The servers -------------------------------------------------------------
+
+StartedBridge start_flockbridge(const Placement& placement, const std::string& device,
+                                const std::vector<std::string>& extra) {
+  std::vector<std::string> command{FLOCKBRIDGE_BIN,
+                                   "--no-config",
+                                   "--device",
+                                   device,
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--port",
+                                   "0",
+                                   "--json-port",
+                                   "0",
+                                   "--no-http",
+                                   "--max-clients",
+                                   "2000",
+                                   "--stall-timeout-ms",
+                                   "600000",
+                                   "--command-rate",
+                                   "100000",
+                                   "--command-burst",
+                                   "100000",
+                                   "--stats-interval-s",
+                                   "0"};
+  command.insert(command.end(), extra.begin(), extra.end());
+  StartedBridge bridge{std::make_unique<ChildProcess>(placement.server_command(command)), {}};
+  const auto listening = bridge.process->wait_for(ChildProcess::Stream::Stderr, "listening: ");
+  const auto ports = listening ? listening_ports(*listening) : std::nullopt;
+  if (!ports) throw std::runtime_error("flockbridge did not start");
+  bridge.ports = *ports;
+  return bridge;
+}
+
+void await_link_up(ChildProcess& bridge) {
+  if (bridge.wait_for(ChildProcess::Stream::Stderr, "robot link up")) return;
+  for (const std::string& line : bridge.lines(ChildProcess::Stream::Stderr)) {
+    std::printf("  flockbridge: %s\n", line.c_str());
+  }
+  throw std::runtime_error("the bridge's link to the robot did not come up");
+}
 
 std::uint16_t free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "flockbridge/protocol/bytes.hpp"
+#include "support/listening.hpp"
 #include "support/process.hpp"
 #include "support/tcp_client.hpp"
 
@@ -88,6 +90,27 @@ class SensorSource {
   std::vector<WallClock::time_point> sent_;
 };
 
+/// The commands the robot received, each with when it arrived; waited for
+/// as events.
+class CommandLog {
+ public:
+  struct Entry {
+    protocol::Bytes bytes;  ///< the family's command, as its decoder gave it
+    Clock::time_point at;
+  };
+  void add(protocol::ByteView bytes, Clock::time_point at);
+  [[nodiscard]] std::size_t size();
+  /// The first entry from the `from`th on for which `match` holds, waiting
+  /// for it up to `timeout`.
+  std::optional<Entry> wait_for(std::size_t from, const std::function<bool(const Entry&)>& match,
+                                std::chrono::milliseconds timeout);
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable arrived_;
+  std::vector<Entry> entries_;
+};
+
 /// Sends sensor packets at a steady rate from a thread of its own.
 class SensorStream {
  public:
@@ -111,9 +134,25 @@ using SeqParser = std::function<void(std::string_view bytes, std::vector<long>& 
 /// A parser for JSON lines, with `seq` finding the number in one line (-1: none).
 SeqParser json_lines(long (*seq)(std::string_view line));
 
-/// The number after `key` in a JSON line (`key` includes the quotes and the
-/// colon), or nothing.
-std::optional<long> json_number_after(std::string_view line, std::string_view key);
+/// A sequence number carried in two 16-bit fields, low and high: in the
+/// JSON object that starts with `object` ("\"raw\":{"), the numbers after
+/// `low` and `high` ("\"x\":"); -1 when the line has none.
+long json_seq(std::string_view line, std::string_view object, std::string_view low, std::string_view high);
+
+/// The same in a packet: little-endian at `at` and `at + 2`.
+long packet_seq(protocol::ByteView payload, std::size_t at);
+
+/// A parser for a family's packets: feeds its `Decoder` and asks `seq_of`
+/// each event for a sequence number (-1: not a sensor packet).
+template <typename Decoder, typename SeqOf>
+SeqParser decoded(SeqOf seq_of) {
+  return [decoder = Decoder(), seq_of](std::string_view bytes, std::vector<long>& seqs) mutable {
+    decoder.feed(protocol::ByteView(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+    while (auto event = decoder.next()) {
+      if (const long seq = seq_of(*event); seq >= 0) seqs.push_back(seq);
+    }
+  };
+}
 
 /// The segment size a client on Wi-Fi or Ethernet announces. Readers
 /// announce it too: on loopback (MSS 65483) the kernel sizes a connection's
@@ -206,6 +245,23 @@ class Placement {
   int server_cpu_ = 0;
   std::string client_mask_;
 };
+
+/// flockbridge started for a benchmark, and where it listens.
+struct StartedBridge {
+  std::unique_ptr<ChildProcess> process;
+  ListeningPorts ports;
+};
+
+/// Starts flockbridge on `device` as a benchmark wants it: no configuration
+/// file, its ports on 127.0.0.1 chosen by the kernel, no dashboard, 2000
+/// clients, no stall cut-off, rate limit or periodic stats, and `extra`
+/// (the family's options); returns once it listens. Throws when it does not.
+StartedBridge start_flockbridge(const Placement& placement, const std::string& device,
+                                const std::vector<std::string>& extra);
+
+/// Waits for the bridge's link to the robot (played meanwhile) to come up;
+/// throws, printing the bridge's log, when it does not.
+void await_link_up(ChildProcess& bridge);
 
 /// A port nothing listens on now: bound once, noted, let go (for ser2net,
 /// which cannot be told to take any free port and say which).
