@@ -38,12 +38,7 @@ class UnoMessage final : public RobotMessage {
 }  // namespace
 
 FlockbotDriver::FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host)
-    : loop_(loop),
-      config_(config),
-      host_(host),
-      link_(config_.link_settings(), config_.robot, *this),
-      serial_(make_transport(
-          loop, Transport::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this)) {
+    : LinkDriver(loop, config, host, config.link_settings(), config.robot) {
   for (const protocol::CommandSpec& spec : protocol::command_table()) {
     if (spec.json_form) commands_.emplace_back(spec.name);
   }
@@ -55,47 +50,13 @@ FlockbotDriver::~FlockbotDriver() {
 }
 
 protocol::Result<protocol::Done> FlockbotDriver::start() {
-  if (link_timer_.init<FlockbotDriver, &FlockbotDriver::on_link_timer>(loop_, this) < 0) {
-    return protocol::Error{"cannot create the robot link's timer"};
-  }
   link_.set_robot_config(robot_config());
-  if (config_.simulate) {
-    simulator_ = std::make_unique<SimulatorProcess>(loop_, "simulated Uno");
-    auto started = simulator_->start({"--robot", "flockbot", "--rate-hz", std::to_string(config_.sim_rate_hz)},
-                                     [this] { serial_->start(); });
-    if (!started) return started.error();
-    serial_->set_path(simulator_->device_path());
-    log_info("simulated Uno on " + simulator_->device_path());
-    return protocol::Done{};
-  }
-  serial_->start();
-  return protocol::Done{};
+  return start_link({"--robot", "flockbot", "--rate-hz", std::to_string(config_.sim_rate_hz)}, "simulated Uno");
 }
 
-void FlockbotDriver::stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  if (link_.state() == protocol::LinkState::Up) {
-    // Do not leave the robot driving on its own.
-    serial_->write_now(protocol::encode_frame(protocol::as_bytes(protocol::kStopCode)));
-  }
-  serial_->close();
-  if (simulator_) simulator_->stop();
-  link_timer_.reset();
-  events_.clear();
-}
-
-std::optional<DriverEvent> FlockbotDriver::next_event() {
-  if (events_.empty()) return std::nullopt;
-  DriverEvent event = std::move(events_.front());
-  events_.pop_front();
-  return event;
-}
-
-void FlockbotDriver::push(DriverEvent event) {
-  if (stopped_) return;
-  events_.push_back(std::move(event));
-  host_.driver_has_events();
+protocol::Bytes FlockbotDriver::last_words() {
+  if (link_.state() != protocol::LinkState::Up) return {};
+  return protocol::encode_frame(protocol::as_bytes(protocol::kStopCode));
 }
 
 std::unique_ptr<NativeClient> FlockbotDriver::make_native_client() {
@@ -187,10 +148,6 @@ protocol::RobotConfig FlockbotDriver::robot_config() const {
   return robot;
 }
 
-void FlockbotDriver::transmit(protocol::ByteView frame) {
-  serial_->write(frame);
-}
-
 void FlockbotDriver::link_changed(protocol::LinkState state, std::string_view reason) {
   push(driver_event::LinkChanged{state, std::string(reason)});
 }
@@ -212,43 +169,6 @@ void FlockbotDriver::command_finished(protocol::CommandToken token, const protoc
   if (error != nullptr) done.error = *error;
   done.confirmed = acknowledged;
   push(std::move(done));
-}
-
-void FlockbotDriver::note(std::string_view what) {
-  push(driver_event::Note{"link: " + std::string(what)});
-}
-
-void FlockbotDriver::serial_opened() {
-  link_.port_opened(steady_now());
-  arm_link_timer();
-}
-
-void FlockbotDriver::serial_received(protocol::ByteView bytes) {
-  link_.bytes_received(bytes, steady_now());
-  arm_link_timer();
-}
-
-void FlockbotDriver::serial_closed(std::string_view reason) {
-  link_.port_closed(reason);
-  arm_link_timer();
-}
-
-void FlockbotDriver::arm_link_timer() {
-  if (stopped_) return;
-  if (const auto deadline = link_.next_deadline()) {
-    link_timer_.start_at(*deadline);
-  } else {
-    link_timer_.stop();
-  }
-}
-
-void FlockbotDriver::on_link_timer() {
-  // What the line holds is read before any deadline is judged: a process
-  // that ran late must not take an answer waiting unread in the kernel for
-  // no answer (a window without its ACK, a frame whose bytes stopped).
-  serial_->read_pending();
-  link_.tick(steady_now());
-  arm_link_timer();
 }
 
 }  // namespace flockbridge::bridge::flockbot

@@ -34,12 +34,7 @@ aros::LinkSettings link_settings(const Config&) {
 }  // namespace
 
 PioneerDriver::PioneerDriver(uv_loop_t* loop, const Config& config, Host& host)
-    : loop_(loop),
-      config_(config),
-      host_(host),
-      link_(link_settings(config_), *this),
-      serial_(make_transport(
-          loop, Transport::Settings{config_.device, config_.baud, config_.reopen_min, config_.reopen_max}, *this)) {}
+    : LinkDriver(loop, config, host, link_settings(config)) {}
 
 PioneerDriver::~PioneerDriver() {
   stop();
@@ -62,44 +57,12 @@ protocol::Result<protocol::Done> PioneerDriver::start() {
       return protocol::Error{"robot.model: there is no Pioneer model '" + config_.model + "'; the models are " + known};
     }
   }
-  if (link_timer_.init<PioneerDriver, &PioneerDriver::on_link_timer>(loop_, this) < 0) {
-    return protocol::Error{"cannot create the robot link's timer"};
-  }
-  if (config_.simulate) {
-    const std::string model = config_.model.empty() ? "p3dx-sh" : config_.model;
-    simulator_ = std::make_unique<SimulatorProcess>(loop_, "simulated Pioneer");
-    auto started = simulator_->start({"--robot", "pioneer", "--model", model}, [this] { serial_->start(); });
-    if (!started) return started.error();
-    serial_->set_path(simulator_->device_path());
-    log_info("simulated " + model + " on " + simulator_->device_path());
-    return protocol::Done{};
-  }
-  serial_->start();
-  return protocol::Done{};
+  const std::string model = config_.model.empty() ? "p3dx-sh" : config_.model;
+  return start_link({"--robot", "pioneer", "--model", model}, "simulated Pioneer");
 }
 
-void PioneerDriver::stop() {
-  if (stopped_) return;
-  stopped_ = true;
-  // STOP then CLOSE, so that the robot neither drives on nor waits for its watchdog.
-  if (const protocol::Bytes last = link_.shutdown_packets(); !last.empty()) serial_->write_now(last);
-  serial_->close();
-  if (simulator_) simulator_->stop();
-  link_timer_.reset();
-  events_.clear();
-}
-
-std::optional<DriverEvent> PioneerDriver::next_event() {
-  if (events_.empty()) return std::nullopt;
-  DriverEvent event = std::move(events_.front());
-  events_.pop_front();
-  return event;
-}
-
-void PioneerDriver::push(DriverEvent event) {
-  if (stopped_) return;
-  events_.push_back(std::move(event));
-  host_.driver_has_events();
+protocol::Bytes PioneerDriver::last_words() {
+  return link_.shutdown_packets();
 }
 
 std::unique_ptr<NativeClient> PioneerDriver::make_native_client() {
@@ -200,10 +163,6 @@ void PioneerDriver::choose_model() {
   }
 }
 
-void PioneerDriver::transmit(protocol::ByteView packet) {
-  serial_->write(packet);
-}
-
 void PioneerDriver::link_changed(protocol::LinkState state, std::string_view reason) {
   if (state == protocol::LinkState::Up) {
     choose_model();
@@ -248,41 +207,6 @@ void PioneerDriver::finish_command(protocol::CommandToken token) {
   done.error = found->second.error;
   parts_.erase(found);
   push(std::move(done));
-}
-
-void PioneerDriver::note(std::string_view what) {
-  push(driver_event::Note{"link: " + std::string(what)});
-}
-
-void PioneerDriver::serial_opened() {
-  link_.port_opened(steady_now());
-  arm_link_timer();
-}
-
-void PioneerDriver::serial_received(protocol::ByteView bytes) {
-  link_.bytes_received(bytes, steady_now());
-  arm_link_timer();
-}
-
-void PioneerDriver::serial_closed(std::string_view reason) {
-  link_.port_closed(reason);
-  if (pose_) pose_->reset();
-  arm_link_timer();
-}
-
-void PioneerDriver::arm_link_timer() {
-  if (stopped_) return;
-  if (const auto deadline = link_.next_deadline()) {
-    link_timer_.start_at(*deadline);
-  } else {
-    link_timer_.stop();
-  }
-}
-
-void PioneerDriver::on_link_timer() {
-  serial_->read_pending();
-  link_.tick(steady_now());
-  arm_link_timer();
 }
 
 }  // namespace flockbridge::bridge::pioneer

@@ -1,6 +1,7 @@
 // The driver of Pioneer 2/3 and AmigoBot robots: the AROS link of
 // protocol/aros/ over the robot's HOST serial port (or the simulated robot
-// of the simulator program), with the link's one timer.
+// of the simulator program); the transport, timer and event queue are
+// LinkDriver's.
 //
 // A command in this family's form is one or more whole AROS command packets
 // back to back (what an ARIA program writes, and what the JSON commands
@@ -10,16 +11,13 @@
 
 #include <uv.h>
 
-#include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "flockbridge/bridge/driver.hpp"
-#include "flockbridge/bridge/simulator_process.hpp"
-#include "flockbridge/bridge/transport.hpp"
-#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/bridge/link_driver.hpp"
 #include "flockbridge/protocol/aros/link.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
 
@@ -38,7 +36,7 @@ namespace flockbridge::bridge::pioneer {
 /// when the bytes are not whole packets with good checksums.
 [[nodiscard]] protocol::Result<std::vector<protocol::aros::Command>> split_commands(protocol::ByteView packets);
 
-class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEvents, private Transport::Listener {
+class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::aros::LinkEvents> {
  public:
   PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
   PioneerDriver(const PioneerDriver&) = delete;
@@ -51,8 +49,6 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
   [[nodiscard]] std::string_view model() const noexcept override;
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
-  void stop() override;
-  [[nodiscard]] std::optional<DriverEvent> next_event() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& object) const override;
@@ -60,32 +56,21 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
   [[nodiscard]] protocol::Result<protocol::Done> submit(protocol::CommandToken token,
                                                         protocol::ByteView command) override;
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
-  [[nodiscard]] protocol::LinkState link_state() const noexcept override { return link_.state(); }
-  [[nodiscard]] const std::string& link_reason() const noexcept override { return link_.reason(); }
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;
 
-  [[nodiscard]] const protocol::aros::Link& link() const noexcept { return link_; }
-
  private:
+  /// STOP then CLOSE, so that the robot neither drives on nor waits for its watchdog.
+  [[nodiscard]] protocol::Bytes last_words() override;
+
   // protocol::aros::LinkEvents
-  void transmit(protocol::ByteView packet) override;
   void link_changed(protocol::LinkState state, std::string_view reason) override;
   void sip_received(const protocol::aros::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) override;
   void packet_received(protocol::Byte type, protocol::ByteView payload) override;
   void command_finished(protocol::CommandToken token, const protocol::Error* error) override;
-  void note(std::string_view what) override;
 
-  // Transport::Listener
-  void serial_opened() override;
-  void serial_received(protocol::ByteView bytes) override;
-  void serial_closed(std::string_view reason) override;
-
-  void push(DriverEvent event);
   /// Tells the core that a client's command is done, with its first error.
   void finish_command(protocol::CommandToken token);
-  void arm_link_timer();
-  void on_link_timer();
   /// The model whose factors convert SIPs: the configured one, else the one
   /// the robot named.
   void choose_model();
@@ -96,18 +81,9 @@ class PioneerDriver final : public RobotDriver, private protocol::aros::LinkEven
     std::optional<protocol::Error> error;
   };
 
-  uv_loop_t* loop_;
-  Config config_;
-  Host& host_;
-  protocol::aros::Link link_;
-  std::unique_ptr<SimulatorProcess> simulator_;
-  std::unique_ptr<Transport> serial_;  ///< the serial device, or a TCP connection
-  DeadlineTimer link_timer_;
-  std::deque<DriverEvent> events_;
   const protocol::aros::RobotModel* model_ = nullptr;
   std::optional<protocol::aros::PoseTracker> pose_;
   std::map<protocol::CommandToken, Parts> parts_;  ///< by the client's token
-  bool stopped_ = false;
 };
 
 }  // namespace flockbridge::bridge::pioneer
