@@ -28,6 +28,14 @@ json sensor_where(TcpClient& client, Test test) {
   return {};
 }
 
+/// The link's part of the bridge's counters, asked for now.
+json link_stats(TcpClient& client) {
+  client.send("{\"cmd\":\"stats\",\"id\":1}\n");
+  auto stats = client.read_json_type("stats");
+  REQUIRE(stats);
+  return (*stats)["link"];
+}
+
 }  // namespace
 
 TEST_CASE("pioneer: the bridge connects to a p3dx-sh and publishes its SIPs in SI units") {
@@ -79,10 +87,7 @@ TEST_CASE("pioneer: stats give the AROS link's own counters") {
   Rig rig(pioneer_rig());
   auto client = rig.json_client();
   sensor_where(client, [](const json& m) { return m["seq"].get<long>() >= 3; });
-  client.send("{\"cmd\":\"stats\",\"id\":1}\n");
-  auto stats = client.read_json_type("stats");
-  REQUIRE(stats);
-  const json& link = (*stats)["link"];
+  const json link = link_stats(client);
   CHECK(link["state"] == "up");
   CHECK(link["connects"] == 1);
   CHECK(link["sips"].get<long>() >= 3);
@@ -192,10 +197,7 @@ TEST_CASE("pioneer: a noisy line: damaged SIPs are counted and dropped, the rest
   auto done = client.read_json_type("ok");
   REQUIRE(done);
   CHECK((*done)["id"] == 3);
-  client.send("{\"cmd\":\"stats\",\"id\":1}\n");
-  auto stats = client.read_json_type("stats");
-  REQUIRE(stats);
-  const json& link = (*stats)["link"];
+  const json link = link_stats(client);
   CHECK(link["state"] == "up");
   CHECK(link["connects"] == 1);
   CHECK(link["bad_checksum"].get<long>() + link["bad_count"].get<long>() + link["incomplete"].get<long>() > 0);
