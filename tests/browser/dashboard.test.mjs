@@ -10,39 +10,29 @@ import { mkdirSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
 import { startBridge } from "./bridge.mjs";
-import { launchChromium } from "./browser.mjs";
+import { closeDashboard, openDashboard, pageReader } from "./dashboard.mjs";
 
 const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
 const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
 mkdirSync(artifacts, { recursive: true });
 
+let opened;
 let bridge;
-let browser;
 let page;
-
-const text = (testid) => page.getByTestId(testid).textContent();
-const number = async (testid) => Number(await text(testid));
-
-/** Waits until the page's packet counter has moved on by `count` packets. */
-async function packetsLater(count) {
-  const from = await number("seq");
-  await page.waitForFunction(
-    ([start, n]) => Number(document.querySelector('[data-testid="seq"]').textContent) >= start + n, [from, count]);
-}
+let reader;
+let text;
+let number;
+/** Waits until the page's counter of the robot's packets has moved on by `count`. */
+const packetsLater = (count) => reader.counterLater("seq", count);
 
 before(async () => {
-  bridge = await startBridge(binary, ["--simulate", "--sim-rate-hz", "20"]);
-  await bridge.waitFor("robot link up");
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on("pageerror", (error) => { throw error; });
-  await page.goto(`http://127.0.0.1:${bridge.httpPort}/`);
+  opened = await openDashboard(binary, ["--simulate", "--sim-rate-hz", "20"]);
+  ({ bridge, page } = opened);
+  reader = pageReader(page);
+  ({ text, number } = reader);
 });
 
-after(async () => {
-  await browser?.close();
-  if (bridge) assert.equal(await bridge.stop(), 0, "the bridge must exit 0 on SIGTERM");
-});
+after(() => closeDashboard(opened));
 
 test("the page connects and shows live values that change", async () => {
   await page.getByTestId("connection").filter({ hasText: "Bridge connected" }).waitFor();
@@ -153,6 +143,7 @@ test("when the bridge goes away the page says so, and reconnects to a new one by
   // The new bridge has no robot: the page must say that too.
   bridge = await startBridge(binary, ["--http-port", String(port), "--device", "/nonexistent/flockbot",
                                       "--reopen-max-ms", "1000"]);
+  opened.bridge = bridge;  // the one to stop at the end
   await page.getByTestId("connection").filter({ hasText: "Bridge connected" }).waitFor({ timeout: 15000 });
   await page.getByTestId("link").filter({ hasText: "Robot not connected" }).waitFor();
   await page.waitForFunction(

@@ -9,40 +9,29 @@ import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { startBridge } from "./bridge.mjs";
-import { launchChromium } from "./browser.mjs";
+import { closeDashboard, openDashboard, pageReader } from "./dashboard.mjs";
 
 const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
 const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
 mkdirSync(artifacts, { recursive: true });
 
+let opened;
 let bridge;
-let browser;
 let page;
-
-const text = (testid) => page.getByTestId(testid).textContent();
-const number = async (testid) => Number(await text(testid));
-
-/** Waits until the page's SIP counter has moved on by `count`. */
-async function sipsLater(count) {
-  const from = await number("pioneer-seq");
-  await page.waitForFunction(
-    ([start, n]) => Number(document.querySelector('[data-testid="pioneer-seq"]').textContent) >= start + n, [from, count]);
-}
+let reader;
+let text;
+let number;
+/** Waits until the page's counter of the robot's packets has moved on by `count`. */
+const sipsLater = (count) => reader.counterLater("pioneer-seq", count);
 
 before(async () => {
-  bridge = await startBridge(binary, ["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"]);
-  await bridge.waitFor("robot link up");
-  browser = await launchChromium();
-  page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  page.on("pageerror", (error) => { throw error; });
-  await page.goto(`http://127.0.0.1:${bridge.httpPort}/`);
+  opened = await openDashboard(binary, ["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"]);
+  ({ bridge, page } = opened);
+  reader = pageReader(page);
+  ({ text, number } = reader);
 });
 
-after(async () => {
-  await browser?.close();
-  if (bridge) assert.equal(await bridge.stop(), 0, "the bridge must exit 0 on SIGTERM");
-});
+after(() => closeDashboard(opened));
 
 test("the page shows a Pioneer as a Pioneer", async () => {
   await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
