@@ -1,0 +1,89 @@
+#include "flockbridge/protocol/smr/bus.hpp"
+
+#include <algorithm>
+
+namespace flockbridge::protocol::smr {
+
+Bytes encode_polls() {
+  Bytes bytes;
+  for (const Poll& poll : kPolls) {
+    const Byte body[] = {poll.module};
+    const Bytes request = encode_message(MessageType::Bus, body);
+    bytes.insert(bytes.end(), request.begin(), request.end());
+    bytes.insert(bytes.end(), poll.padding, Byte{0});
+  }
+  return bytes;
+}
+
+Bytes encode_speed(Byte speed_module, int speed) {
+  const int sent = std::clamp(speed, -127, 127);
+  const Byte body[] = {speed_module, static_cast<Byte>(static_cast<std::int8_t>(sent))};
+  return encode_message(MessageType::Bus, body);
+}
+
+std::optional<SpeedCommand> read_speed(ByteView body) noexcept {
+  if (body.size() != 2 || (body[0] != module::kLeftSpeed && body[0] != module::kRightSpeed)) return std::nullopt;
+  return SpeedCommand{body[0], static_cast<std::int8_t>(body[1])};
+}
+
+unsigned apply_reply(ByteView body, Reading& reading) noexcept {
+  if (body.empty()) return 0;
+  switch (body[0]) {
+    case reply::kLeftEncoder:
+    case reply::kRightEncoder: {
+      if (body.size() < 3) return 0;
+      MotorState& motor = body[0] == reply::kLeftEncoder ? reading.left : reading.right;
+      motor.encoder = static_cast<std::uint16_t>(body[1] << 8 | body[2]);
+      if (body.size() >= 5) {
+        motor.status = body[3];
+        motor.pwm = static_cast<int>(body[4]) - 128;
+      }
+      const unsigned filled = body[0] == reply::kLeftEncoder ? part::kLeft : part::kRight;
+      reading.parts |= filled;
+      return filled;
+    }
+    case reply::kLineSensor:
+      if (body.size() < 1 + kLineCount) return 0;
+      std::copy_n(body.begin() + 1, kLineCount, reading.line.begin());
+      reading.parts |= part::kLine;
+      return part::kLine;
+    case reply::kInfrared:
+      if (body.size() < 1 + kIrCount) return 0;
+      std::copy_n(body.begin() + 1, kIrCount, reading.ir.begin());
+      reading.parts |= part::kInfrared;
+      return part::kInfrared;
+    case reply::kPower: {
+      if (body.size() != 8) return 0;
+      // Bytes 1 and 2 hold the digital inputs (fedcba) and, two bits each,
+      // the high bits of the analog inputs A (byte 1) and B..E (byte 2).
+      reading.digital = body[1] >> 2;
+      const int high[kAnalogCount] = {body[1] & 0x03, body[2] >> 6 & 0x03, body[2] >> 4 & 0x03, body[2] >> 2 & 0x03,
+                                      body[2] & 0x03};
+      for (std::size_t i = 0; i < kAnalogCount; ++i) reading.analog[i] = high[i] << 8 | body[3 + i];
+      reading.parts |= part::kPower;
+      return part::kPower;
+    }
+    default:
+      return 0;
+  }
+}
+
+double analog_volts(int counts) noexcept {
+  return 4.1 * 3.5 / 1.1 / 1024.0 * counts;
+}
+
+Bytes encode_power(int digital, const std::array<int, kAnalogCount>& analog) {
+  const auto high = [&](std::size_t i) { return static_cast<Byte>(analog[i] >> 8 & 0x03); };
+  Bytes body{reply::kPower, static_cast<Byte>((digital & 0x3F) << 2 | high(0)),
+             static_cast<Byte>(high(1) << 6 | high(2) << 4 | high(3) << 2 | high(4))};
+  for (const int value : analog) body.push_back(static_cast<Byte>(value & 0xFF));
+  return encode_message(MessageType::Bus, body);
+}
+
+Bytes encode_motor(Byte reply_code, std::uint16_t encoder, int status, int pwm) {
+  const Byte body[] = {reply_code, static_cast<Byte>(encoder >> 8), static_cast<Byte>(encoder & 0xFF),
+                       static_cast<Byte>(status), static_cast<Byte>(std::clamp(pwm, -128, 127) + 128)};
+  return encode_message(MessageType::Bus, body);
+}
+
+}  // namespace flockbridge::protocol::smr
