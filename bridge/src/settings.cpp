@@ -126,14 +126,15 @@ std::string not_empty(const Value& value) {
   return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
 }
 
+constexpr std::int64_t kHour = 3'600'000;  ///< the longest duration most settings take, in ms
+constexpr bool kLive = true;               ///< a reload applies the setting at once
+constexpr bool kRestart = false;           ///< the setting waits for a restart
+
 /// The Flockbot's own settings: what CFG carries, the link's timing, and
 /// the units its JSON messages are converted with. (Before the bridge served
 /// other families they were [robot], [link] and [units]; kRenamed maps those
 /// names.)
 void add_flockbot_settings(std::vector<Setting>& s) {
-  constexpr std::int64_t kHour = 3'600'000;
-  constexpr bool kLive = true;
-  constexpr bool kRestart = false;
   s.push_back(whole(
       {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
       255));
@@ -268,9 +269,6 @@ void add_flockbot_settings(std::vector<Setting>& s) {
 }
 
 std::vector<Setting> make_settings() {
-  constexpr std::int64_t kHour = 3'600'000;
-  constexpr bool kLive = true;
-  constexpr bool kRestart = false;
   std::vector<Setting> s;
 
   s.push_back(text(

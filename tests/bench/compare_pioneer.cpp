@@ -17,8 +17,6 @@
 //
 // It also measures what ser2net cannot do: how soon the robot is stopped
 // after the program driving it is killed.
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -158,9 +156,7 @@ struct Server {
     for (int i = 0; i < count; ++i) {
       AriaClient program(port, kWifiMss);
       if (!program.connect()) throw std::runtime_error(name + ": an ARIA program could not connect");
-      readers.push_back(Reader{std::move(program.socket()), sips(), -1});
-      const int on = 1;
-      ::setsockopt(readers.back().connection.fd(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
+      readers.push_back(timestamped_reader(std::move(program.socket()), sips()));
     }
     return readers;
   }
@@ -170,6 +166,19 @@ struct Server {
     return connect_readers(
         count, raw ? 4 : 64, [&] { return open_reader(raw ? port : json_port, raw ? sips() : json_lines(json_seq)); },
         name);
+  }
+
+  /// 1000 plain clients connected, measured for `seconds`, and the peak
+  /// RSS after (into `peak`); prints each figure as it comes.
+  Workload thousand_clients(double seconds, std::string& peak) {
+    const auto connecting = Clock::now();
+    auto clients = plain_clients(1000);
+    std::printf("    %-12s 1000 connections served in %.2f s\n", name.c_str(), seconds_since(connecting, Clock::now()));
+    Workload load = measure(clients, seconds);
+    print_delivery(name.c_str(), load);
+    peak = process_status(process->pid(), "VmHWM");
+    std::printf("    %-12s peak RSS %s\n", name.c_str(), peak.c_str());
+    return load;
   }
 
   Workload measure(std::vector<Reader>& readers, double seconds) {
@@ -283,26 +292,10 @@ void compare_pioneer(const Options& given, const Placement& placement) {
 
   std::printf("\n1000 JSON clients of the bridge, and 1000 raw ser2net clients:\n");
   std::vector<std::string> peak(2);
-  Workload json;
-  {
-    const auto connecting = Clock::now();
-    auto clients = bridge->plain_clients(1000);
-    std::printf("    %-12s 1000 connections served in %.2f s\n", "flockbridge",
-                seconds_since(connecting, Clock::now()));
-    json = bridge->measure(clients, options.seconds);
-    print_delivery("flockbridge", json);
-    peak[0] = process_status(bridge->process->pid(), "VmHWM");
-    std::printf("    %-12s peak RSS %s\n", "flockbridge", peak[0].c_str());
-  }
+  const Workload json = bridge->thousand_clients(options.seconds, peak[0]);
   Workload raw1000;
   if (ser2net) {
-    const auto connecting = Clock::now();
-    auto clients = ser2net->plain_clients(1000);
-    std::printf("    %-12s 1000 connections served in %.2f s\n", "ser2net", seconds_since(connecting, Clock::now()));
-    raw1000 = ser2net->measure(clients, options.seconds);
-    print_delivery("ser2net", raw1000);
-    peak[1] = process_status(ser2net->process->pid(), "VmHWM");
-    std::printf("    %-12s peak RSS %s\n", "ser2net", peak[1].c_str());
+    raw1000 = ser2net->thousand_clients(options.seconds, peak[1]);
     print_ratio("p50", percentile(json.delivery.ms, 0.5), percentile(raw1000.delivery.ms, 0.5), "bridge / ser2net");
     print_ratio("p99", percentile(json.delivery.ms, 0.99), percentile(raw1000.delivery.ms, 0.99), "bridge / ser2net");
   }

@@ -208,11 +208,14 @@ long packet_seq(protocol::ByteView payload, std::size_t at) {
   return from_halves(protocol::read_u16le(payload, at), protocol::read_u16le(payload, at + 2));
 }
 
-Reader open_reader(std::uint16_t port, SeqParser parse, int receive_buffer) {
-  Reader reader{TcpClient(port, receive_buffer, kWifiMss), std::move(parse), -1};
+Reader timestamped_reader(TcpClient connection, SeqParser parse) {
   const int on = 1;
-  ::setsockopt(reader.connection.fd(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
-  return reader;
+  ::setsockopt(connection.fd(), SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
+  return Reader{std::move(connection), std::move(parse), -1};
+}
+
+Reader open_reader(std::uint16_t port, SeqParser parse, int receive_buffer) {
+  return timestamped_reader(TcpClient(port, receive_buffer, kWifiMss), std::move(parse));
 }
 
 std::vector<Reader> connect_readers(int count, std::size_t window, const std::function<Reader()>& open,

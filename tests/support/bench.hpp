@@ -168,6 +168,8 @@ struct Reader {
   long last_seq = -1;
 };
 
+/// A reader of `connection`, which is made to give receive timestamps.
+Reader timestamped_reader(TcpClient connection, SeqParser parse);
 /// A reader on 127.0.0.1:port that asks for receive timestamps.
 Reader open_reader(std::uint16_t port, SeqParser parse, int receive_buffer = 0);
 

@@ -121,8 +121,6 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   void transmit(protocol::ByteView bytes) override { serial_->write(bytes); }
   void note(std::string_view what) override { push(driver_event::Note{"link: " + std::string(what)}); }
 
-  [[nodiscard]] bool stopped() const noexcept { return stopped_; }
-
   uv_loop_t* loop_;
   Config config_;
   Host& host_;
