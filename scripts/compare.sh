@@ -4,6 +4,7 @@
 # workloads. Figures only. Arguments go to compare_bench, e.g.
 #   scripts/compare.sh --seconds 5 --rate-hz 100
 #   scripts/compare.sh --robot pioneer --seconds 30
+#   scripts/compare.sh --robot smr --seconds 30
 #
 # compare_bench runs as root (through sudo when needed) so that it can work
 # in a network namespace of its own, with the servers on one core and their

@@ -96,9 +96,9 @@ Result<Done> Bridge::start() {
     auto serving = start_web_server(files);
     if (!serving) return serving.error();
   }
-  if (drainer_.init(this, [this](uv_check_t* c) { return uv_check_init(loop_, c); }) < 0 ||
+  if (drainer_.init<Bridge, &Bridge::drain_driver_events>(loop_, this) < 0 ||
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
-      sweeper_.init(this, [this](uv_check_t* c) { return uv_check_init(loop_, c); }) < 0) {
+      sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0) {
     return Error{"cannot create the loop's timers"};
   }
   const auto period = static_cast<std::uint64_t>(kHousekeepingInterval.count());
@@ -229,11 +229,20 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   const ClientKind kind = session->kind();
   Session& added = *sessions_.emplace(id, std::move(session)).first->second;
   session_list_.push_back(&added);
+  // Programs of the original software cannot give a PIN: their port's mode
+  // says what they may do. JSON and WebSocket clients drive when no PIN is
+  // set, and watch until they give it when one is.
+  if (kind == ClientKind::Binary) {
+    added.set_role(config_.access.native_port_mode == NativePortMode::Open ? Role::Driver : Role::Viewer);
+  } else {
+    added.set_role(config_.access.driver_pin.empty() ? Role::Driver : Role::Viewer);
+  }
   const std::size_t active = active_clients(kind) - 1;
-  if (active >= config_.max_clients) {
+  const std::size_t limit =
+      kind == ClientKind::Binary ? std::min(config_.max_clients, driver_->native_client_limit()) : config_.max_clients;
+  if (active >= limit) {
     const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
-                             std::to_string(port) + " (the limit is " + std::to_string(config_.max_clients) +
-                             "); try again later";
+                             std::to_string(port) + " (the limit is " + std::to_string(limit) + "); try again later";
     log_warning("refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
     added.refuse(wire::error(added.encoding(), nullptr, Error{text}));
@@ -244,6 +253,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
            ") connected");
   added.start(wire::hello(added.encoding(), session_id_, driver_->link_state(), driver_->link_reason(),
                           {driver_->family(), driver_->model(), driver_->commands()}));
+  if (lease_) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
@@ -259,6 +269,12 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                  },
                  [&](const protocol::StatsRequest&) { session.send(wire::stats(session.encoding(), id, snapshot())); },
                  [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
+                 [&](const protocol::ReleaseControl&) {
+                   end_lease(session, "gave up control", true);
+                   session.reply_ok(id);
+                 },
+                 [&](const protocol::TakeControl&) { take_control(session, id); },
+                 [&](const protocol::Authenticate& auth) { authenticate(session, auth, id); },
              },
              request);
 }
@@ -286,13 +302,26 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, const 
                               protocol::ErrorCode::RateLimited});
     return;
   }
-  if (session.exclusive_control() && !effect.stops && !check_control(session, effect)) return;
+  if (!effect.stops && session.role() == Role::Viewer) {
+    // Stopping is anyone's; the rest needs the driver PIN, or a port open to drive.
+    session.reply_error(
+        id,
+        Error{
+            session.kind() == ClientKind::Binary
+                ? "not sent: this port is read-only (access.native_port_mode); only stops go"
+                : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
+            protocol::ErrorCode::Denied});
+    return;
+  }
+  const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
+  if (lease == LeaseCheck::Refused) return;
   const protocol::CommandToken token = next_token_++;
   auto submitted = driver_->submit(token, payload);
   if (!submitted) {
     session.reply_error(id, submitted.error());
     return;
   }
+  if (lease == LeaseCheck::Takes) take_lease(session, now);
   pending_.emplace(token, PendingCommand{session.id(), id});
   session.command_started();
   if (effect.stops) {
@@ -305,33 +334,131 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, const 
   }
 }
 
-bool Bridge::check_control(Session& session, const MotionEffect& effect) {
-  if (control_holder_ == session.id()) return true;
-  if (control_holder_ || !effect.motion) {
-    // Programs that do not drive send their settings too (ARIA: SETV, ENABLE
-    // at connect, ENABLE 0 as it leaves); none of it reaches the robot.
-    if (effect.motion) {
-      ++counters_.control_refused;
-      session.count_refused();
-      log_debug("client " + std::to_string(session.id()) + ": motion command not forwarded: client " +
-                std::to_string(*control_holder_) + " holds control of the robot");
-    } else {
-      ++counters_.control_ignored;
-    }
-    return false;
+Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
+                                       SteadyTime now) {
+  if (lease_ && lease_->holder == session.id()) {
+    lease_->renewed = now;
+    return LeaseCheck::Allowed;
   }
-  control_holder_ = session.id();
-  ++counters_.control_changes;
-  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") took control of the robot");
-  return true;
+  const bool one_driver_port = session.exclusive_control();
+  if (one_driver_port && !effect.motion) {
+    // Programs that do not drive send their settings too (ARIA: SETV,
+    // ENABLE at connect, ENABLE 0 as it leaves); none of it reaches the robot.
+    ++counters_.control_ignored;
+    return LeaseCheck::Refused;
+  }
+  if (lease_) {
+    ++counters_.control_refused;
+    const auto holder = sessions_.find(lease_->holder);
+    const std::string who = holder == sessions_.end()
+                                ? "client " + std::to_string(lease_->holder)
+                                : "client " + std::to_string(lease_->holder) + " (" + holder->second->peer() + ")";
+    const std::string text = (effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
+                             " drives the robot; it is yours once it releases control, goes away or sends no "
+                             "command for " +
+                             std::to_string(config_.access.lease_idle.count()) + " ms";
+    if (one_driver_port) {
+      session.count_refused();
+      log_debug("client " + std::to_string(session.id()) + ": motion command " + text);
+    } else {
+      session.reply_error(id, Error{text, protocol::ErrorCode::Busy});
+    }
+    return LeaseCheck::Refused;
+  }
+  // Nobody drives: a claw or a display is anyone's; a motion command that
+  // reaches the robot makes its client the driver.
+  return effect.motion ? LeaseCheck::Takes : LeaseCheck::Allowed;
 }
 
-void Bridge::release_control(const Session& session, const std::string& why, bool at_once) {
-  if (control_holder_ != session.id()) return;
-  control_holder_.reset();
+void Bridge::take_lease(const Session& session, SteadyTime now) {
+  lease_ = Lease{session.id(), unix_seconds_now(), now};
+  ++counters_.control_changes;
+  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") drives the robot");
+  broadcast_lease();
+}
+
+void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, const nlohmann::json& id) {
+  const SteadyTime now = steady_now();
+  const std::string address = session.address();
+  const char* what = auth.teacher ? "teacher's secret" : "driver PIN";
+  const std::string& expected = auth.teacher ? config_.access.teacher_secret : config_.access.driver_pin;
+  if (expected.empty()) {
+    session.reply_error(id, Error{std::string("no ") + what + " is set on this robot" +
+                                      (auth.teacher ? "" : ": anyone may drive it, without auth"),
+                                  protocol::ErrorCode::Denied});
+    return;
+  }
+  if (const auto wait = logins_.wait(address, now)) {
+    session.reply_error(id, Error{"too many wrong secrets from " + address + ": try again in " +
+                                      std::to_string((wait->count() + 999) / 1000) + " s",
+                                  protocol::ErrorCode::Denied});
+    return;
+  }
+  if (!same_secret(auth.secret, expected)) {
+    const auto delay = logins_.failed(address, now);
+    log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ") gave a wrong " + what +
+                "; its address waits " + std::to_string(delay.count()) + " ms before the next try");
+    session.reply_error(
+        id, Error{std::string("wrong ") + what + "; the next try is taken in " + std::to_string(delay.count()) + " ms",
+                  protocol::ErrorCode::Denied});
+    return;
+  }
+  logins_.succeeded(address);
+  const Role role = auth.teacher ? Role::Teacher : std::max(session.role(), Role::Driver);
+  session.set_role(role);
+  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +
+           std::string(role_name(role)));
+  session.send(wire::json_only(session.encoding(), protocol::json::authorised(id, role_name(role))));
+}
+
+void Bridge::take_control(Session& session, const nlohmann::json& id) {
+  if (lease_ && lease_->holder == session.id()) {
+    session.reply_ok(id);
+    return;
+  }
+  if (session.role() == Role::Viewer) {
+    session.reply_error(
+        id, Error{R"(only a driver may take control: give the robot's PIN first: {"cmd":"auth","pin":"..."})",
+                  protocol::ErrorCode::Denied});
+    return;
+  }
+  const SteadyTime now = steady_now();
+  if (!lease_) {
+    take_lease(session, now);
+    session.reply_ok(id);
+    return;
+  }
+  const auto holder = sessions_.find(lease_->holder);
+  if (session.role() == Role::Teacher) {
+    if (holder != sessions_.end()) {
+      end_lease(*holder->second, "was taken over by the teacher, client " + std::to_string(session.id()), true);
+    }
+    take_lease(session, now);
+    session.reply_ok(id);
+    return;
+  }
+  // A driver asks; the driver hands over with release, or does not.
+  if (holder != sessions_.end() && holder->second->encoding() == Encoding::Json) {
+    holder->second->send(wire::json_only(Encoding::Json, protocol::json::lease_request(session.id(), session.peer())));
+    session.reply_ok(id);
+    return;
+  }
+  session.reply_error(id, Error{"client " + std::to_string(lease_->holder) +
+                                    " drives the robot and cannot be asked to hand over (a program of the original "
+                                    "software); it is yours once it goes away or sends no command for " +
+                                    std::to_string(config_.access.lease_idle.count()) + " ms",
+                                protocol::ErrorCode::Busy});
+}
+
+void Bridge::end_lease(const Session& session, const std::string& why, bool at_once) {
+  if (!lease_ || lease_->holder != session.id()) return;
+  lease_.reset();
   const std::string reason =
-      "client " + std::to_string(session.id()) + " (" + session.peer() + "), which held control of the robot, " + why;
+      "client " + std::to_string(session.id()) + " (" + session.peer() + "), which drove the robot, " + why;
   log_info(reason);
+  broadcast_lease(reason);
+  // Stopped whether or not the bridge thinks it moves: what it cannot see
+  // (a raw command, a move whose DMC was lost) must not keep it driving.
   if (at_once) {
     safety_stop(reason);
   } else {
@@ -339,8 +466,23 @@ void Bridge::release_control(const Session& session, const std::string& why, boo
   }
 }
 
+std::string Bridge::lease_message(std::string_view reason) const {
+  std::optional<protocol::json::LeaseHolder> holder;
+  if (lease_) {
+    if (const auto found = sessions_.find(lease_->holder); found != sessions_.end()) {
+      const Session& s = *found->second;
+      holder = protocol::json::LeaseHolder{s.id(), s.peer(), client_kind_name(s.kind()), lease_->since};
+    }
+  }
+  return protocol::json::lease(holder, reason);
+}
+
+void Bridge::broadcast_lease(std::string_view reason) {
+  broadcast([&](Encoding encoding) { return wire::json_only(encoding, lease_message(reason)); });
+}
+
 void Bridge::session_released(Session& session) {
-  release_control(session, "gave it up (CLOSE)", true);
+  end_lease(session, "gave up control (CLOSE)", true);
 }
 
 void Bridge::safety_stop(const std::string& reason) {
@@ -357,7 +499,7 @@ protocol::StatsSnapshot Bridge::snapshot() const {
   snapshot.uptime_s = std::chrono::duration<double>(steady_now() - started_at_).count();
   driver_->add_stats(snapshot);
   snapshot.bridge = counters_;
-  snapshot.control_holder = control_holder_;
+  if (lease_) snapshot.control_holder = lease_->holder;
   for (const auto& [id, session] : sessions_) {
     if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
   }
@@ -381,24 +523,19 @@ void Bridge::log_stats() const {
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
-  const bool held_control = control_holder_ == session.id();
-  release_control(session, "is gone", false);
+  const bool held_control = lease_ && lease_->holder == session.id();
+  end_lease(session, "is gone", false);
   if (!held_control && moving_ && motion_owner_ == session.id()) {
     owed_stop_ =
         "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone";
   }
-  if (sweeper_) {
-    uv_check_start(sweeper_.get(), [](uv_check_t* check) {
-      if (auto* self = owner_of<Bridge>(check)) self->sweep_closed();
-    });
-  }
+  sweeper_.schedule();
 }
 
 void Bridge::sweep_closed() {
   std::erase_if(session_list_, [](const Session* session) { return session->closing(); });
   for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
   closed_sessions_.clear();
-  uv_check_stop(sweeper_.get());
   if (owed_stop_) {
     const std::string reason = std::move(*owed_stop_);
     owed_stop_.reset();
@@ -408,7 +545,7 @@ void Bridge::sweep_closed() {
 }
 
 template <typename Encode>
-void Bridge::broadcast(Encode&& encode) {
+void Bridge::broadcast(Encode&& encode, MessageOrigin origin) {
   std::array<SharedBuffer, 2> encoded;
   std::array<bool, 2> done{};
   for (Session* session : session_list_) {
@@ -418,19 +555,15 @@ void Bridge::broadcast(Encode&& encode) {
       encoded[k] = encode(session->encoding());
       done[k] = true;
     }
-    session->send(encoded[k]);
+    session->send(encoded[k], origin);
   }
 }
 
 void Bridge::driver_has_events() {
-  if (!drainer_) return;
-  uv_check_start(drainer_.get(), [](uv_check_t* check) {
-    if (auto* self = owner_of<Bridge>(check)) self->drain_driver_events();
-  });
+  drainer_.schedule();
 }
 
 void Bridge::drain_driver_events() {
-  uv_check_stop(drainer_.get());
   // The sensor messages of one batch go out together. A batch holds one
   // packet while the bridge keeps up; when it has fallen behind (more
   // clients than it can serve at the robot's rate), it holds several, and
@@ -470,7 +603,7 @@ void Bridge::on_published(const driver_event::Published& published) {
   if (published.robot_stopped) moving_ = false;
   const RobotMessage& message = *published.message;
   if (!message.is_sensor()) {
-    broadcast([&](Encoding encoding) { return message.encode(encoding, 0, 0); });
+    broadcast([&](Encoding encoding) { return message.encode(encoding, 0, 0); }, MessageOrigin::Robot);
     return;
   }
   ++sensor_seq_;
@@ -506,11 +639,17 @@ void Bridge::on_housekeeping() {
   for (auto& [id, session] : sessions_) session->housekeeping(now);
   update_service_status();
   flush_log_repeats();
-  if (control_holder_) {
-    const auto holder = sessions_.find(*control_holder_);
-    if (holder != sessions_.end() && now - holder->second->last_input() >= config_.control_silence) {
-      release_control(*holder->second, "sent nothing for " + std::to_string(config_.control_silence.count()) + " ms",
-                      true);
+  if (lease_) {
+    const auto holder = sessions_.find(lease_->holder);
+    if (holder != sessions_.end()) {
+      const Session& session = *holder->second;
+      // A program of a one-driver port (ARIA) that falls silent has gone;
+      // anyone else's lease lasts until it has sent no command for a while.
+      if (session.exclusive_control() && now - session.last_input() >= config_.control_silence) {
+        end_lease(session, "sent nothing for " + std::to_string(config_.control_silence.count()) + " ms", true);
+      } else if (now - lease_->renewed >= config_.access.lease_idle) {
+        end_lease(session, "sent no command for " + std::to_string(config_.access.lease_idle.count()) + " ms", true);
+      }
     }
   }
   if (config_.motion_watchdog.count() > 0 && moving_ && now - last_motion_ >= config_.motion_watchdog) {

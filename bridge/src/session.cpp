@@ -106,6 +106,7 @@ void Session::handle_native_bytes(protocol::ByteView bytes, SteadyTime now) {
                    [&](protocol::ClientRequest& request) { host_.session_request(*this, std::move(request), nullptr); },
                    [&](native_input::Reply& reply) { queue_message(std::move(reply.message)); },
                    [&](native_input::Release&) { host_.session_released(*this); },
+                   [&](native_input::Disconnect& disconnect) { close(disconnect.reason, CloseKind::Protocol); },
                    [&](protocol::Error& error) { reply_error(nullptr, error); },
                },
                *input);
@@ -138,9 +139,9 @@ void Session::input_ended() {
   finish_if_done();
 }
 
-void Session::send(SharedBuffer message) {
+void Session::send(SharedBuffer message, MessageOrigin origin) {
   if (closing_ || !message) return;
-  if (!extended() && native_ && !native_->parses(*message)) {
+  if (!extended() && native_ && !native_->admit(*message, origin)) {
     ++withheld_;
     return;
   }
@@ -194,6 +195,11 @@ void Session::reply_error(const nlohmann::json& id, const protocol::Error& error
   }
   log_debug("client " + std::to_string(id_) + ": " + error.message);
   send(wire::error(encoding(), id, error));
+}
+
+std::string Session::address() const {
+  const std::size_t colon = peer_.rfind(':');
+  return colon == std::string::npos ? peer_ : peer_.substr(0, colon);
 }
 
 protocol::ClientSnapshot Session::snapshot() const {

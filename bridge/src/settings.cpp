@@ -106,6 +106,19 @@ Setting text(const Names& names, Access access, std::function<std::string(const 
   return setting;
 }
 
+/// A secret: text of the file only (no option), never shown nor logged.
+template <typename Access>
+Setting secret(const Names& names, Access access) {
+  Setting setting = text(names, access, [](const Value& value) -> std::string {
+    const auto& given = std::get<std::string>(value);
+    const bool printable =
+        std::all_of(given.begin(), given.end(), [](char c) { return c >= 0x21 && c <= 0x7E; }) && given.size() <= 128;
+    return printable ? "" : "at most 128 printable ASCII characters without spaces, or \"\"";
+  });
+  setting.secret = true;
+  return setting;
+}
+
 bool is_ip_address(const std::string& text) {
   in6_addr scratch{};
   return ::inet_pton(AF_INET, text.c_str(), &scratch) == 1 || ::inet_pton(AF_INET6, text.c_str(), &scratch) == 1;
@@ -134,6 +147,36 @@ constexpr bool kRestart = false;           ///< the setting waits for a restart
 /// the units its JSON messages are converted with. (Before the bridge served
 /// other families they were [robot], [link] and [units]; kRenamed maps those
 /// names.)
+void add_smr_settings(std::vector<Setting>& s) {
+  s.push_back(whole(
+      {"smr", "max_clients", "--smr-max-clients",
+       "SMR client programs served at once on port 24901 (SMRD's ten); one more is accepted and closed at once.",
+       kLive},
+      [](auto& c) -> auto& { return c.smr.max_clients; }, 1, 1000));
+  s.push_back(real(
+      {"smr", "wheel_diameter_m", "--smr-wheel-diameter-m",
+       "The wheels' diameter, for odometry and JSON drive (an assumption: measure your robot).", kLive},
+      [](auto& c) -> auto& { return c.smr.wheel_diameter_m; }, 0.001, 10));
+  s.push_back(real(
+      {"smr", "wheel_base_m", "--smr-wheel-base-m",
+       "The distance between the wheels, for odometry and JSON drive (an assumption: measure your robot).", kLive},
+      [](auto& c) -> auto& { return c.smr.wheel_base_m; }, 0.01, 10));
+  s.push_back(whole(
+      {"smr", "positions_per_turn", "--smr-positions-per-turn", "Encoder positions per wheel turn.", kLive},
+      [](auto& c) -> auto& { return c.smr.positions_per_turn; }, 1, 1'000'000));
+  s.push_back(duration(
+      {"smr.link", "period_ms", "--smr-period-ms", "The bus's period: every module is polled once a period.", kLive},
+      [](auto& c) -> auto& { return c.smr.period; }, 1, 1000));
+  s.push_back(whole(
+      {"smr.link", "module_loss_periods", "--smr-module-loss-periods",
+       "A module that misses this many periods in a row is reported as not answering.", kLive},
+      [](auto& c) -> auto& { return c.smr.module_loss_periods; }, 1, 100'000));
+  s.push_back(whole(
+      {"smr.link", "bus_loss_periods", "--smr-bus-loss-periods",
+       "When no module has answered for this many periods the link is stale.", kLive},
+      [](auto& c) -> auto& { return c.smr.bus_loss_periods; }, 1, 100'000));
+}
+
 void add_flockbot_settings(std::vector<Setting>& s) {
   s.push_back(whole(
       {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
@@ -291,8 +334,8 @@ std::vector<Setting> make_settings() {
 
   s.push_back(text(
       {"robot", "family", "--robot",
-       "The robot family behind the bridge: flockbot, or pioneer (Pioneer 2/3 and AmigoBot). It sets "
-       "the defaults of serial.device, serial.baud and binary.port.",
+       "The robot family behind the bridge: flockbot, pioneer (Pioneer 2/3 and AmigoBot) or smr (DTU's "
+       "Small Mobile Robot). It sets the defaults of serial.device, serial.baud and binary.port.",
        kRestart},
       [](auto& c) -> auto& { return c.family; }, not_blank));
   s.push_back(text(
@@ -394,6 +437,42 @@ std::vector<Setting> make_settings() {
        kLive},
       [](auto& c) -> auto& { return c.control_silence; }, 100, kHour));
 
+  s.push_back(duration(
+      {"access", "lease_idle_ms", "--lease-idle-ms",
+       "The client driving the robot gives up control after sending no command for this long, and the robot is "
+       "stopped; then anyone may drive.",
+       kLive},
+      [](auto& c) -> auto& { return c.access.lease_idle; }, 100, kHour));
+  s.push_back(secret(
+      {"access", "driver_pin", "",
+       "The code a JSON or WebSocket client gives to drive the robot ({\"cmd\":\"auth\",\"pin\":...}); \"\": "
+       "anyone may drive. Keep the file unreadable to others (chmod 640).",
+       kLive},
+      [](auto& c) -> auto& { return c.access.driver_pin; }));
+  s.push_back(secret(
+      {"access", "teacher_secret", "",
+       "The teacher's secret ({\"cmd\":\"auth\",\"teacher\":...}): takes control of the robot from anyone. "
+       "\"\": nobody is the teacher.",
+       kLive},
+      [](auto& c) -> auto& { return c.access.teacher_secret; }));
+  {
+    Setting mode = named({"access", "native_port_mode", "--native-port-mode",
+                          "What programs on the robot family's own port (2005, 8101, 24901) may do: open (drive, as "
+                          "with the original software) or readonly (receive only; their commands are counted and "
+                          "dropped, stops aside).",
+                          kLive},
+                         ValueKind::Choice);
+    mode.choices = {"open", "readonly"};
+    mode.get = [](const Config& config) -> Value {
+      return std::string(config.access.native_port_mode == NativePortMode::Open ? "open" : "readonly");
+    };
+    mode.set = [](Config& config, const Value& value) {
+      config.access.native_port_mode =
+          std::get<std::string>(value) == "open" ? NativePortMode::Open : NativePortMode::Readonly;
+    };
+    s.push_back(std::move(mode));
+  }
+
   {
     Setting level =
         named({"log", "level", "--log-level", "Least important messages logged: debug, info, warning or error.", kLive},
@@ -421,6 +500,7 @@ std::vector<Setting> make_settings() {
       {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", kRestart},
       [](auto& c) -> auto& { return c.sim_rate_hz; }, 0.1, 2000));
   add_flockbot_settings(s);
+  add_smr_settings(s);
   return s;
 }
 
@@ -751,6 +831,31 @@ protocol::Result<std::vector<std::string>> read_toml(std::string_view text, std:
   }
 }
 
+/// A setting's value as the file writes it, a secret that is set as "***".
+std::string shown_value(const Setting& setting, const Config& config) {
+  const Value value = setting.get(config);
+  if (setting.secret && !std::get<std::string>(value).empty()) return format_value(Value{std::string("***")});
+  return format_value(value);
+}
+
+/// A file that sets a secret must keep it from the machine's other users.
+std::optional<Error> check_secret_file(const std::string& file, const Config& config) {
+  std::vector<std::string> secrets;
+  for (const Setting& setting : all_settings()) {
+    if (setting.secret && !std::get<std::string>(setting.get(config)).empty()) secrets.push_back(setting.key());
+  }
+  if (secrets.empty()) return std::nullopt;
+  std::error_code error;
+  const auto permissions = std::filesystem::status(file, error).permissions();
+  if (error) return std::nullopt;  // read a moment ago; gone now, and nothing to protect
+  using std::filesystem::perms;
+  if ((permissions & (perms::others_read | perms::others_write)) == perms::none) return std::nullopt;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(permissions) & 0777U);
+  return Error{file + " holds " + joined(secrets, " and ") + " but every user of this machine may read it (mode " +
+               mode + "); make it readable by its owner and group only: chmod 640 " + file};
+}
+
 /// Wraps help text into comment lines of at most 79 columns.
 void append_comment(std::string& out, std::string_view text) {
   std::string line = "#";
@@ -842,6 +947,7 @@ protocol::Result<Config> load_config(const ConfigSources& sources, Config config
       auto read = read_toml(text.str(), sources.file, config);
       if (!read) return read.error();
       problems = std::move(read).value();
+      if (auto exposed = check_secret_file(sources.file, config)) return *exposed;
     }
   }
   for (const auto& [key, typed] : sources.overrides) {
@@ -880,7 +986,7 @@ std::string format_config(const Config& config, bool commented_out) {
     if (!setting.option.empty()) help += " Option: " + std::string(setting.option) + ".";
     if (!setting.reloadable) help += " Needs a restart.";
     append_comment(out, help);
-    out += (commented_out ? "#" : "") + std::string(setting.name) + " = " + format_value(setting.get(config)) + "\n";
+    out += (commented_out ? "#" : "") + std::string(setting.name) + " = " + shown_value(setting, config) + "\n";
   }
   return out;
 }
@@ -891,7 +997,9 @@ Reload plan_reload(const Config& running, const Config& loaded) {
     const Value before = setting.get(running);
     const Value after = setting.get(loaded);
     if (before == after) continue;
-    const std::string change = setting.key() + ": " + format_value(before) + " -> " + format_value(after);
+    const std::string change = setting.secret
+                                   ? setting.key() + ": changed"
+                                   : setting.key() + ": " + format_value(before) + " -> " + format_value(after);
     if (setting.reloadable) {
       reload.applied.push_back(change);
     } else {

@@ -23,4 +23,20 @@ void DeadlineTimer::stop() noexcept {
   if (timer_) uv_timer_stop(timer_.get());
 }
 
+void AfterPoll::schedule() noexcept {
+  if (!check_ || !idle_) return;
+  uv_check_start(check_.get(), [](uv_check_t* check) {
+    auto* self = owner_of<AfterPoll>(check);
+    if (self == nullptr) return;
+    self->cancel();
+    self->work_(self->owner_);
+  });
+  uv_idle_start(idle_.get(), [](uv_idle_t* /*idle*/) {});
+}
+
+void AfterPoll::cancel() noexcept {
+  if (check_) uv_check_stop(check_.get());
+  if (idle_) uv_idle_stop(idle_.get());
+}
+
 }  // namespace flockbridge::bridge

@@ -27,6 +27,11 @@ SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkSt
   return line(json::hello(session, state, reason, robot));
 }
 
+SharedBuffer json_only(Encoding encoding, std::string message) {
+  if (encoding == Encoding::Binary) return nullptr;
+  return line(std::move(message));
+}
+
 SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view reason) {
   if (encoding == Encoding::Binary) return binary(protocol::encode_binary_link(protocol::link_state_name(state)));
   return line(json::link(state, reason));

@@ -15,6 +15,13 @@
   const TRACE_SECONDS = 60;      // a Pioneer's path shown
   const ECHO_SECONDS = 5;        // its sonar echoes shown
   const SONAR_OFFSET_MM = 200;   // about where a Pioneer's sonar discs sit from its centre
+  const SMR_INTERVAL_MS = 50;    // an SMR's 100 periods a second, shown 20 times a second
+  // Each family's sensor panel: where its staleness note and rate go.
+  const PANELS = {
+    flockbot: { panel: "sensors-panel", stale: "stale", rate: "rate" },
+    pioneer: { panel: "pioneer-panel", stale: "pioneer-stale", rate: "pioneer-rate" },
+    smr: { panel: "smr-panel", stale: "smr-stale", rate: "smr-rate" },
+  };
 
   const $ = (id) => document.getElementById(id);
 
@@ -38,7 +45,7 @@
   let lastSensorAt = 0;
   let robot = "flockbot";  // the family, from hello: which panels and commands
   const history = [];  // {t, odoL, odoR, wwL, wwR}
-  const trace = [];    // a Pioneer's path: {t, x, y}
+  const trace = [];    // a Pioneer's or an SMR's path: {t, x, y, th}
   const echoes = new Map();  // its sonar, by disc: {t, x, y}
   const rateWindow = [];
 
@@ -102,12 +109,11 @@
     if (lastSensorAt === 0) return;
     const age = Date.now() - lastSensorAt;
     if (age < STALE_MS) return;
-    const panel = robot === "pioneer" ? "pioneer-panel" : "sensors-panel";
-    $(panel).classList.add("stale");
-    $(robot === "pioneer" ? "pioneer-stale" : "stale").textContent =
-        "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
+    const panel = panelOf(robot);
+    $(panel.panel).classList.add("stale");
+    $(panel.stale).textContent = "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
     rateWindow.length = 0;
-    $(robot === "pioneer" ? "pioneer-rate" : "rate").textContent = "0";
+    $(panel.rate).textContent = "0";
   }, 500);
 
   // A connection can stay open while nothing arrives (a network that went
@@ -184,10 +190,18 @@
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ cmd: "stats" }));
   }, CLIENTS_MS);
 
+  function panelOf(family) {
+    return PANELS[family] || PANELS.flockbot;
+  }
+
   /** Shows the panels and commands of the robot's family. */
   function showRobot(family, model) {
     robot = family;
-    const names = { flockbot: "Flockbot", pioneer: model.startsWith("amigo") ? "AmigoBot" : "Pioneer" };
+    trace.length = 0;
+    echoes.clear();
+    // An SMR sends 100 periods a second, more than a page wants to draw.
+    if (family === "smr") socket.send(JSON.stringify({ cmd: "subscribe", interval_ms: SMR_INTERVAL_MS }));
+    const names = { flockbot: "Flockbot", pioneer: model.startsWith("amigo") ? "AmigoBot" : "Pioneer", smr: "SMR" };
     const title = (names[family] || family) + (family === "pioneer" && model ? " " + model : "");
     $("robot-title").textContent = title;
     document.title = title + " – flockbridge";
@@ -210,7 +224,11 @@
     for (const c of list) {
       const row = document.createElement("tr");
       let kind = c.kind;
-      if (c.kind === "binary") kind = robot === "pioneer" ? "ARIA (8101)" : c.extensions === false ? "binary (original)" : "binary";
+      if (c.kind === "binary") {
+        kind = robot === "pioneer" ? "ARIA (8101)"
+             : robot === "smr" ? "SMR program (24901)"
+             : c.extensions === false ? "binary (original)" : "binary";
+      }
       if (holder !== null && holder !== undefined && c.id === holder) kind += ", driving";
       for (const value of [c.id, kind, c.peer, c.commands, c.refused ?? 0, c.withheld ?? 0, c.sensor_dropped]) {
         const cell = document.createElement("td");
@@ -232,28 +250,80 @@
   function onSensor(s) {
     const now = Date.now();
     lastSensorAt = now;
-    const pioneer = robot === "pioneer";
-    $(pioneer ? "pioneer-panel" : "sensors-panel").classList.remove("stale");
-    $(pioneer ? "pioneer-stale" : "stale").textContent = "";
+    const panel = panelOf(robot);
+    $(panel.panel).classList.remove("stale");
+    $(panel.stale).textContent = "";
     stats.sensors += 1;
     if (typeof s.ts === "number") {
       // Both clocks are wall clocks; performance.now() has finer steps than Date.now().
       stats.latencies.push((performance.timeOrigin + performance.now()) / 1000 - s.ts);
       if (stats.latencies.length > MAX_LATENCIES) stats.latencies.shift();
     }
-    if (stats.lastSeq !== null && s.seq > stats.lastSeq + 1) {
-      // Packets sent while this page was throttled or behind.
+    if (stats.lastSeq !== null && s.seq > stats.lastSeq + 1 && robot !== "smr") {
+      // Packets sent while this page was throttled or behind (an SMR's page asks for a fifth of them).
       stats.dropped += s.seq - stats.lastSeq - 1;
       $("dropped").textContent = String(stats.dropped);
     }
     stats.lastSeq = s.seq;
     rateWindow.push(now);
     while (rateWindow.length && now - rateWindow[0] > 1000) rateWindow.shift();
-    if (pioneer) {
+    if (robot === "pioneer") {
       onPioneerSensor(s, now);
+    } else if (robot === "smr") {
+      onSmrSensor(s, now);
     } else {
       onFlockbotSensor(s, now);
     }
+  }
+
+  /** Adds a pose to the path and forgets what is older than the path shows. */
+  function addToTrace(pose, now) {
+    trace.push({ t: now, x: pose.x_mm, y: pose.y_mm, th: pose.th_deg });
+    while (trace.length && now - trace[0].t > TRACE_SECONDS * 1000) trace.shift();
+  }
+
+  function onSmrSensor(s, now) {
+    $("smr-tick").textContent = String(s.tick);
+    $("smr-rate").textContent = String(rateWindow.length);
+    $("smr-x").textContent = s.pose.x_mm.toFixed(0);
+    $("smr-y").textContent = s.pose.y_mm.toFixed(0);
+    $("smr-th").textContent = s.pose.th_deg.toFixed(1);
+    $("smr-v").textContent = s.v_mm_s.toFixed(0);
+    $("smr-w").textContent = s.w_deg_s.toFixed(1);
+    if (typeof s.battery_v === "number") $("smr-battery").textContent = s.battery_v.toFixed(2) + " V";
+    if (s.power) {
+      // The switch off is the alarm (SMRD powered the computer off); the others are news.
+      const on = s.power.inputs.includes("power_on");
+      $("smr-power-on").textContent = on ? "power switch on" : "power switch off";
+      $("smr-power-on").classList.toggle("lit", on);
+      $("smr-power-on").classList.toggle("pressed", !on);
+      $("smr-external").classList.toggle("lit", s.power.inputs.includes("external_power"));
+      $("smr-charging").classList.toggle("lit", s.power.inputs.includes("charging"));
+    }
+    const wheel = (w) => w ? `speed ${w.speed}, encoder ${w.encoder}` + (w.status && w.status.length ? " (" + w.status.join(", ") + ")" : "") : "no answer";
+    if (s.wheels) {
+      $("smr-left").textContent = wheel(s.wheels.left);
+      $("smr-right").textContent = wheel(s.wheels.right);
+    }
+    $("smr-missing").textContent = s.missing ? "no answer from: " + s.missing.join(", ") : "all answering";
+    if (s.line) {
+      for (let i = 0; i < 8; i++) {
+        const cell = $("ls" + i);
+        const value = s.line[i];
+        cell.textContent = String(value);
+        cell.style.background = `rgb(${value}, ${value}, ${value})`;
+        cell.classList.toggle("dark", value < 128);
+      }
+    }
+    if (s.ir) {
+      for (let i = 0; i < 6; i++) {
+        $("sir" + i).style.height = Math.min(100, (s.ir[i] / 255) * 100).toFixed(1) + "%";
+        $("sir" + i + "-value").textContent = String(s.ir[i]);
+      }
+    }
+    addToTrace(s.pose, now);
+    $("smr-room").dataset.points = String(trace.length);
+    scheduleSmrRoom();
   }
 
   function onFlockbotSensor(s, now) {
@@ -303,8 +373,7 @@
     $("pioneer-v").textContent = s.v_mm_s.toFixed(0);
     $("pioneer-w").textContent = s.w_deg_s.toFixed(1);
     $("pioneer-battery").textContent = s.battery_v.toFixed(1) + " V";
-    trace.push({ t: now, x: s.pose.x_mm, y: s.pose.y_mm, th: s.pose.th_deg });
-    while (trace.length && now - trace[0].t > TRACE_SECONDS * 1000) trace.shift();
+    addToTrace(s.pose, now);
     for (const reading of s.sonar || []) {
       if (typeof reading.deg !== "number") continue;
       const angle = ((s.pose.th_deg + reading.deg) * Math.PI) / 180;
@@ -380,12 +449,14 @@
     g.fillText(String(low), 4 * ratio, height - 6 * ratio);
   }
 
-  // ---- a Pioneer's path and sonar ------------------------------------------
+  // ---- a Pioneer's or an SMR's path (and a Pioneer's sonar) ---------------------
 
-  const scheduleRoom = onNextFrame(drawRoom);
+  const scheduleRoom = onNextFrame(() => drawRoom("room", 250));
+  const scheduleSmrRoom = onNextFrame(() => drawRoom("smr-room", 150));
 
-  function drawRoom() {
-    const { g, width, height, ratio } = clearedCanvas("room");
+  /** The path (and a Pioneer's sonar echoes) on canvas `id`, the robot drawn `radius` mm across. */
+  function drawRoom(id, radius) {
+    const { g, width, height, ratio } = clearedCanvas(id);
     if (trace.length === 0) return;
     // The view holds the path and the echoes, at least 2 m across, x to the right, y up.
     const points = [...trace, ...echoes.values()];
@@ -410,12 +481,12 @@
     const heading = (last.th * Math.PI) / 180;
     g.fillStyle = "#1d2330";
     g.beginPath();
-    g.arc(px(last.x), py(last.y), Math.max(4 * ratio, 250 * scale), 0, 2 * Math.PI);
+    g.arc(px(last.x), py(last.y), Math.max(4 * ratio, radius * scale), 0, 2 * Math.PI);
     g.fill();
     g.strokeStyle = "#ffffff";
     g.beginPath();
     g.moveTo(px(last.x), py(last.y));
-    g.lineTo(px(last.x + 250 * Math.cos(heading)), py(last.y + 250 * Math.sin(heading)));
+    g.lineTo(px(last.x + radius * Math.cos(heading)), py(last.y + radius * Math.sin(heading)));
     g.stroke();
     g.fillStyle = "#5d6677";
     g.font = 11 * ratio + "px system-ui, sans-serif";

@@ -22,6 +22,10 @@ std::string_view error_code_name(ErrorCode code) noexcept {
       return "link_lost";
     case ErrorCode::Cancelled:
       return "cancelled";
+    case ErrorCode::Busy:
+      return "busy";
+    case ErrorCode::Denied:
+      return "denied";
   }
   return "invalid";
 }

@@ -20,5 +20,7 @@ struct Options {
 void compare_flockbot(const Options& options, const Placement& placement);
 /// The Pioneer: ARIA programs on port 8101 and JSON clients, SIPs from the robot.
 void compare_pioneer(const Options& options, const Placement& placement);
+/// The SMR: SMR programs on port 24901 and JSON clients, the bus polled every 10 ms.
+void compare_smr(const Options& options, const Placement& placement);
 
 }  // namespace flockbridge::testing::bench

@@ -33,7 +33,7 @@
 // read do to everyone else. It prints figures and the ratio to ser2net, and
 // asserts nothing.
 //
-//   compare_bench [--robot flockbot|pioneer] [--seconds S] [--rate-hz R] [--no-ser2net] [--in-place]
+//   compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] [--in-place]
 //
 // This file is the Flockbot's half; compare_pioneer.cpp is the Pioneer's.
 #include <arpa/inet.h>
@@ -616,7 +616,8 @@ Options parse(int argc, char** argv) {
     } else if (name == "--in-place") {
       options.isolate = false;
     } else if (name == "--robot" && i + 1 < argc &&
-               (std::string_view(argv[i + 1]) == "flockbot" || std::string_view(argv[i + 1]) == "pioneer")) {
+               (std::string_view(argv[i + 1]) == "flockbot" || std::string_view(argv[i + 1]) == "pioneer" ||
+                std::string_view(argv[i + 1]) == "smr")) {
       options.robot = argv[++i];
     } else if (name == "--seconds" && i + 1 < argc) {
       options.seconds = std::atof(argv[++i]);
@@ -624,7 +625,7 @@ Options parse(int argc, char** argv) {
       options.rate_hz = std::atof(argv[++i]);
     } else {
       std::fprintf(stderr,
-                   "usage: compare_bench [--robot flockbot|pioneer] [--seconds S] [--rate-hz R] [--no-ser2net] "
+                   "usage: compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] "
                    "[--in-place]\n");
       std::exit(2);
     }
@@ -645,6 +646,8 @@ int main(int argc, char** argv) {
     // Its servers stop as it unwinds, whatever happens.
     if (options.robot == "pioneer") {
       bench::compare_pioneer(options, placement);
+    } else if (options.robot == "smr") {
+      bench::compare_smr(options, placement);
     } else {
       bench::compare_flockbot(options, placement);
     }

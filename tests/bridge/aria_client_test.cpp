@@ -13,6 +13,7 @@
 using namespace flockbridge;
 using namespace std::chrono_literals;
 namespace aros = protocol::aros;
+using bridge::MessageOrigin;
 using bridge::NativeInput;
 using bridge::pioneer::AriaClient;
 
@@ -146,8 +147,6 @@ TEST_CASE("aria client: noise is skipped, a bad checksum is reported, a packet c
   CHECK(feed(client, cut, protocol::SteadyTime{} + 1s).empty());
   CHECK(client.expire(protocol::SteadyTime{} + 2s, 2s) == 0);  // not yet
   CHECK(client.expire(protocol::SteadyTime{} + 3s, 2s) >= 1);
-  CHECK(client.parses(std::string("\xFA\xFB", 2)));
-  CHECK_FALSE(
-      client.parses("\x04"
-                    "ERR"));
+  CHECK(client.admit(std::string("\xFA\xFB", 2), MessageOrigin::Robot));
+  CHECK_FALSE(client.admit("\x04ERR", MessageOrigin::Bridge));
 }

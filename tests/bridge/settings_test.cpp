@@ -304,3 +304,42 @@ TEST_CASE("a reload applies what may change at once and holds back what needs a 
   CHECK(plan.deferred ==
         std::vector<std::string>{"serial.device: '/dev/flockbot' -> '/dev/ttyUSB7'", "binary.port: 2005 -> 4005"});
 }
+
+TEST_CASE("secrets come from a file only its owner and group may read, and are never shown") {
+  TempFile file("[access]\ndriver_pin = \"4711\"\nteacher_secret = \"chalk-and-cheese\"\n");
+  ConfigSources sources;
+  sources.file = file.path;
+  sources.file_required = true;
+  namespace fs = std::filesystem;
+  fs::permissions(file.path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
+  auto loaded = load_config(sources);
+  REQUIRE(loaded.ok());
+  CHECK(loaded.value().access.driver_pin == "4711");
+  CHECK(loaded.value().access.teacher_secret == "chalk-and-cheese");
+  // --print-config and the reload's log show that they are set, never what they are.
+  const std::string printed = format_config(loaded.value());
+  CHECK(printed.find("driver_pin = '***'") != std::string::npos);
+  CHECK(printed.find("4711") == std::string::npos);
+  CHECK(printed.find("chalk") == std::string::npos);
+  const Reload plan = plan_reload(Config{}, loaded.value());
+  for (const std::string& line : plan.applied) CHECK(line.find("4711") == std::string::npos);
+  CHECK(std::find(plan.applied.begin(), plan.applied.end(), "access.driver_pin: changed") != plan.applied.end());
+  // Readable by every user of the machine: refused, naming the file, the secrets and the remedy.
+  fs::permissions(file.path, fs::perms::others_read, fs::perm_options::add);
+  auto exposed = load_config(sources);
+  REQUIRE_FALSE(exposed.ok());
+  CHECK(exposed.error().message.find(file.path +
+                                     " holds access.driver_pin and access.teacher_secret but every user "
+                                     "of this machine may read it (mode 644); make it readable by its owner and group "
+                                     "only: chmod 640 " +
+                                     file.path) == 0);
+  // No secret, no objection.
+  TempFile plain("[access]\nlease_idle_ms = 5000\n");
+  fs::permissions(plain.path, fs::perms::others_read, fs::perm_options::add);
+  sources.file = plain.path;
+  CHECK(load_config(sources).ok());
+  // Secrets have no command-line option, and must be printable.
+  CHECK(exit_code_of({"--no-config", "--driver-pin", "1"}) != 0);
+  CHECK(error_of("[access]\ndriver_pin = \"12 34\"\n").find("printable ASCII characters without spaces") !=
+        std::string::npos);
+}

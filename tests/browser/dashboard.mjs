@@ -2,8 +2,15 @@
 // family's options, its page open in headless Chromium once the robot link
 // is up, and reading the page by its test ids. Every wait is for an event.
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { after, before } from "node:test";
 import { startBridge } from "./bridge.mjs";
 import { launchChromium } from "./browser.mjs";
+
+/** The bridge under test, and where screenshots go. */
+export const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
+export const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
+mkdirSync(artifacts, { recursive: true });
 
 /** The bridge (`binary` with `args`) and its dashboard in Chromium: { bridge, browser, page }. */
 export async function openDashboard(binary, args) {
@@ -34,4 +41,20 @@ export function pageReader(page) {
       [testid, from, count]);
   };
   return { text, number, counterLater };
+}
+
+/**
+ * The dashboard of a bridge started with `args`, opened before a test file's
+ * tests and closed after them. `expose` is given { bridge, page, text,
+ * number, counterLater } once it is open. Returns the suite: its `opened` is
+ * what is closed at the end (a test that starts another bridge puts it there).
+ */
+export function dashboardSuite(args, expose) {
+  const suite = { opened: null };
+  before(async () => {
+    suite.opened = await openDashboard(binary, args);
+    expose({ bridge: suite.opened.bridge, page: suite.opened.page, ...pageReader(suite.opened.page) });
+  });
+  after(() => closeDashboard(suite.opened));
+  return suite;
 }

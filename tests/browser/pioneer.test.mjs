@@ -5,33 +5,16 @@
 // the same controls as a Flockbot. Every wait is for an event.
 //
 //   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/pioneer.test.mjs
-import { after, before, test } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { closeDashboard, openDashboard, pageReader } from "./dashboard.mjs";
+import { artifacts, dashboardSuite } from "./dashboard.mjs";
 
-const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
-const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
-mkdirSync(artifacts, { recursive: true });
-
-let opened;
-let bridge;
-let page;
-let reader;
-let text;
-let number;
+let bridge, page, text, number, counterLater;
+dashboardSuite(["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"],
+               (ui) => ({ bridge, page, text, number, counterLater } = ui));
 /** Waits until the page's counter of the robot's packets has moved on by `count`. */
-const sipsLater = (count) => reader.counterLater("pioneer-seq", count);
-
-before(async () => {
-  opened = await openDashboard(binary, ["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"]);
-  ({ bridge, page } = opened);
-  reader = pageReader(page);
-  ({ text, number } = reader);
-});
-
-after(() => closeDashboard(opened));
+const sipsLater = (count) => counterLater("pioneer-seq", count);
 
 test("the page shows a Pioneer as a Pioneer", async () => {
   await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();

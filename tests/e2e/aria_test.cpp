@@ -113,7 +113,7 @@ TEST_CASE("port 8101: the driving program is killed mid-drive: the robot is stop
   rig.expect_sim("rx STOP");
   auto notice = watcher.read_json_type("safety_stop");
   REQUIRE(notice);
-  CHECK((*notice)["reason"].get<std::string>().find("held control of the robot, is gone") != std::string::npos);
+  CHECK((*notice)["reason"].get<std::string>().find("drove the robot, is gone") != std::string::npos);
   next.set_velocity(120, 0);
   rig.expect_sim("rx VEL 120");
   REQUIRE(next.run_until([](const AriaClient::Packet& sip) { return AriaClient::left_velocity(sip) > 100; }));

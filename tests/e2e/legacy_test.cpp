@@ -38,8 +38,8 @@ void expect_sensors(LegacyClient& client, int count) {
 TEST_CASE("an unchanged 2014 student program lives through a whole lesson on port 2005") {
   // A 60 s message timeout: hello must be answered because it is recognised,
   // not because the bridge gave up on a 104-byte message.
-  Rig rig(
-      {.bridge_args = {"--message-timeout-ms", "60000", "--stale-timeout-ms", "300", "--handshake-timeout-ms", "200"}});
+  Rig rig({.bridge_args = {"--message-timeout-ms", "60000", "--stale-timeout-ms", "300", "--handshake-timeout-ms",
+                           "200", "--lease-idle-ms", "2000"}});
   auto watcher = rig.json_client();
   LegacyClient student(rig.port());
 
@@ -80,10 +80,21 @@ TEST_CASE("an unchanged 2014 student program lives through a whole lesson on por
   rig.expect_log("original dialect, not told): move: speed must be from -100 to 100, got 120");
   CHECK(client_stats(watcher, student.socket().local_port())["refused"] == 1);
 
-  // Another driver leaves while the robot moves: the safety stop's ERR goes
-  // to the clients that can read it only.
+  // Another program wants to drive while the student does: it is refused,
+  // with ERR naming the driver, as it reads ERR. Once the student has sent
+  // no command for the lease's idle time the robot is stopped and the other
+  // drives; it leaves while the robot moves. The safety stops' ERRs go to
+  // the clients that can read them only.
   {
     auto driver = rig.extended_client();
+    student.open_claw();  // the student's lease is renewed now
+    rig.expect_sim("rx 44 47 4F");
+    driver.send(bytes({4, 'D', 'M', 'S', 30}));
+    const auto busy = driver.read_message_tag("ERR");
+    REQUIRE(busy);
+    CHECK(busy->find("drives the robot") != std::string::npos);
+    rig.expect_log("which drove the robot, sent no command for 2000 ms");
+    CHECK(watcher.read_json_type("safety_stop"));
     driver.send(bytes({4, 'D', 'M', 'S', 30}));
     rig.expect_sim("rx 44 4D 53 1E");
   }

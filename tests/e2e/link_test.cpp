@@ -40,17 +40,22 @@ TEST_CASE("handshake: the bridge sends CFG from its configuration and clients se
 
 TEST_CASE("a command from every client form reaches the Uno byte-exact") {
   Rig rig;
-  auto binary = rig.binary_client();
   auto json = rig.json_client();
-
-  binary.send(bytes({4, 'D', 'M', 'S', 0x0A}));  // direct
-  rig.expect_sim("rx 44 4D 53 0A");
-  binary.send(bytes({7, 'R', 'T', 4, 'D', 'M', 'S', 0xF6}));  // retransmit form, speed -10
-  rig.expect_sim("rx 44 4D 53 F6");
-  binary.send(bytes({2, 'S', 'T'}));  // stop
-  rig.expect_sim("rx 44 53 54");
-  binary.send(bytes({6, 'D', 'M', 'D', 20, 0x2C, 0x01}));  // the 2014 client's 16-bit distance
-  rig.expect_sim("rx 44 4D 44 14 2C 01");
+  {
+    auto binary = rig.binary_client();
+    binary.send(bytes({4, 'D', 'M', 'S', 0x0A}));  // direct
+    rig.expect_sim("rx 44 4D 53 0A");
+    binary.send(bytes({7, 'R', 'T', 4, 'D', 'M', 'S', 0xF6}));  // retransmit form, speed -10
+    rig.expect_sim("rx 44 4D 53 F6");
+    binary.send(bytes({2, 'S', 'T'}));  // stop
+    rig.expect_sim("rx 44 53 54");
+    binary.send(bytes({6, 'D', 'M', 'D', 20, 0x2C, 0x01}));  // the 2014 client's 16-bit distance
+    rig.expect_sim("rx 44 4D 44 14 2C 01");
+  }
+  // The program on port 2005 drove; it has gone, and the JSON client may drive.
+  auto lease = json.read_json_type("lease");
+  while (lease && !(*lease)["holder"].is_null()) lease = json.read_json_type("lease");
+  REQUIRE(lease);
 
   json.send("{\"cmd\":\"move\",\"speed\":-67,\"id\":1}\n");  // 0xBD inside the payload
   rig.expect_sim("rx 44 4D 53 BD");

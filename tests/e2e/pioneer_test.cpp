@@ -13,31 +13,6 @@ using namespace flockbridge::testing;
 using Stream = ChildProcess::Stream;
 using nlohmann::json;
 
-namespace {
-
-/// The next sensor message for which `test` holds, within 5 s.
-template <typename Test>
-json sensor_where(TcpClient& client, Test test) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < deadline) {
-    auto message = client.read_json_type("sensor");
-    REQUIRE(message);
-    if (test(*message)) return *message;
-  }
-  FAIL("no sensor message matched");
-  return {};
-}
-
-/// The link's part of the bridge's counters, asked for now.
-json link_stats(TcpClient& client) {
-  client.send("{\"cmd\":\"stats\",\"id\":1}\n");
-  auto stats = client.read_json_type("stats");
-  REQUIRE(stats);
-  return (*stats)["link"];
-}
-
-}  // namespace
-
 TEST_CASE("pioneer: the bridge connects to a p3dx-sh and publishes its SIPs in SI units") {
   Rig rig(pioneer_rig());
   CHECK(rig.bridge().seen(Stream::Stderr, "the robot is a Pioneer p3dx-sh called 'sim'"));

@@ -54,7 +54,7 @@ Rig::Rig(RigOptions options) {
     std::vector<std::string> sim_argv{FLOCKBOT_SIM_BIN, "--robot", options.robot, "--link", device_};
     if (options.robot == "pioneer") {
       sim_argv.insert(sim_argv.end(), {"--model", options.model});
-    } else {
+    } else if (options.robot == "flockbot") {
       sim_argv.insert(sim_argv.end(), {"--rate-hz", std::to_string(options.rate_hz)});
     }
     sim_argv.insert(sim_argv.end(), options.sim_args.begin(), options.sim_args.end());
@@ -70,6 +70,9 @@ Rig::Rig(RigOptions options) {
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   if (!options.config.empty()) {
     std::ofstream(config_path()) << options.config;
+    // As an installed file with secrets must be: unreadable to others.
+    std::filesystem::permissions(config_path(),
+                                 std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     bridge_argv.insert(bridge_argv.end(), {"--config", config_path().string()});
   }
   // An installed /etc/flockbridge/flockbridge.toml must not change the tests.
@@ -156,6 +159,17 @@ WebSocketClient Rig::web_client(int receive_buffer) {
   REQUIRE(hello);
   REQUIRE((*hello)["type"] == "hello");
   return client;
+}
+
+nlohmann::json bridge_stats(TcpClient& client) {
+  client.send("{\"cmd\":\"stats\",\"id\":\"stats\"}\n");
+  auto stats = client.read_json_type("stats");
+  REQUIRE(stats);
+  return *stats;
+}
+
+nlohmann::json link_stats(TcpClient& client) {
+  return bridge_stats(client)["link"];
 }
 
 }  // namespace flockbridge::testing

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -38,6 +39,13 @@ struct RigOptions {
   RigOptions options;
   options.robot = "pioneer";
   options.model = model;
+  return options;
+}
+
+/// A rig with a simulated SMR bus, the bridge told --robot smr.
+[[nodiscard]] inline RigOptions smr_rig() {
+  RigOptions options;
+  options.robot = "smr";
   return options;
 }
 
@@ -107,6 +115,24 @@ void check_throttled(Client& client, double interval_s) {
     CHECK(sensors[i]["seq"].template get<long>() - sensors[i - 1]["seq"].template get<long>() > 1);
   }
 }
+
+/// The next sensor message of a JSON client for which `test` holds, within 5 s.
+template <typename Test>
+nlohmann::json sensor_where(TcpClient& client, Test test) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto message = client.read_json_type("sensor");
+    REQUIRE(message);
+    if (test(*message)) return *message;
+  }
+  FAIL("no sensor message matched");
+  return {};
+}
+
+/// The link's part of the bridge's counters, asked for now by a JSON client.
+nlohmann::json link_stats(TcpClient& client);
+/// The bridge's counters (a JSON client's stats).
+nlohmann::json bridge_stats(TcpClient& client);
 
 /// Bytes from a list of values, for binary messages.
 std::string bytes(std::initializer_list<int> values);

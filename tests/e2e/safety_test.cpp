@@ -18,13 +18,6 @@ std::size_t count_lines(ChildProcess& process, Stream stream, const std::string&
       lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
 }
 
-json stats_of(TcpClient& client) {
-  client.send("{\"cmd\":\"stats\",\"id\":\"s\"}\n");
-  auto stats = client.read_json_type("stats");
-  REQUIRE(stats);
-  return *stats;
-}
-
 }  // namespace
 
 TEST_CASE("the client that set the robot moving disconnects: the bridge stops the robot") {
@@ -38,29 +31,54 @@ TEST_CASE("the client that set the robot moving disconnects: the bridge stops th
   rig.expect_sim("rx 44 53 54");
   auto notice = watcher.read_json_type("safety_stop");
   REQUIRE(notice);
-  CHECK((*notice)["reason"].get<std::string>().find("which set the robot moving, is gone") != std::string::npos);
-  CHECK(stats_of(watcher)["safety_stops"] == 1);
+  CHECK((*notice)["reason"].get<std::string>().find("which drove the robot, is gone") != std::string::npos);
+  CHECK(bridge_stats(watcher)["safety_stops"] == 1);
 }
 
-TEST_CASE("no Stop when another client has set the robot moving since") {
-  Rig rig;
+TEST_CASE("two programs fight over the robot: only the driver's commands reach it, the other is told who drives") {
+  Rig rig({.bridge_args = {"--lease-idle-ms", "500"}});
   auto first = rig.json_client();
   auto second = rig.json_client();
   first.send("{\"cmd\":\"move\",\"speed\":20}\n");
   rig.expect_sim("rx 44 4D 53 14");
+  // Every JSON client hears who drives.
+  for (TcpClient* client : {&first, &second}) {
+    const auto lease = client->read_json_type("lease");
+    REQUIRE(lease);
+    CHECK((*lease)["holder"]["client"] == 1);
+    CHECK((*lease)["holder"]["kind"] == "json");
+  }
+  second.send("{\"cmd\":\"rotate\",\"speed\":15,\"id\":7}\n");
+  const auto busy = second.read_json_type("error");
+  REQUIRE(busy);
+  CHECK((*busy)["id"] == 7);
+  CHECK((*busy)["code"] == "busy");
+  CHECK((*busy)["error"].get<std::string>().find("client 1 (127.0.0.1:") != std::string::npos);
+  // Stopping is anyone's, and takes nothing.
+  second.send("{\"cmd\":\"stop\",\"id\":8}\n");
+  rig.expect_sim("rx 44 53 54");
+  REQUIRE(second.read_json_type("ok"));
+  // The driver hands over: the robot is stopped, and the other may drive.
+  first.send("{\"cmd\":\"release\",\"id\":9}\n");
+  const auto released = second.read_json_type("lease");
+  REQUIRE(released);
+  CHECK((*released)["holder"].is_null());
+  CHECK((*released)["reason"].get<std::string>().find("client 1 ") == 0);
+  CHECK((*released)["reason"].get<std::string>().find("gave up control") != std::string::npos);
   second.send("{\"cmd\":\"rotate\",\"speed\":15}\n");
   rig.expect_sim("rx 44 52 43 0F");
-  { TcpClient gone = std::move(first); }  // the first driver leaves: the second still drives
-  second.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
-  REQUIRE(second.read_json_type("ok"));  // the first one's departure has been handled by now
-  rig.expect_log("client 1 (json");
-  auto watcher = rig.json_client();
-  { TcpClient gone = std::move(second); }
-  auto notice = watcher.read_json_type("safety_stop");
-  REQUIRE(notice);
-  CHECK((*notice)["reason"].get<std::string>().find("client 2 ") == 0);
-  rig.expect_sim("rx 44 53 54");
-  CHECK(count_lines(rig.sim(), Stream::Stdout, "rx 44 53 54") == 1);
+  auto taken = first.read_json_type("lease");
+  while (taken && (*taken)["holder"].is_null()) taken = first.read_json_type("lease");
+  REQUIRE(taken);
+  CHECK((*taken)["holder"]["client"] == 2);
+  // Sending no command for the idle time ends the lease and stops the robot.
+  auto idle = first.read_json_type("safety_stop");
+  while (idle && (*idle)["reason"].get<std::string>().find("client 2 ") != 0)
+    idle = first.read_json_type("safety_stop");
+  REQUIRE(idle);
+  CHECK((*idle)["reason"].get<std::string>().find("sent no command for 500 ms") != std::string::npos);
+  CHECK(count_lines(rig.sim(), Stream::Stdout, "rx 44 52 43 0F") == 1);  // the refused rotate never went
+  CHECK(bridge_stats(first)["control"]["refused"] == 1);
 }
 
 TEST_CASE("the motion watchdog stops a robot left moving without commands") {
@@ -83,7 +101,7 @@ TEST_CASE("a bounded move that completes leaves nothing for the watchdog") {
   // Three watchdog periods later, and after the DMC, the next command is still
   // the only thing the Uno has received since: no Stop was sent.
   rig.expect_sim("rx 44 47 4F");
-  auto stats = stats_of(client);
+  auto stats = bridge_stats(client);
   CHECK(stats["safety_stops"] == 0);
   CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 53 54"));
 }
@@ -118,7 +136,7 @@ TEST_CASE("a client over the command rate is told so - Stop and EMG always pass"
   CHECK(ok >= 5);
   CHECK(ok <= 6);
   CHECK(limited == 20 - ok);
-  CHECK(stats_of(client)["commands"]["failed"]["rate_limited"] == limited);
+  CHECK(bridge_stats(client)["commands"]["failed"]["rate_limited"] == limited);
 }
 
 TEST_CASE("a client whose network vanishes without a FIN is found, closed, and the robot stopped") {
@@ -132,7 +150,7 @@ TEST_CASE("a client whose network vanishes without a FIN is found, closed, and t
   auto notice = watcher.read_json_type("safety_stop", 30s);
   REQUIRE(notice);
   rig.expect_sim("rx 44 53 54");
-  auto stats = stats_of(watcher);
+  auto stats = bridge_stats(watcher);
   CHECK(stats["clients"]["dead"] == 1);
   CHECK(stats["clients"]["connected"] == 1);
 }
@@ -144,8 +162,8 @@ TEST_CASE("the stats message counts what happened") {
   REQUIRE(client.read_json_type("ok"));
   rig.sim_command("corrupt-next");
   rig.expect_sim("rx 4E 41 4B");
-  auto stats = stats_of(client);
-  CHECK(stats["id"] == "s");
+  auto stats = bridge_stats(client);
+  CHECK(stats["id"] == "stats");
   CHECK(stats["link"]["state"] == "up");
   CHECK(stats["link"]["bad_checksum"] == 1);
   CHECK(stats["link"]["naks_sent"] == 1);
@@ -174,8 +192,8 @@ TEST_CASE("connection churn: thousands of clients come and go, some mid-message,
   }
   // Everything those clients caused has been handled once a request sent
   // now is answered; the churn clients must all be gone.
-  auto stats = stats_of(steady);
-  for (int tries = 0; tries < 100 && stats["clients"]["connected"] != 1; ++tries) stats = stats_of(steady);
+  auto stats = bridge_stats(steady);
+  for (int tries = 0; tries < 100 && stats["clients"]["connected"] != 1; ++tries) stats = bridge_stats(steady);
   CHECK(stats["clients"]["connected"] == 1);
   // Clients that leave faster than their end is read may still count against
   // the limit when the next one arrives, and be refused: every one is one or
@@ -209,7 +227,7 @@ TEST_CASE("on a noisy line every command is delivered or its client is told - no
   CHECK(audit.delivered_exact > 250);
   CHECK(audit.answered_ok + audit.answered_error == 300);
   CHECK(audit.delivered_exact + audit.damaged_accepted >= audit.answered_ok);
-  const auto stats = stats_of(client);
+  const auto stats = bridge_stats(client);
   CHECK(stats["link"]["bad_checksum"].get<long>() > 0);  // the noise was real
   CHECK(stats["link"]["reboots"] == 0);
   CHECK(stats["link"]["state"] == "up");

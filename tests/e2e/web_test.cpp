@@ -233,7 +233,7 @@ TEST_CASE("the dashboard that set the robot moving goes away: the bridge stops t
   rig.expect_sim("rx 44 53 54");
   auto stop = watcher.read_json_type("safety_stop");
   REQUIRE(stop);
-  CHECK((*stop)["reason"].get<std::string>().find("which set the robot moving, is gone") != std::string::npos);
+  CHECK((*stop)["reason"].get<std::string>().find("which drove the robot, is gone") != std::string::npos);
   rig.expect_log("closed: disconnected (WebSocket close 1001)");
 }
 

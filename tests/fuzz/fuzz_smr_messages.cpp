@@ -5,11 +5,18 @@
 // byte; every bus message is read as a module reply and as a speed command,
 // and a power reply must encode back to itself; every control message is
 // read as a period START, which must encode back to itself.
+//
+// The same pieces reach the bridge's bus link as the modules' replies, with
+// its periods passing as they come: it must relay every whole message it
+// read, deliver each period at most once and with only what came, and
+// account for every byte.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 
 #include "flockbridge/protocol/smr/bus.hpp"
+#include "flockbridge/protocol/smr/link.hpp"
 #include "flockbridge/protocol/smr/messages.hpp"
 
 using namespace flockbridge::protocol;
@@ -19,6 +26,46 @@ namespace {
 
 bool same_bytes(ByteView a, ByteView b) {
   return std::equal(a.begin(), a.end(), b.begin(), b.end());
+}
+
+/// The bus link's events, checked as they come.
+struct Checked final : LinkEvents {
+  std::uint64_t relayed = 0;  ///< bytes of whole messages relayed
+  std::uint32_t last_delivered = 0;
+  void transmit(ByteView bytes) override {
+    if (bytes.size() < kPeriodBytes) __builtin_trap();
+  }
+  void link_changed(LinkState, std::string_view) override {}
+  void period_ended() override {}
+  void period_started(const PeriodStart&, ByteView, ByteView) override {}
+  void bus_messages(ByteView messages) override { relayed += messages.size(); }
+  void period_complete(const Period& period) override {
+    if (period.start.tick <= last_delivered || period.reading.parts == 0) __builtin_trap();
+    last_delivered = period.start.tick;
+  }
+  void command_finished(CommandToken, const Error*) override {}
+  void power_switch(bool) override {}
+};
+
+/// Feeds the whole input to a bus link, a period passing every few pieces.
+void run_link(ByteView input) {
+  Checked events;
+  Link link(LinkSettings{}, events);
+  SteadyTime now{};
+  link.port_opened(now);
+  link.tick(now);
+  std::size_t at = 0;
+  std::size_t step = 1;
+  while (at < input.size()) {
+    const std::size_t n = std::min(step, input.size() - at);
+    link.bytes_received(input.subspan(at, n), now);
+    at += n;
+    step = 1 + (step * 3 + n) % 23;
+    now += std::chrono::milliseconds(1 + n % 7);
+    link.tick(now);
+  }
+  const LinkStats stats = link.stats();
+  if (stats.decoder.bytes != input.size() || events.relayed > input.size()) __builtin_trap();
 }
 
 }  // namespace
@@ -70,5 +117,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const DecoderStats& stats = decoder.stats();
   if (stats.messages != known || stats.unknown_type != unknown || stats.bytes != input.size()) __builtin_trap();
+  run_link(input);
   return 0;
 }

@@ -240,6 +240,12 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::error("x", Error{"bad", ErrorCode::LinkDown}) ==
         R"({"type":"error","id":"x","error":"bad","code":"link_down"})");
   CHECK(codec::safety_stop("why") == R"({"type":"safety_stop","reason":"why"})");
+  CHECK(codec::error(nullptr, Error{"taken", ErrorCode::Busy}) == R"({"type":"error","error":"taken","code":"busy"})");
+  CHECK(codec::lease(codec::LeaseHolder{4, "10.0.3.17:51234", "json", 12.5}) ==
+        R"({"type":"lease","holder":{"client":4,"peer":"10.0.3.17:51234","kind":"json","since":12.5}})");
+  CHECK(codec::lease(std::nullopt, "gone") == R"({"type":"lease","holder":null,"reason":"gone"})");
+  CHECK(codec::lease(std::nullopt) == R"({"type":"lease","holder":null})");
+  CHECK(std::holds_alternative<ReleaseControl>(codec::parse_request(R"({"cmd":"release"})").request.value()));
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
   CHECK_NOTHROW((void)codec::error(nullptr, Error{std::string("\xFF\xFE")}));

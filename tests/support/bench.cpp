@@ -46,6 +46,11 @@ double cpu_seconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+namespace {
+
+/// When the kernel received the data a recvmsg returned: the timestamp of
+/// its last segment (so a read that gathers several messages dates them all
+/// by the latest, never earlier than they came).
 std::optional<WallClock::time_point> receive_timestamp(msghdr& message) {
   for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
     if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPNS) continue;
@@ -55,6 +60,21 @@ std::optional<WallClock::time_point> receive_timestamp(msghdr& message) {
         std::chrono::seconds(stamp.tv_sec) + std::chrono::nanoseconds(stamp.tv_nsec)));
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer, WallClock::time_point fallback) {
+  alignas(cmsghdr) std::array<char, 256> control{};
+  iovec into{buffer.data(), buffer.size()};
+  msghdr message{};
+  message.msg_iov = &into;
+  message.msg_iovlen = 1;
+  message.msg_control = control.data();
+  message.msg_controllen = control.size();
+  const ssize_t n = ::recvmsg(fd, &message, MSG_DONTWAIT);
+  if (n <= 0) return std::nullopt;
+  return Received{static_cast<std::size_t>(n), receive_timestamp(message).value_or(fallback)};
 }
 
 // --- PtyEnd ----------------------------------------------------------------
@@ -145,6 +165,7 @@ std::optional<CommandLog::Entry> CommandLog::wait_for(std::size_t from, const st
 
 SensorStream::SensorStream(SensorSource& source, double rate_hz)
     : thread_([this, &source, rate_hz] {
+        if (rate_hz <= 0) return;
         const auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / rate_hz));
         auto due = Clock::now();
         while (!stopping_) {
@@ -260,24 +281,17 @@ void read_for(std::vector<Reader>& readers, SensorSource& source, double seconds
   std::vector<epoll_event> events(256);
   std::vector<char> buffer(65536);
   std::vector<long> seqs;
-  alignas(cmsghdr) std::array<char, 256> control{};
   const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
   while (Clock::now() < end) {
     const int ready = ::epoll_wait(epoll, events.data(), static_cast<int>(events.size()), 50);
     const WallClock::time_point now = WallClock::now();
     for (int e = 0; e < ready; ++e) {
       Reader& reader = readers[events[static_cast<std::size_t>(e)].data.u64];
-      iovec into{buffer.data(), buffer.size()};
-      msghdr message{};
-      message.msg_iov = &into;
-      message.msg_iovlen = 1;
-      message.msg_control = control.data();
-      message.msg_controllen = control.size();
-      const ssize_t n = ::recvmsg(reader.connection.fd(), &message, MSG_DONTWAIT);
-      if (n <= 0) continue;
-      const WallClock::time_point arrived = receive_timestamp(message).value_or(now);
+      const auto received = receive_timestamped(reader.connection.fd(), buffer, now);
+      if (!received) continue;
+      const WallClock::time_point arrived = received->at;
       seqs.clear();
-      reader.parse(std::string_view(buffer.data(), static_cast<std::size_t>(n)), seqs);
+      reader.parse(std::string_view(buffer.data(), received->bytes), seqs);
       for (const long seq : seqs) {
         if (seq < first_seq) continue;
         const WallClock::time_point sent = source.sent_at(static_cast<std::uint32_t>(seq));
@@ -311,7 +325,8 @@ Workload stream(SensorSource& source, pid_t server, std::vector<Reader>& readers
   sensors.stop();
   load.wall_s = seconds_since(started, Clock::now());
   load.cpu_s = cpu_seconds(server) - cpu_before;
-  load.expected = sensors.sent() * static_cast<long>(readers.size());
+  const long sent = rate_hz > 0 ? sensors.sent() : static_cast<long>(source.next_seq) - first_seq;
+  load.expected = sent * static_cast<long>(readers.size());
   // What is still on its way counts too; a server that is behind has a
   // backlog here, and what is not in by the end of the drain was late.
   read_for(readers, source, 0.3, first_seq, load.delivery);

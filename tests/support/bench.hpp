@@ -39,10 +39,16 @@ double seconds_since(Clock::time_point start, Clock::time_point at);
 /// CPU seconds a process has used (user + system).
 double cpu_seconds(pid_t pid);
 
-/// When the kernel received the data a recvmsg returned: the timestamp of
-/// its last segment (so a read that gathers several messages dates them all
-/// by the latest, never earlier than they came).
-std::optional<WallClock::time_point> receive_timestamp(msghdr& message);
+/// What one read of a socket brought, and when the kernel received it.
+struct Received {
+  std::size_t bytes = 0;
+  WallClock::time_point at;
+};
+/// One read of `fd` into `buffer` without waiting, dated by the kernel's
+/// receive timestamp of its last segment (so a read that gathers several
+/// messages dates them all by the latest, never earlier than they came), or
+/// `fallback` when there is none; nothing when there was nothing to read.
+std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer, WallClock::time_point fallback);
 
 /// The master side of one pseudo-terminal: the robot's end of its serial
 /// line, played by the benchmark. A thread reads what the server writes and
@@ -80,7 +86,7 @@ class SensorSource {
   virtual ~SensorSource() = default;
   virtual void send_sensor(std::uint32_t seq) = 0;
   [[nodiscard]] WallClock::time_point sent_at(std::uint32_t seq);
-  std::uint32_t next_seq = 0;
+  std::atomic<std::uint32_t> next_seq = 0;
 
  protected:
   void mark_sent(std::uint32_t seq);
@@ -111,7 +117,9 @@ class CommandLog {
   std::vector<Entry> entries_;
 };
 
-/// Sends sensor packets at a steady rate from a thread of its own.
+/// Sends sensor packets at a steady rate from a thread of its own; at a
+/// rate of 0 it sends nothing (a robot that is polled, as an SMR's bus is,
+/// paces itself).
 class SensorStream {
  public:
   SensorStream(SensorSource& source, double rate_hz);
@@ -200,7 +208,8 @@ struct Workload {
 };
 
 /// Streams sensor packets at `rate_hz` to `readers` for `seconds` (after a
-/// settling half second) and measures, charging CPU time to `server`.
+/// settling half second) and measures, charging CPU time to `server`. At a
+/// rate of 0 the source sends its packets by itself.
 Workload stream(SensorSource& source, pid_t server, std::vector<Reader>& readers, double rate_hz, double seconds);
 
 /// One line of figures for a workload.

@@ -6,6 +6,7 @@
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
 #include "flockbridge/bridge/pioneer/driver.hpp"
+#include "flockbridge/bridge/smr/driver.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -20,6 +21,8 @@ constexpr std::array kFamilies{
                 &make<flockbot::FlockbotDriver>},
     RobotFamily{"pioneer", "Pioneer 2/3 and AmigoBot (AROS, on the robot's HOST serial port)", 8101, 9600,
                 "/dev/ttyUSB0", &make<pioneer::PioneerDriver>},
+    RobotFamily{"smr", "DTU Small Mobile Robot (SMRD's RS485 bus, on a serial adapter)", 24901, 115200, "/dev/ttyS0",
+                &make<smr::SmrDriver>},
 };
 
 }  // namespace

@@ -29,7 +29,7 @@ std::size_t FlockbotClient::expire(SteadyTime now, std::chrono::milliseconds tim
   return decoder_.expire(now, timeout) ? waiting : 0;
 }
 
-bool FlockbotClient::parses(std::string_view message) const {
+bool FlockbotClient::admit(std::string_view message, MessageOrigin /*origin*/) {
   return protocol::legacy_client_parses(protocol::as_bytes(message));
 }
 

@@ -49,7 +49,7 @@ std::size_t AriaClient::expire(SteadyTime now, std::chrono::milliseconds timeout
   return std::max<std::size_t>(1, static_cast<std::size_t>(decoder_.stats().discarded_bytes - discarded));
 }
 
-bool AriaClient::parses(std::string_view message) const {
+bool AriaClient::admit(std::string_view message, MessageOrigin /*origin*/) {
   // AROS packets only: the SIPs (and the answers above, which bypass this).
   return message.size() >= 2 && static_cast<unsigned char>(message[0]) == aros::kSync0 &&
          static_cast<unsigned char>(message[1]) == aros::kSync1;

@@ -129,15 +129,8 @@ void PioneerDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   const aros::LinkStats stats = link_.stats();
   snapshot.link_state = link_.state();
   snapshot.link_counters = aros::link_counters(stats);
-  // The commands' counters: an AROS robot acknowledges nothing, so what went
-  // out is delivered and unconfirmed.
-  protocol::LinkStats& l = snapshot.link;
-  l.decoder.frames = stats.decoder.packets;
-  l.frames_sent = stats.packets_sent;
-  l.commands_sent = stats.commands_sent;
-  l.commands_delivered = stats.commands_sent;
-  l.commands_unconfirmed = stats.commands_sent;
-  l.commands_failed = stats.commands_failed;
+  count_unacknowledged(snapshot.link, stats.decoder.packets, stats.packets_sent, stats.commands_sent,
+                       stats.commands_failed);
 }
 
 void PioneerDriver::reload(const Config& config) {

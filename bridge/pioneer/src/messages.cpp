@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flockbridge/bridge/json_arguments.hpp"
 #include "flockbridge/bridge/pioneer/driver.hpp"
 #include "flockbridge/bridge/pioneer/messages.hpp"
 
@@ -17,50 +18,7 @@ namespace aros = protocol::aros;
 using protocol::Error;
 using ordered = nlohmann::ordered_json;
 using nlohmann::json;
-
-/// Rounded to 0.1, as the robots measure no finer, so that the feed stays short.
-double tenths(double value) {
-  return std::round(value * 10.0) / 10.0;
-}
-
-Error argument_error(std::string_view cmd, std::string_view problem) {
-  return Error{std::string(cmd) + ": " + std::string(problem)};
-}
-
-/// A number argument, required, within [low, high].
-protocol::Result<double> number(std::string_view cmd, const json& object, const char* name, double low, double high) {
-  const auto it = object.find(name);
-  if (it == object.end()) return argument_error(cmd, std::string("needs '") + name + "'");
-  if (!it->is_number()) return argument_error(cmd, std::string(name) + " must be a number");
-  const double value = it->get<double>();
-  if (!std::isfinite(value) || value < low || value > high) {
-    return argument_error(cmd, std::string(name) + " must be from " + std::to_string(static_cast<long>(low)) + " to " +
-                                   std::to_string(static_cast<long>(high)));
-  }
-  return value;
-}
-
-protocol::Result<bool> on_off(std::string_view cmd, const json& object) {
-  const auto it = object.find("on");
-  if (it == object.end() || !it->is_boolean()) return argument_error(cmd, "needs 'on': true or false");
-  return it->get<bool>();
-}
-
-/// Refuses arguments the command does not take, so that a typo is not ignored.
-protocol::Result<protocol::Done> only(std::string_view cmd, const json& object,
-                                      std::initializer_list<std::string_view> allowed) {
-  for (const auto& item : object.items()) {
-    const std::string& key = item.key();
-    if (key == "cmd" || key == "id") continue;
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      std::string expected;
-      for (const std::string_view name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
-      return argument_error(
-          cmd, "has no argument '" + key + "'; " + (expected.empty() ? "it takes none" : "it takes " + expected));
-    }
-  }
-  return protocol::Done{};
-}
+using namespace json_arguments;
 
 protocol::Bytes packet(protocol::Byte number, aros::Argument argument = aros::NoArgument{}) {
   return aros::encode_command(aros::Command{number, std::move(argument)});

@@ -1,5 +1,6 @@
 #include "flockbridge/protocol/json_codec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <climits>
@@ -49,6 +50,20 @@ Result<ClientRequest> parse_subscribe(const json& object) {
   return ClientRequest{Subscribe{static_cast<std::uint32_t>(interval)}};
 }
 
+Result<ClientRequest> parse_auth(const json& object) {
+  static constexpr std::string_view kUsage = R"(: give {"cmd":"auth","pin":"..."} or {"cmd":"auth","teacher":"..."})";
+  static constexpr std::array<std::string_view, 2> kArguments{"pin", "teacher"};
+  if (auto checked = only("auth", object, kArguments); !checked) return checked.error();
+  const auto pin = object.find("pin");
+  const auto teacher = object.find("teacher");
+  if ((pin == object.end()) == (teacher == object.end())) {
+    return Error{"auth: give one of \"pin\" and \"teacher\"" + std::string(kUsage)};
+  }
+  const auto given = pin != object.end() ? pin : teacher;
+  if (!given->is_string()) return Error{"auth: the secret must be a string" + std::string(kUsage)};
+  return ClientRequest{Authenticate{teacher != object.end(), given->get<std::string>()}};
+}
+
 Result<ClientRequest> checked_command(Bytes payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
@@ -71,17 +86,10 @@ Result<ClientRequest> parse_raw(const json& object) {
 }
 
 Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& object) {
-  for (const auto& item : object.items()) {
-    const std::string& key = item.key();
-    if (key == "cmd" || key == "id") continue;
-    const auto fields = spec.fields();
-    if (std::none_of(fields.begin(), fields.end(), [&](const FieldSpec& f) { return f.name == key; })) {
-      std::string expected;
-      for (const FieldSpec& field : fields) expected += (expected.empty() ? "" : ", ") + std::string(field.name);
-      return argument_error(spec.name, "has no argument '" + key + "';",
-                            expected.empty() ? "it takes none" : "it takes " + expected);
-    }
-  }
+  std::array<std::string_view, kMaxCommandFields> names{};
+  std::size_t count = 0;
+  for (const FieldSpec& field : spec.fields()) names[count++] = field.name;
+  if (auto checked = only(spec.name, object, std::span(names.data(), count)); !checked) return checked.error();
   std::array<long long, kMaxCommandFields> values{};
   std::string text;
   std::size_t index = 0;
@@ -104,6 +112,20 @@ Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& o
 }
 
 }  // namespace
+
+Result<Done> only(std::string_view cmd, const json& object, std::span<const std::string_view> allowed) {
+  for (const auto& item : object.items()) {
+    const std::string& key = item.key();
+    if (key == "cmd" || key == "id") continue;
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      std::string expected;
+      for (const std::string_view name : allowed) expected += (expected.empty() ? "" : ", ") + std::string(name);
+      return Error{std::string(cmd) + ": has no argument '" + key + "'; " +
+                   (expected.empty() ? "it takes none" : "it takes " + expected)};
+    }
+  }
+  return Done{};
+}
 
 std::string hello(std::string_view session, LinkState state, std::string_view reason, const RobotDescription& robot) {
   ordered message{{"type", "hello"},       {"version", kVersion},  {"session", session},
@@ -253,6 +275,29 @@ std::string safety_stop(std::string_view reason) {
   return dump(ordered{{"type", "safety_stop"}, {"reason", reason}});
 }
 
+std::string authorised(const nlohmann::json& id, std::string_view role) {
+  ordered message{{"type", "ok"}};
+  if (!id.is_null()) message["id"] = id;
+  message["role"] = role;
+  return dump(message);
+}
+
+std::string lease_request(std::uint64_t client, std::string_view peer) {
+  return dump(ordered{{"type", "lease_request"}, {"client", client}, {"peer", peer}});
+}
+
+std::string lease(const std::optional<LeaseHolder>& holder, std::string_view reason) {
+  ordered message{{"type", "lease"}};
+  if (holder) {
+    message["holder"] =
+        ordered{{"client", holder->client}, {"peer", holder->peer}, {"kind", holder->kind}, {"since", holder->since}};
+  } else {
+    message["holder"] = nullptr;
+    if (!reason.empty()) message["reason"] = reason;
+  }
+  return dump(message);
+}
+
 std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   const LinkStats& l = s.link;
   ordered failed = ordered::object();
@@ -320,6 +365,9 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "subscribe") return parse_subscribe(object);
   if (cmd == "unsubscribe") return ClientRequest{Unsubscribe{}};
   if (cmd == "stats") return ClientRequest{StatsRequest{}};
+  if (cmd == "release") return ClientRequest{ReleaseControl{}};
+  if (cmd == "take") return ClientRequest{TakeControl{}};
+  if (cmd == "auth") return parse_auth(object);
   return std::nullopt;
 }
 

@@ -1,5 +1,7 @@
 #include "flockbridge/sim/host/pty_uno.hpp"
 
+#include <sstream>
+
 #include <algorithm>
 
 namespace flockbridge::sim {
@@ -124,6 +126,34 @@ void PtyUno::transmit(protocol::ByteView frame) {
     on_line = damaged_;
   }
   device_.write(on_line);
+}
+
+bool PtyUno::run_command(const std::string& command, std::istringstream& words, const Log& /*say*/) {
+  if (command == "nak-next") {
+    unsigned count = 1;
+    words >> count;
+    model_.nak_next(count);
+  } else if (command == "corrupt-next") {
+    model_.corrupt_next();
+  } else if (command == "emergency") {
+    model_.send_emergency();
+  } else if (command == "packet") {
+    std::string text;
+    words >> text;
+    model_.send_packet(protocol::as_bytes(text));
+  } else if (command == "burst") {
+    unsigned count = 5;
+    words >> count;
+    model_.send_sensor_burst(count);
+  } else if (command == "bump") {
+    unsigned low = 0;
+    unsigned high = 0;
+    words >> low >> high;
+    model_.set_bumpers(static_cast<std::uint8_t>(low), static_cast<std::uint8_t>(high));
+  } else {
+    return false;
+  }
+  return true;
 }
 
 }  // namespace flockbridge::sim

@@ -1,5 +1,8 @@
 #include "flockbridge/sim/host/sim_console.hpp"
 
+#include "flockbridge/sim/host/pty_robot.hpp"
+#include "flockbridge/sim/host/pty_uno.hpp"
+
 #include <unistd.h>
 
 #include <csignal>
@@ -15,48 +18,22 @@ SimConsole::SimConsole(uv_loop_t* loop, SimulatorOptions options)
       random_(options_.uno.model.seed) {
   const auto log = [this](std::string_view line) { say(line); };
   if (options_.robot == "pioneer") {
-    pioneer_ = std::make_unique<PtyPioneer>(loop, options_.pioneer, log);
+    robot_ = std::make_unique<PtyPioneer>(loop, options_.pioneer, log);
+  } else if (options_.robot == "smr") {
+    robot_ = std::make_unique<PtySmr>(loop, options_.smr, log);
   } else {
-    uno_ = std::make_unique<PtyUno>(loop, options_.uno, log);
-  }
-}
-
-protocol::Result<protocol::Done> SimConsole::plug_in(const std::string& link) {
-  return uno_ ? uno_->plug_in(link) : pioneer_->plug_in(link);
-}
-
-void SimConsole::unplug() {
-  if (uno_) {
-    uno_->unplug();
-  } else {
-    pioneer_->unplug();
-  }
-}
-
-void SimConsole::reboot() {
-  if (uno_) {
-    uno_->reboot();
-  } else {
-    pioneer_->reboot();
-  }
-}
-
-void SimConsole::set_silent(bool silent) {
-  if (uno_) {
-    uno_->model().set_silent(silent);
-  } else {
-    pioneer_->set_silent(silent);
+    robot_ = std::make_unique<PtyUno>(loop, options_.uno, log);
   }
 }
 
 std::string SimConsole::counters() const {
-  const auto& host = uno_ ? uno_->to_host_faults().counters() : pioneer_->to_host_faults().counters();
-  const auto& robot = uno_ ? uno_->to_uno_faults().counters() : pioneer_->to_robot_faults().counters();
+  const auto& host = robot_->to_host_faults().counters();
+  const auto& robot = robot_->to_robot_faults().counters();
   const auto line = [](const LineFaultCounters& c) {
     return "bytes " + std::to_string(c.bytes) + " bits-flipped " + std::to_string(c.bits_flipped) + " dropped " +
            std::to_string(c.bytes_dropped) + " duplicated " + std::to_string(c.bytes_duplicated);
   };
-  return "counters to-host " + line(host) + (uno_ ? " to-uno " : " to-robot ") + line(robot);
+  return "counters to-host " + line(host) + " " + std::string(robot_->robot_side()) + " " + line(robot);
 }
 
 void SimConsole::say(std::string_view line) const {
@@ -77,29 +54,29 @@ void SimConsole::schedule(DeadlineTimer& timer, double mean_seconds) {
 
 void SimConsole::on_random_reboot() {
   say("random fault: reboot");
-  reboot();
+  robot_->reboot();
   schedule(reboot_timer_, options_.reboot_every_s);
 }
 
 void SimConsole::on_random_silence() {
   say("random fault: silent for " + std::to_string(options_.silence_for.count()) + " ms");
-  set_silent(true);
+  robot_->set_silent(true);
   silence_over_timer_.start_after(options_.silence_for);
 }
 
 void SimConsole::on_silence_over() {
-  set_silent(false);
+  robot_->set_silent(false);
   schedule(silence_timer_, options_.silence_every_s);
 }
 
 void SimConsole::on_random_unplug() {
   say("random fault: unplugged for " + std::to_string(options_.unplug_for.count()) + " ms");
-  unplug();
+  robot_->unplug();
   unplug_over_timer_.start_after(options_.unplug_for);
 }
 
 void SimConsole::on_unplug_over() {
-  if (auto plugged = plug_in(options_.link); !plugged) say("error " + plugged.error().message);
+  if (auto plugged = robot_->plug_in(options_.link); !plugged) say("error " + plugged.error().message);
   schedule(unplug_timer_, options_.unplug_every_s);
 }
 
@@ -116,9 +93,9 @@ protocol::Result<protocol::Done> SimConsole::start() {
         },
         stop_signals[i]);
   }
-  auto plugged = plug_in(options_.link);
+  auto plugged = robot_->plug_in(options_.link);
   if (!plugged) return plugged.error();
-  say("ready " + (uno_ ? uno_->device_path() : pioneer_->device_path()));
+  say("ready " + robot_->device_path());
   start_input();
   (void)reboot_timer_.init<SimConsole, &SimConsole::on_random_reboot>(loop_, this);
   (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);
@@ -180,64 +157,25 @@ void SimConsole::run_command(const std::string& line) {
   words >> command;
   if (command.empty()) return;
   if (command == "reboot") {
-    reboot();
+    robot_->reboot();
   } else if (command == "unplug") {
-    unplug();
+    robot_->unplug();
   } else if (command == "replug") {
-    if (auto plugged = plug_in(options_.link); !plugged) say("error " + plugged.error().message);
+    if (auto plugged = robot_->plug_in(options_.link); !plugged) say("error " + plugged.error().message);
   } else if (command == "silent") {
     std::string state;
     words >> state;
-    set_silent(state != "off");
+    robot_->set_silent(state != "off");
   } else if (command == "counters") {
     say(counters());
   } else if (command == "quit") {
     stop();
     return;
-  } else if (!run_robot_command(command, words)) {
+  } else if (!robot_->run_command(command, words, [this](std::string_view answer) { say(answer); })) {
     say("error unknown command '" + command + "'");
     return;
   }
   say("done " + command);
-}
-
-bool SimConsole::run_robot_command(const std::string& command, std::istringstream& words) {
-  if (pioneer_) {
-    if (command != "state") return false;
-    const aros::PioneerModel& model = pioneer_->model();
-    std::ostringstream out;
-    out << "state x_mm " << model.x_mm() << " y_mm " << model.y_mm() << " th_deg " << model.heading_deg() << " v_mm_s "
-        << model.velocity_mm_s() << " w_deg_s " << model.rot_velocity_deg_s() << " motors "
-        << (model.motors_enabled() ? "on" : "off") << " watchdog_stops " << model.watchdog_stops();
-    say(out.str());
-    return true;
-  }
-  UnoModel& uno = uno_->model();
-  if (command == "nak-next") {
-    unsigned count = 1;
-    words >> count;
-    uno.nak_next(count);
-  } else if (command == "corrupt-next") {
-    uno.corrupt_next();
-  } else if (command == "emergency") {
-    uno.send_emergency();
-  } else if (command == "packet") {
-    std::string text;
-    words >> text;
-    uno.send_packet(protocol::as_bytes(text));
-  } else if (command == "burst") {
-    unsigned count = 5;
-    words >> count;
-    uno.send_sensor_burst(count);
-  } else if (command == "bump") {
-    unsigned low = 0;
-    unsigned high = 0;
-    words >> low >> high;
-    uno.set_bumpers(static_cast<std::uint8_t>(low), static_cast<std::uint8_t>(high));
-  } else {
-    return false;
-  }
-  return true;
 }
 
 void SimConsole::stop() {
@@ -250,8 +188,7 @@ void SimConsole::stop() {
   tty_.reset();
   pipe_.reset();
   for (auto& signal : signals_) signal.reset();
-  if (uno_) uno_->close();
-  if (pioneer_) pioneer_->close();
+  robot_->close();
 }
 
 }  // namespace flockbridge::sim

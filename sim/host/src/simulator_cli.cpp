@@ -22,11 +22,14 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
       "  --robot flockbot: the Flockbot's Uno: the boot ACK when the port is opened, CFG, sensor packets,\n"
       "                    a model of the robot's motion, DMC when a bounded move completes;\n"
       "  --robot pioneer:  a Pioneer or AmigoBot (--model): the SYNC handshake, OPEN, CONFIG, SIPs every\n"
-      "                    100 ms, motion in a 6 x 4 m room with sonar, and its 2 s watchdog.\n"
+      "                    100 ms, motion in a 6 x 4 m room with sonar, and its 2 s watchdog;\n"
+      "  --robot smr:      a DTU Small Mobile Robot's RS485 bus: the motor, line sensor, IR and power\n"
+      "                    modules answer their polls; motion in a 4 x 3 m room with a line along x.\n"
       "Faults can be injected on the line, in the robot, and in the device, by options or by commands.\n"
       "Events go to standard output, one line each. Commands on standard input, one per line:\n"
       "  reboot        reset the robot while the port stays open (the Uno sends ACK and waits for CFG;\n"
-      "                a Pioneer forgets its client and waits for SYNC0)\n"
+      "                a Pioneer forgets its client and waits for SYNC0; an SMR's encoders and\n"
+      "                speeds go back to 0)\n"
       "  unplug        close the pseudo-terminal and remove the link (the device vanishes)\n"
       "  replug        create a new pseudo-terminal at the same link\n"
       "  silent on|off stop or resume sending anything\n"
@@ -39,13 +42,19 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
       "  burst [N]     send N sensor packets (default 5) at once, in one write\n"
       "  bump L H      set the bumper bytes\n"
       "Pioneer only:\n"
-      "  state         print the robot's true pose, speeds, motors and watchdog stops",
+      "  state         print the robot's true pose, speeds, motors and watchdog stops\n"
+      "SMR only:\n"
+      "  state         print the robot's true pose, the speeds on the bus and the encoders\n"
+      "  module-silent left|right|line|ir|power on|off\n"
+      "                stop or resume one module's answers\n"
+      "  power-switch on|off\n"
+      "                the power module's switch (SMRD powered the computer off when it stayed off)",
       "flockbridge-sim"};
   app.set_version_flag("--version", version_text());
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--robot", options.robot, "The robot to play: flockbot or pioneer")
+  app.add_option("--robot", options.robot, "The robot to play: flockbot, pioneer or smr")
       ->capture_default_str()
-      ->check(CLI::IsMember({"flockbot", "pioneer"}));
+      ->check(CLI::IsMember({"flockbot", "pioneer", "smr"}));
   std::vector<std::string> pioneer_models;
   for (const auto& row : protocol::aros::robot_models()) pioneer_models.emplace_back(row.subclass);
   app.add_option("--model", options.pioneer.model.model, "The Pioneer's model, as SYNC2 names it")
@@ -111,6 +120,9 @@ std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const
   options.pioneer.to_host = options.uno.to_host;
   options.pioneer.to_robot = options.uno.to_uno;
   options.pioneer.seed = model.seed;
+  options.smr.to_host = options.uno.to_host;
+  options.smr.to_robot = options.uno.to_uno;
+  options.smr.seed = model.seed;
   if (listen_option->count() > 0) {
     if (options.robot != "pioneer") {
       std::fputs("flockbridge-sim: --listen serves a Pioneer (--robot pioneer) only\n", stderr);

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/service_notifier.hpp"
@@ -98,12 +99,26 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
   /// Sends a command in the robot family's form, under the safety rules.
   void submit_command(Session& session, protocol::ByteView command, const nlohmann::json& id);
-  /// On a port where one program drives at a time: whether this command of
-  /// `session` may go to the robot (the first motion command while nobody
-  /// holds control takes it); counts what may not.
-  [[nodiscard]] bool check_control(Session& session, const MotionEffect& effect);
-  /// The holder of control is gone or gave it up: the robot is stopped.
-  void release_control(const Session& session, const std::string& why, bool at_once);
+  /// Whether this command of `session` may go to the robot under the
+  /// control lease: the holder's may (and renew it), a motion command takes
+  /// a free lease once it has gone to the robot, another client's are
+  /// refused with `busy` (counted for a program of the original software,
+  /// whose settings on a one-driver port are ignored without a word).
+  enum class LeaseCheck : std::uint8_t { Refused, Allowed, Takes };
+  [[nodiscard]] LeaseCheck check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
+                                       SteadyTime now);
+  /// `session`'s motion command has gone to the robot: it drives now.
+  void take_lease(const Session& session, SteadyTime now);
+  /// The lease of `session` ends (`why` it did, after "client N (peer), which drove the robot, ");
+  /// a moving robot is stopped, `at_once` or once the current callbacks are done.
+  void end_lease(const Session& session, const std::string& why, bool at_once);
+  /// auth: a secret for a role, checked against [access] behind the login backoff.
+  void authenticate(Session& session, const protocol::Authenticate& auth, const nlohmann::json& id);
+  /// take: the teacher takes control at once; a driver asks the driver to hand over.
+  void take_control(Session& session, const nlohmann::json& id);
+  /// Tells every JSON and WebSocket client who holds control now.
+  void broadcast_lease(std::string_view reason = {});
+  [[nodiscard]] std::string lease_message(std::string_view reason) const;
   /// Sends Stop on the bridge's own account and tells every client why.
   void safety_stop(const std::string& reason);
   void log_stats() const;
@@ -126,7 +141,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
 
   /// Sends one message to every client, encoded once per encoding.
   template <typename Encode>
-  void broadcast(Encode&& encode);
+  void broadcast(Encode&& encode, MessageOrigin origin = MessageOrigin::Bridge);
 
   uv_loop_t* loop_;
   Config config_;
@@ -150,17 +165,25 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
 
   // Safety: who last set the robot moving, and when.
   std::optional<std::uint64_t> motion_owner_;
-  /// The client of a one-driver port (exclusive_control) that drives the robot.
-  std::optional<std::uint64_t> control_holder_;
+  /// The robot's control lease: one client drives at a time, on every port.
+  struct Lease {
+    std::uint64_t holder = 0;
+    double since = 0;      ///< Unix seconds, for clients
+    SteadyTime renewed{};  ///< its holder's last command
+  };
+  std::optional<Lease> lease_;
+  /// Wrong secrets make their address wait.
+  LoginGuard logins_;
   bool moving_ = false;
   SteadyTime last_motion_{};
   /// A Stop owed because the driving client went away, sent after the
   /// current callbacks (never from inside the link controller's).
   std::optional<std::string> owed_stop_;
   /// Drains the driver's events after the callbacks of the loop turn that brought them.
-  UvHandle<uv_check_t> drainer_;
+  AfterPoll drainer_;
   UvHandle<uv_timer_t> housekeeping_;
-  UvHandle<uv_check_t> sweeper_;
+  /// Forgets closed sessions once the callbacks that closed them are done.
+  AfterPoll sweeper_;
   UvHandle<uv_timer_t> stats_timer_;
   std::array<UvHandle<uv_signal_t>, 3> signals_;
   std::function<protocol::Result<Config>()> config_loader_;

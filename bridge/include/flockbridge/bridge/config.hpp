@@ -15,6 +15,34 @@ namespace flockbridge::bridge {
 
 enum class LogLevel { Debug, Info, Warning, Error };
 
+/// A DTU Small Mobile Robot's own settings ([smr], [smr.link]).
+struct SmrSettings {
+  std::size_t max_clients = 10;  ///< on port 24901, as SMRD's documentation says
+  double wheel_diameter_m = 0.065;
+  double wheel_base_m = 0.26;
+  unsigned positions_per_turn = 2000;
+  std::chrono::milliseconds period{10};  ///< SMRD's period
+  unsigned module_loss_periods = 10;     ///< a module silent this many periods in a row is reported
+  unsigned bus_loss_periods = 50;        ///< no module for this many periods: the link is stale
+};
+
+/// What a program on a robot family's own port (2005, 8101, 24901) may do.
+enum class NativePortMode : std::uint8_t {
+  Open,      ///< drive, under the control lease, as with the original software
+  Readonly,  ///< receive only: its commands (stops aside) are refused and counted
+};
+
+/// Who may drive ([access]). The secrets come from the file only.
+struct AccessSettings {
+  /// The code a JSON or WebSocket client gives to drive ({"cmd":"auth","pin":...}); empty: anyone may.
+  std::string driver_pin;
+  /// The teacher's secret ({"cmd":"auth","teacher":...}); empty: nobody is the teacher.
+  std::string teacher_secret;
+  /// A driver that has sent no command this long gives up control of the robot.
+  std::chrono::milliseconds lease_idle{10000};
+  NativePortMode native_port_mode = NativePortMode::Open;
+};
+
 struct Config {
   // The robot.
   std::string family = "flockbot";  ///< the robot family (families.hpp)
@@ -32,6 +60,8 @@ struct Config {
   std::string robot_ip;
   /// Raw sensor counts to volts and millimetres, published beside the raw values.
   protocol::SensorUnits units;
+
+  SmrSettings smr;
 
   // The listeners.
   std::string bind = "0.0.0.0";  ///< every listener's address unless it has its own
@@ -64,6 +94,8 @@ struct Config {
   std::size_t queue_limit = 256;                    ///< messages waiting for a client (sensor messages never pile up)
   std::chrono::milliseconds stall_timeout{10000};   ///< a client whose writes stay stuck this long is closed
   int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
+
+  AccessSettings access;
 
   // Safety and dead peers.
   double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)

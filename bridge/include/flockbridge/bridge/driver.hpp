@@ -21,6 +21,7 @@
 // takes from the Flockbot family directly: the counters' layout.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -102,6 +103,18 @@ struct Note {
 using DriverEvent =
     std::variant<driver_event::LinkChanged, driver_event::Published, driver_event::CommandDone, driver_event::Note>;
 
+/// The commands' counters of a robot that acknowledges no command (an AROS
+/// robot, an SMR's modules): what went out is delivered and unconfirmed.
+inline void count_unacknowledged(protocol::LinkStats& link, std::uint64_t frames_received, std::uint64_t frames_sent,
+                                 std::uint64_t commands_sent, std::uint64_t commands_failed) {
+  link.decoder.frames = frames_received;
+  link.frames_sent = frames_sent;
+  link.commands_sent = commands_sent;
+  link.commands_delivered = commands_sent;
+  link.commands_unconfirmed = commands_sent;
+  link.commands_failed = commands_failed;
+}
+
 class RobotDriver {
  public:
   /// The core, as a driver sees it.
@@ -141,6 +154,10 @@ class RobotDriver {
 
   /// Reads one client of the family's own port (2005, 8101, ...).
   [[nodiscard]] virtual std::unique_ptr<NativeClient> make_native_client() = 0;
+  /// The most clients the family's own port serves at once (SMRD's ten);
+  /// the listener's max_clients applies as well. A client beyond it is
+  /// accepted and closed, as the original software did.
+  [[nodiscard]] virtual std::size_t native_client_limit() const noexcept { return SIZE_MAX; }
   /// A JSON command for the robot (`cmd` is its name, `object` the whole
   /// command) in the family's form, or why it cannot be sent. Every family
   /// takes "stop" and "emergency", and "drive" where it can.

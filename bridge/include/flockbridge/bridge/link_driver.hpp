@@ -48,10 +48,11 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
     serial_->close();
     if (simulator_) simulator_->stop();
     link_timer_.reset();
+    deadline_.reset();
     events_.clear();
   }
 
-  [[nodiscard]] std::optional<DriverEvent> next_event() final {
+  [[nodiscard]] std::optional<DriverEvent> next_event() override {
     if (events_.empty()) return std::nullopt;
     DriverEvent event = std::move(events_.front());
     events_.pop_front();
@@ -84,7 +85,8 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   /// (`what` names the simulated robot in the log).
   [[nodiscard]] protocol::Result<protocol::Done> start_link(const std::vector<std::string>& simulator_args,
                                                             const std::string& what) {
-    if (link_timer_.template init<LinkDriver, &LinkDriver::on_link_timer>(loop_, this) < 0) {
+    if (link_timer_.template init<LinkDriver, &LinkDriver::on_link_timer>(loop_, this) < 0 ||
+        deadline_.template init<LinkDriver, &LinkDriver::on_deadline>(loop_, this) < 0) {
       return protocol::Error{"cannot create the robot link's timer"};
     }
     if (!config_.simulate) {
@@ -141,11 +143,14 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
     arm_link_timer();
   }
 
-  void on_link_timer() {
-    // What the line holds is read before any deadline is judged: a process
-    // that ran late must not take an answer waiting unread in the kernel for
-    // no answer (a window without its ACK, a packet whose bytes stopped).
-    serial_->read_pending();
+  // What has arrived is read before any deadline is judged: a process that
+  // ran late must not take an answer waiting unread in the kernel for no
+  // answer (a window without its ACK, a packet whose bytes stopped), nor a
+  // client's message sent in time for one that came too late (an SMR
+  // program's READY). So the timer only asks for the deadline to be judged
+  // after the loop has polled for I/O.
+  void on_link_timer() { deadline_.schedule(); }
+  void on_deadline() {
     link_.tick(steady_now());
     arm_link_timer();
   }
@@ -153,6 +158,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   std::unique_ptr<SimulatorProcess> simulator_;
   std::unique_ptr<Transport> serial_;  ///< the serial device, or a TCP connection
   DeadlineTimer link_timer_;
+  AfterPoll deadline_;  ///< judges the deadline the timer fired for
   std::deque<DriverEvent> events_;
   bool stopped_ = false;
 };

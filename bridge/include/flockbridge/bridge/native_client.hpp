@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -32,12 +34,23 @@ struct Reply {
 /// (ARIA's CLOSE): the end of its control, if it held it.
 struct Release {};
 
+/// The client's bytes cannot be read any further (its protocol has no way
+/// to find the next message after a bad one): the connection is closed.
+struct Disconnect {
+  std::string reason;
+};
+
 }  // namespace native_input
 
+/// Who a message for a native client comes from: the robot (its driver's
+/// messages), or the bridge itself (link state, errors, refusals).
+enum class MessageOrigin : std::uint8_t { Robot, Bridge };
+
 /// What a client's bytes held: a request of the bridge's (a command for the
-/// robot in the family's form, subscribe, ...), a reply, a release, or what
-/// was wrong with them.
-using NativeInput = std::variant<protocol::ClientRequest, native_input::Reply, native_input::Release, protocol::Error>;
+/// robot in the family's form, subscribe, ...), a reply, a release, what was
+/// wrong with them, or that nothing more can be read from them.
+using NativeInput = std::variant<protocol::ClientRequest, native_input::Reply, native_input::Release,
+                                 native_input::Disconnect, protocol::Error>;
 
 class NativeClient {
  public:
@@ -55,8 +68,11 @@ class NativeClient {
   [[nodiscard]] virtual std::size_t expire(SteadyTime now, std::chrono::milliseconds timeout) = 0;
   /// Whether a message in the native encoding may go to this client: a
   /// program written for the original software gets only what it parses
-  /// (unless it asked for the bridge's own messages).
-  [[nodiscard]] virtual bool parses(std::string_view message) const = 0;
+  /// (unless it asked for the bridge's own messages). Every message meant
+  /// for the clients of the port comes here in order, whether or not it is
+  /// admitted, so that a client whose protocol has state (SMRD's READY and
+  /// periods) can follow the stream.
+  [[nodiscard]] virtual bool admit(std::string_view message, MessageOrigin origin) = 0;
   /// Whether one program at a time drives through this port: its motion
   /// commands need the robot's control, which the first one to move takes.
   [[nodiscard]] virtual bool exclusive_control() const noexcept = 0;

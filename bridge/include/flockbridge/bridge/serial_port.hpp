@@ -72,10 +72,6 @@ class SerialPort final : public Transport {
   void write_now(protocol::ByteView bytes) override;
   /// Closes the device and stops trying.
   void close() override;
-  /// Reads what the device holds now, without waiting for the loop's poll.
-  void read_pending() override {
-    if (device_.is_open()) read_available();
-  }
 
   [[nodiscard]] bool is_open() const noexcept override { return device_.is_open(); }
   /// Bytes written but not yet taken by the device.

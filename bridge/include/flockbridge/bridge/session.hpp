@@ -29,6 +29,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/native_client.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
@@ -82,7 +83,7 @@ class Session {
     Stalled,   ///< it took none of its data for the stall timeout
     Behind,    ///< too many messages waited for it
     Dead,      ///< its connection failed or its network vanished
-    Protocol,  ///< it broke the framing (a WebSocket message left incomplete)
+    Protocol,  ///< it broke the framing (a WebSocket message left incomplete, an SMR message of no known type)
     Shutdown,  ///< the bridge is stopping
   };
 
@@ -104,7 +105,7 @@ class Session {
   /// Queues a message that must not be lost; a client too far behind is closed.
   /// A message that a port-2005 client in the original dialect would not
   /// parse is withheld (and counted) instead.
-  void send(SharedBuffer message);
+  void send(SharedBuffer message, MessageOrigin origin = MessageOrigin::Bridge);
   /// Queues a sensor message and notes the time for throttling. While the
   /// client is behind (a write waits for it), a newer message replaces the
   /// one waiting (latest wins). With `hold` the message is not written yet:
@@ -149,6 +150,12 @@ class Session {
   [[nodiscard]] SteadyTime last_input() const noexcept { return last_input_; }
   /// A motion command of this client's was not forwarded: another holds the robot's control.
   void count_refused() noexcept { ++refused_; }
+
+  /// What the client may do (the Bridge sets it at connect and at auth).
+  [[nodiscard]] Role role() const noexcept { return role_; }
+  void set_role(Role role) noexcept { role_ = role; }
+  /// The peer's address without its port: whom a wrong secret makes wait.
+  [[nodiscard]] std::string address() const;
 
   /// Closes a client whose output has been stuck too long, then lets the
   /// transport expire what it must. Call it a few times a second.
@@ -211,6 +218,7 @@ class Session {
 
   Host& host_;
   std::uint64_t id_;
+  Role role_ = Role::Viewer;
   ClientKind kind_;
   std::unique_ptr<NativeClient> native_;
   SteadyTime last_input_{};

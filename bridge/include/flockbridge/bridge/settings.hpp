@@ -39,6 +39,8 @@ struct Setting {
   bool reloadable = false;
   /// For a Flag option: giving the option sets the value false (--no-http).
   bool inverted_flag = false;
+  /// A secret: shown as "***" and never logged; only the file may set it.
+  bool secret = false;
   double min = 0;  ///< Whole and Real
   double max = 0;
   std::vector<std::string_view> choices;  ///< Choice

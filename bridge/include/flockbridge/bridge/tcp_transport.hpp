@@ -36,7 +36,6 @@ class TcpTransport final : public Transport {
   void write(protocol::ByteView bytes) override;
   void write_now(protocol::ByteView bytes) override;
   void close() override;
-  void read_pending() override {}  // libuv hands over what arrives at once
   [[nodiscard]] bool is_open() const noexcept override { return connected_; }
   void set_path(std::string path) override { settings_.path = std::move(path); }
 

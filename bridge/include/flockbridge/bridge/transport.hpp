@@ -52,8 +52,6 @@ class Transport {
   virtual void write_now(protocol::ByteView bytes) = 0;
   /// Closes and stops trying.
   virtual void close() = 0;
-  /// Reads what has arrived, without waiting for the loop.
-  virtual void read_pending() = 0;
   [[nodiscard]] virtual bool is_open() const noexcept = 0;
   /// Where it opens (for a simulator, set before start()).
   virtual void set_path(std::string path) = 0;

@@ -101,4 +101,44 @@ class DeadlineTimer {
   uv_timer_cb callback_ = nullptr;
 };
 
+/// Work asked for once, done after the loop has next polled for I/O
+/// (libuv's check phase), so that it sees everything that has arrived by
+/// then: a timer's deadline is judged with the answers waiting unread in the
+/// kernel taken in, events go out after the callbacks of the turn that
+/// brought them. The poll before it never waits (an idle handle is active
+/// meanwhile), so the work is done at once, whichever phase asked for it;
+/// asked from a check callback, it is done in the loop's next turn.
+class AfterPoll {
+ public:
+  AfterPoll() = default;
+  AfterPoll(const AfterPoll&) = delete;  // its handles point at it
+  AfterPoll& operator=(const AfterPoll&) = delete;
+  AfterPoll(AfterPoll&&) = delete;
+  AfterPoll& operator=(AfterPoll&&) = delete;
+  ~AfterPoll() = default;
+
+  template <typename Owner, void (Owner::*Callback)()>
+  [[nodiscard]] int init(uv_loop_t* loop, Owner* owner) {
+    owner_ = owner;
+    work_ = [](void* o) { (static_cast<Owner*>(o)->*Callback)(); };
+    const int rc = check_.init(this, [loop](uv_check_t* c) { return uv_check_init(loop, c); });
+    if (rc < 0) return rc;
+    return idle_.init(this, [loop](uv_idle_t* i) { return uv_idle_init(loop, i); });
+  }
+  /// Asks for the work (done once, however often asked before).
+  void schedule() noexcept;
+  /// The work is no longer wanted.
+  void cancel() noexcept;
+  void reset() noexcept {
+    check_.reset();
+    idle_.reset();
+  }
+
+ private:
+  UvHandle<uv_check_t> check_;
+  UvHandle<uv_idle_t> idle_;
+  void* owner_ = nullptr;
+  void (*work_)(void*) = nullptr;
+};
+
 }  // namespace flockbridge::bridge

@@ -23,6 +23,9 @@ namespace flockbridge::bridge::wire {
 /// JSON only: the bridge's greeting, with the robot behind it.
 [[nodiscard]] SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state,
                                  std::string_view reason, const protocol::json::RobotDescription& robot);
+/// A message of a kind port-2005 programs have no tag for (json_codec's
+/// lease, ...), for JSON and WebSocket clients only: nothing for port 2005.
+[[nodiscard]] SharedBuffer json_only(Encoding encoding, std::string message);
 [[nodiscard]] SharedBuffer link(Encoding encoding, protocol::LinkState state, std::string_view reason);
 /// JSON adds the converted values for each factor of `units` that is set; binary carries raw values only.
 [[nodiscard]] SharedBuffer sensor(Encoding encoding, protocol::ByteView payload, const protocol::SensorReading& reading,

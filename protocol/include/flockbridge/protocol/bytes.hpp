@@ -28,11 +28,13 @@ enum class ErrorCode : std::uint8_t {
   NoAck,        ///< the robot did not acknowledge any try
   LinkLost,     ///< the link went down (or the robot rebooted) while the command waited
   Cancelled,    ///< an emergency stop cancelled it
+  Busy,         ///< another client holds control of the robot
+  Denied,       ///< the connection may not do this (its role), or a wrong or too early secret
 };
-inline constexpr std::size_t kErrorCodeCount = 8;
+inline constexpr std::size_t kErrorCodeCount = 10;
 
 /// "invalid", "link_down", "queue_full", "rate_limited", "refused", "no_ack",
-/// "link_lost", "cancelled": the names clients see.
+/// "link_lost", "cancelled", "busy", "denied": the names clients see.
 [[nodiscard]] std::string_view error_code_name(ErrorCode code) noexcept;
 
 /// A refusal with a sentence a student can act on.

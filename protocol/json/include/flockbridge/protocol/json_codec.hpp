@@ -57,8 +57,27 @@ struct RobotDescription {
 [[nodiscard]] std::string error(const nlohmann::json& id, const Error& error);
 /// {"type":"safety_stop","reason":"..."}: the bridge stopped the robot on its own.
 [[nodiscard]] std::string safety_stop(std::string_view reason);
+/// Who holds control of the robot (the lease), as a lease message names it.
+struct LeaseHolder {
+  std::uint64_t client = 0;
+  std::string_view peer;  ///< "10.0.3.17:51234"
+  std::string_view kind;  ///< "binary", "json", "websocket"
+  double since = 0;       ///< Unix seconds
+};
+/// {"type":"lease","holder":{"client":4,"peer":"..","kind":"json","since":..}}, or with
+/// "holder":null and the "reason" it ended (when there is one).
+[[nodiscard]] std::string lease(const std::optional<LeaseHolder>& holder, std::string_view reason = {});
+/// {"type":"ok","id":..,"role":"driver"}: the answer to auth ("id" only when not null).
+[[nodiscard]] std::string authorised(const nlohmann::json& id, std::string_view role);
+/// {"type":"lease_request","client":5,"peer":".."}: to the driver, another client asks it to hand over.
+[[nodiscard]] std::string lease_request(std::uint64_t client, std::string_view peer);
 /// {"type":"stats","id":..,"uptime_s":..,"link":{...},"commands":{...},"sensors":{...},"clients":{...}}
 [[nodiscard]] std::string stats(const nlohmann::json& id, const StatsSnapshot& snapshot);
+
+/// Refuses an argument of `cmd` that is not among `allowed` ("cmd" and "id"
+/// aside): "move: has no argument 'spead'; it takes speed".
+[[nodiscard]] Result<Done> only(std::string_view cmd, const nlohmann::json& object,
+                                std::span<const std::string_view> allowed);
 
 /// One line from a client, read as far as every robot's commands share it.
 struct ParsedLine {

@@ -14,7 +14,7 @@ class FlockbotClient final : public NativeClient {
   void feed(protocol::ByteView bytes, SteadyTime now) override { decoder_.feed(bytes, now); }
   [[nodiscard]] std::optional<NativeInput> next() override;
   [[nodiscard]] std::size_t expire(SteadyTime now, std::chrono::milliseconds timeout) override;
-  [[nodiscard]] bool parses(std::string_view message) const override;
+  [[nodiscard]] bool admit(std::string_view message, MessageOrigin origin) override;
   [[nodiscard]] bool exclusive_control() const noexcept override { return false; }
 
  private:

@@ -38,7 +38,7 @@ class AriaClient final : public NativeClient {
   void feed(protocol::ByteView bytes, SteadyTime now) override;
   [[nodiscard]] std::optional<NativeInput> next() override;
   [[nodiscard]] std::size_t expire(SteadyTime now, std::chrono::milliseconds timeout) override;
-  [[nodiscard]] bool parses(std::string_view message) const override;
+  [[nodiscard]] bool admit(std::string_view message, MessageOrigin origin) override;
   [[nodiscard]] bool exclusive_control() const noexcept override { return true; }
 
   /// How far the handshake is: 0 to 2, the SYNC expected next; 3: done.

@@ -46,8 +46,19 @@ struct StatsRequest {};
 struct SetExtensions {
   std::uint8_t version = 0;
 };
+/// A client gives up control of the robot (JSON `release`).
+struct ReleaseControl {};
+/// A client asks for control of the robot (JSON `take`): the teacher takes
+/// it at once, a driver asks the client that has it to hand over.
+struct TakeControl {};
+/// A client gives a secret for a role (JSON `auth`).
+struct Authenticate {
+  bool teacher = false;  ///< the teacher's secret; else the driver PIN
+  std::string secret;
+};
 /// What a client asks of the bridge, whichever port it came through.
-using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions>;
+using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
+                                   TakeControl, Authenticate>;
 
 /// The version of the port-2005 extensions this bridge speaks.
 inline constexpr std::uint8_t kExtensionsVersion = 1;

@@ -91,6 +91,13 @@ class MessageDecoder {
   [[nodiscard]] std::optional<Message> next();
   /// Whether a message has begun and is not complete.
   [[nodiscard]] bool in_message() const noexcept { return pos_ < buffer_.size(); }
+  /// The type of the message under way, known from its first byte.
+  [[nodiscard]] std::optional<std::uint8_t> pending_type() const noexcept {
+    if (!in_message()) return std::nullopt;
+    return static_cast<std::uint8_t>(buffer_[pos_] >> 5);
+  }
+  /// The bytes of the message under way (0 when none).
+  [[nodiscard]] std::size_t pending_bytes() const noexcept { return buffer_.size() - pos_; }
   /// Gives up the message under way, whose bytes stopped coming (counted);
   /// the next byte fed starts a new message.
   void abandon() noexcept;

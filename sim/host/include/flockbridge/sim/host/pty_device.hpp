@@ -1,5 +1,5 @@
 // The device end of a serial cable, as a pseudo-terminal: what a simulated
-// robot (PtyUno, PtyPioneer) is plugged into, for the simulators,
+// robot (PtyUno, PtyRobot) is plugged into, for the simulators,
 // `flockbridge --simulate` and the tests.
 //
 // Conditions of the problem: a real Uno resets whenever the port is opened

@@ -14,6 +14,7 @@
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/sim/flockbot/uno_model.hpp"
 #include "flockbridge/sim/host/pty_device.hpp"
+#include "flockbridge/sim/host/sim_robot.hpp"
 #include "flockbridge/sim/line_faults.hpp"
 
 namespace flockbridge::sim {
@@ -29,10 +30,8 @@ struct PtyUnoSettings {
   bool report_frames = false;
 };
 
-class PtyUno final : private PtyDevice::Listener {
+class PtyUno final : public SimRobot, private PtyDevice::Listener {
  public:
-  using Log = std::function<void(std::string_view)>;
-
   PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log);
   PtyUno(const PtyUno&) = delete;
   PtyUno& operator=(const PtyUno&) = delete;
@@ -40,22 +39,26 @@ class PtyUno final : private PtyDevice::Listener {
 
   /// Creates a new pseudo-terminal. With a non-empty `link_path`, that path
   /// becomes a symlink to the slave end (replacing an old link atomically).
-  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path);
+  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path) override;
   /// Closes the pseudo-terminal and removes the link: the device vanishes.
-  void unplug();
+  void unplug() override;
   /// Plugs in again at the same link path.
   [[nodiscard]] protocol::Result<protocol::Done> replug() { return plug_in(device_.link_path()); }
   /// Resets the Uno as a brown-out would, while the port stays open.
-  void reboot();
+  void reboot() override;
   /// Stops everything; the loop can then finish.
-  void close();
+  void close() override;
+  void set_silent(bool silent) override { model_.set_silent(silent); }
 
   [[nodiscard]] UnoModel& model() noexcept { return model_; }
   /// The link path if there is one, else the slave's /dev/pts path.
-  [[nodiscard]] std::string device_path() const { return device_.device_path(); }
+  [[nodiscard]] std::string device_path() const override { return device_.device_path(); }
   [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
-  [[nodiscard]] const LineFaults& to_host_faults() const noexcept { return to_host_; }
-  [[nodiscard]] const LineFaults& to_uno_faults() const noexcept { return to_uno_; }
+  [[nodiscard]] const LineFaults& to_host_faults() const override { return to_host_; }
+  [[nodiscard]] const LineFaults& to_robot_faults() const override { return to_uno_; }
+  [[nodiscard]] std::string_view robot_side() const noexcept override { return "to-uno"; }
+  /// nak-next [N], corrupt-next, emergency, packet TEXT, burst [N], bump L H.
+  bool run_command(const std::string& command, std::istringstream& words, const Log& say) override;
 
  private:
   // PtyDevice::Listener

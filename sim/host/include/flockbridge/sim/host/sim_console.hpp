@@ -1,5 +1,5 @@
 // The simulator program (flockbridge-sim, flockbot-sim): a simulated robot
-// on a pseudo-terminal (PtyUno or PtyPioneer) whose events go to standard
+// on a pseudo-terminal (a SimRobot: PtyUno, PtyPioneer, PtySmr) whose events go to standard
 // output and whose faults are injected by commands read from standard input.
 #pragma once
 
@@ -14,8 +14,7 @@
 
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/flockbot/message_decoder.hpp"
-#include "flockbridge/sim/host/pty_pioneer.hpp"
-#include "flockbridge/sim/host/pty_uno.hpp"
+#include "flockbridge/sim/host/sim_robot.hpp"
 #include "flockbridge/sim/host/simulator_cli.hpp"
 
 namespace flockbridge::sim {
@@ -42,19 +41,11 @@ class SimConsole {
   void on_silence_over();
   void on_random_unplug();
   void on_unplug_over();
-  // What every simulated robot does.
-  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link);
-  void unplug();
-  void reboot();
-  void set_silent(bool silent);
   [[nodiscard]] std::string counters() const;
-  /// A command only one robot knows; false when it is not one.
-  bool run_robot_command(const std::string& command, std::istringstream& words);
 
   uv_loop_t* loop_;
   SimulatorOptions options_;
-  std::unique_ptr<PtyUno> uno_;          ///< --robot flockbot
-  std::unique_ptr<PtyPioneer> pioneer_;  ///< --robot pioneer
+  std::unique_ptr<SimRobot> robot_;
   UvHandle<uv_tty_t> tty_;
   UvHandle<uv_pipe_t> pipe_;
   uv_stream_t* input_ = nullptr;

@@ -5,16 +5,17 @@
 #include <string>
 #include <variant>
 
-#include "flockbridge/sim/host/pty_pioneer.hpp"
+#include "flockbridge/sim/host/pty_robot.hpp"
 #include "flockbridge/sim/host/pty_uno.hpp"
 
 namespace flockbridge::sim {
 
 struct SimulatorOptions {
-  std::string robot = "flockbot";  ///< flockbot or pioneer
+  std::string robot = "flockbot";  ///< flockbot, pioneer or smr
   std::string link;
   PtyUnoSettings uno;
   PtyPioneerSettings pioneer;
+  PtySmrSettings smr;
   // Random faults: mean seconds between them (exponentially distributed), 0: none.
   double reboot_every_s = 0;
   double silence_every_s = 0;

@@ -1,0 +1,68 @@
+// Who may do what: the roles a connection has, the comparison of secrets,
+// and the growing delay after wrong ones, per source address.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "flockbridge/protocol/clock.hpp"
+
+namespace flockbridge::bridge {
+
+using protocol::SteadyTime;
+
+/// What a connection may do. A viewer receives and may stop the robot; a
+/// driver may also drive it, under the control lease; the teacher may also
+/// take the lease from anyone.
+enum class Role : std::uint8_t { Viewer, Driver, Teacher };
+
+/// "viewer", "driver", "teacher".
+[[nodiscard]] std::string_view role_name(Role role) noexcept;
+
+/// Whether two secrets are equal, in a time that depends on their lengths
+/// only, never on where they first differ.
+[[nodiscard]] bool same_secret(std::string_view given, std::string_view expected) noexcept;
+
+/// Wrong secrets from one address make it wait, longer each time: after the
+/// n-th wrong one in a row, `first_delay` × 2^(n-1), at most `longest`. A
+/// right one clears the address; an address left alone for `forget_after`
+/// is forgotten. Nobody is ever banned for good.
+class LoginGuard {
+ public:
+  struct Settings {
+    std::chrono::milliseconds first_delay{500};
+    std::chrono::milliseconds longest{30000};
+    std::chrono::milliseconds forget_after{600000};
+    std::size_t most_addresses = 4096;  ///< beyond this the oldest are forgotten first
+  };
+
+  LoginGuard() = default;
+  explicit LoginGuard(Settings settings) : settings_(settings) {}
+
+  /// How long `address` must still wait before its next try (nothing: it may try now).
+  [[nodiscard]] std::optional<std::chrono::milliseconds> wait(const std::string& address, SteadyTime now);
+  /// A wrong secret from `address`: returns how long it must now wait.
+  std::chrono::milliseconds failed(const std::string& address, SteadyTime now);
+  /// A right one.
+  void succeeded(const std::string& address);
+
+  [[nodiscard]] std::size_t addresses() const noexcept { return failures_.size(); }
+
+ private:
+  struct Failures {
+    unsigned count = 0;
+    SteadyTime last{};
+    SteadyTime until{};
+  };
+  void forget_old(SteadyTime now);
+
+  Settings settings_;
+  std::unordered_map<std::string, Failures> failures_;
+};
+
+}  // namespace flockbridge::bridge

@@ -1,0 +1,178 @@
+#include "flockbridge/bridge/smr/driver.hpp"
+
+#include <algorithm>
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/smr/messages.hpp"
+#include "flockbridge/bridge/smr/smrd_client.hpp"
+
+namespace flockbridge::bridge::smr {
+namespace {
+
+namespace bus = protocol::smr;
+
+bus::LinkSettings link_settings(const Config& config) {
+  bus::LinkSettings settings;
+  settings.period = config.smr.period;
+  settings.module_loss_periods = config.smr.module_loss_periods;
+  settings.bus_loss_periods = config.smr.bus_loss_periods;
+  return settings;
+}
+
+bus::Geometry geometry(const Config& config) {
+  bus::Geometry g;
+  g.wheel_diameter_m = config.smr.wheel_diameter_m;
+  g.wheel_base_m = config.smr.wheel_base_m;
+  g.positions_per_turn = config.smr.positions_per_turn;
+  g.period_s = std::chrono::duration<double>(config.smr.period).count();
+  return g;
+}
+
+/// Both motors to 0, and nothing else.
+bool is_stop(const std::vector<bus::SpeedCommand>& speeds) {
+  const auto has = [&](protocol::Byte module) {
+    return std::any_of(speeds.begin(), speeds.end(), [&](const auto& s) { return s.module == module; });
+  };
+  return has(bus::module::kLeftSpeed) && has(bus::module::kRightSpeed) &&
+         std::all_of(speeds.begin(), speeds.end(), [](const auto& s) { return s.speed == 0; });
+}
+
+}  // namespace
+
+SmrDriver::SmrDriver(uv_loop_t* loop, const Config& config, Host& host)
+    : LinkDriver(loop, config, host, link_settings(config)), geometry_(geometry(config)), odometry_(geometry_) {}
+
+SmrDriver::~SmrDriver() {
+  stop();
+}
+
+std::span<const std::string> SmrDriver::commands() const noexcept {
+  return json_commands();
+}
+
+protocol::Result<protocol::Done> SmrDriver::start() {
+  return start_link({"--robot", "smr"}, "simulated SMR");
+}
+
+protocol::Bytes SmrDriver::last_words() {
+  return link_.shutdown_bytes();
+}
+
+std::optional<DriverEvent> SmrDriver::next_event() {
+  auto event = LinkDriver::next_event();
+  if (const auto* published = event ? std::get_if<driver_event::Published>(&*event) : nullptr) {
+    if (const auto* stream = dynamic_cast<const StreamMessage*>(published->message.get())) {
+      delivered_.follow(stream->bytes());
+    }
+  }
+  return event;
+}
+
+std::unique_ptr<NativeClient> SmrDriver::make_native_client() {
+  return std::make_unique<SmrdClient>(delivered_);
+}
+
+protocol::Result<protocol::Bytes> SmrDriver::command_from_json(std::string_view cmd,
+                                                               const nlohmann::json& object) const {
+  return command_messages(cmd, object, geometry_);
+}
+
+MotionEffect SmrDriver::motion_effect(protocol::ByteView command) const {
+  const auto speeds = speed_commands(command);
+  if (speeds.empty()) return {};
+  if (is_stop(speeds)) return MotionEffect{true, false, false};
+  // A speed holds until the next: whoever sets one drives the robot.
+  return MotionEffect{false, true, true};
+}
+
+protocol::Result<protocol::Done> SmrDriver::submit(protocol::CommandToken token, protocol::ByteView command) {
+  auto queued = link_.submit(token, command, is_stop(speed_commands(command)));
+  arm_link_timer();
+  return queued;
+}
+
+protocol::Result<protocol::Done> SmrDriver::stop_robot(protocol::CommandToken token) {
+  protocol::Bytes stop = bus::encode_speed(bus::module::kLeftSpeed, 0);
+  const protocol::Bytes right = bus::encode_speed(bus::module::kRightSpeed, 0);
+  stop.insert(stop.end(), right.begin(), right.end());
+  return submit(token, stop);
+}
+
+void SmrDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
+  const bus::LinkStats stats = link_.stats();
+  snapshot.link_state = link_.state();
+  snapshot.link_counters = bus::link_counters(stats);
+  count_unacknowledged(snapshot.link, stats.decoder.messages, stats.periods, stats.commands_sent,
+                       stats.commands_failed);
+}
+
+void SmrDriver::reload(const Config& config) {
+  config_ = config;
+  link_.set_settings(link_settings(config_));
+  geometry_ = geometry(config_);
+  odometry_ = bus::Odometry(geometry_);
+  last_ts_.reset();
+  arm_link_timer();
+}
+
+void SmrDriver::link_changed(protocol::LinkState state, std::string_view reason) {
+  if (state == protocol::LinkState::Handshaking) {
+    // The bus was (re)opened: the encoders may have started again.
+    odometry_.reset();
+    last_ts_.reset();
+  }
+  push(driver_event::LinkChanged{state, std::string(reason)});
+}
+
+void SmrDriver::publish_stream(protocol::ByteView bytes) {
+  driver_event::Published published;
+  published.message = std::make_shared<StreamMessage>(bytes);
+  push(std::move(published));
+}
+
+void SmrDriver::period_ended() {
+  const protocol::Bytes end = bus::encode_period_end();
+  publish_stream(end);
+}
+
+void SmrDriver::period_started(const bus::PeriodStart&, protocol::ByteView start_message, protocol::ByteView echoed) {
+  protocol::Bytes bytes(start_message.begin(), start_message.end());
+  bytes.insert(bytes.end(), echoed.begin(), echoed.end());
+  publish_stream(bytes);
+}
+
+void SmrDriver::bus_messages(protocol::ByteView messages) {
+  publish_stream(messages);
+}
+
+void SmrDriver::period_complete(const bus::Period& period) {
+  const bus::Reading& r = period.reading;
+  PeriodSnapshot snapshot{period, odometry_.pose(), link_.left_speed(), link_.right_speed()};
+  if ((r.parts & bus::part::kLeft) != 0 && (r.parts & bus::part::kRight) != 0) {
+    const double seconds =
+        last_ts_ ? static_cast<std::uint32_t>(period.start.ts - *last_ts_) / 1e6 : geometry_.period_s;
+    snapshot.pose = odometry_.update(r.left.encoder, r.right.encoder, seconds);
+    last_ts_ = period.start.ts;
+  }
+  driver_event::Published published;
+  published.message = std::make_shared<PeriodMessage>(snapshot);
+  push(std::move(published));
+}
+
+void SmrDriver::command_finished(protocol::CommandToken token, const protocol::Error* error) {
+  driver_event::CommandDone done;
+  done.token = token;
+  if (error != nullptr) done.error = *error;
+  push(std::move(done));
+}
+
+void SmrDriver::power_switch(bool on) {
+  driver_event::Published published;
+  published.message = std::make_shared<PowerSwitchMessage>(on);
+  published.warning =
+      on ? "the SMR's power switch is on again"
+         : "the SMR's power switch is off (SMRD would power the computer off now; the bridge only reports it)";
+  push(std::move(published));
+}
+
+}  // namespace flockbridge::bridge::smr

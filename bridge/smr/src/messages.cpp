@@ -1,0 +1,160 @@
+#include "flockbridge/bridge/smr/messages.hpp"
+
+#include <array>
+#include <cmath>
+#include <numbers>
+
+#include "flockbridge/bridge/json_arguments.hpp"
+
+namespace flockbridge::bridge::smr {
+namespace {
+
+namespace bus = protocol::smr;
+using namespace json_arguments;
+using ordered = nlohmann::ordered_json;
+using nlohmann::json;
+
+constexpr double kDegPerRad = 180.0 / std::numbers::pi;
+
+SharedBuffer line_of(const ordered& message) {
+  std::string text = message.dump(-1, ' ', false, ordered::error_handler_t::replace);
+  text.push_back('\n');
+  return make_buffer(std::move(text));
+}
+
+ordered motor_status_names(int status) {
+  ordered names = ordered::array();
+  if ((status & bus::motor_status::kEncoderTooFast) != 0) names.push_back("encoder_too_fast");
+  if ((status & bus::motor_status::kBlocked) != 0) names.push_back("blocked");
+  if ((status & bus::motor_status::kNoEncoder) != 0) names.push_back("no_encoder");
+  return names;
+}
+
+/// A wheel as struct smr shows it: the right one mirrored back.
+ordered wheel(const bus::MotorState& motor, int speed, bool mirrored) {
+  const auto encoder = mirrored ? static_cast<std::uint16_t>(-motor.encoder) : motor.encoder;
+  ordered out{{"encoder", encoder}, {"speed", mirrored ? -speed : speed}};
+  if (motor.pwm) out["pwm"] = mirrored ? -*motor.pwm : *motor.pwm;
+  if (motor.status) out["status"] = motor_status_names(*motor.status);
+  return out;
+}
+
+protocol::Bytes both_speeds(int left, int right) {
+  protocol::Bytes bytes = bus::encode_speed(bus::module::kLeftSpeed, left);
+  const protocol::Bytes more = bus::encode_speed(bus::module::kRightSpeed, -right);  // mirrored on the bus
+  bytes.insert(bytes.end(), more.begin(), more.end());
+  return bytes;
+}
+
+/// Wheel speeds in m/s as speed units, or why they are too fast.
+protocol::Result<protocol::Bytes> wheel_speeds(std::string_view cmd, double left_m_s, double right_m_s,
+                                               const bus::Geometry& geometry) {
+  const double left = geometry.speed_units(left_m_s);
+  const double right = geometry.speed_units(right_m_s);
+  if (std::abs(left) > 127.5 || std::abs(right) > 127.5) {
+    return argument_error(cmd, "faster than the motors go: a wheel's most is " +
+                                   std::to_string(std::lround(geometry.wheel_speed(127) * 1000)) +
+                                   " mm/s (127 speed units with [smr] wheel_diameter_m)");
+  }
+  return both_speeds(static_cast<int>(std::lround(left)), static_cast<int>(std::lround(right)));
+}
+
+}  // namespace
+
+SharedBuffer period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix_seconds) {
+  const bus::Reading& r = s.period.reading;
+  ordered message{{"type", "sensor"},
+                  {"seq", seq},
+                  {"ts", unix_seconds},
+                  {"tick", s.period.start.tick},
+                  {"tick_ts_us", s.period.start.ts}};
+  message["pose"] = ordered{{"x_mm", tenths(s.pose.x_m * 1000)},
+                            {"y_mm", tenths(s.pose.y_m * 1000)},
+                            {"th_deg", tenths(s.pose.heading_rad * kDegPerRad)}};
+  message["v_mm_s"] = tenths(s.pose.v_m_s * 1000);
+  message["w_deg_s"] = tenths(s.pose.w_rad_s * kDegPerRad);
+  if ((r.parts & bus::part::kPower) != 0) message["battery_v"] = std::round(bus::analog_volts(r.analog[0]) * 100) / 100;
+  ordered wheels;
+  if ((r.parts & bus::part::kLeft) != 0) wheels["left"] = wheel(r.left, s.left_speed, false);
+  if ((r.parts & bus::part::kRight) != 0) wheels["right"] = wheel(r.right, s.right_speed, true);
+  if (!wheels.empty()) message["wheels"] = std::move(wheels);
+  if ((r.parts & bus::part::kLine) != 0) message["line"] = r.line;
+  if ((r.parts & bus::part::kInfrared) != 0) message["ir"] = r.ir;
+  if ((r.parts & bus::part::kPower) != 0) {
+    ordered inputs = ordered::array();
+    if ((r.digital & bus::power_status::kPowerOn) != 0) inputs.push_back("power_on");
+    if ((r.digital & bus::power_status::kExternalPower) != 0) inputs.push_back("external_power");
+    if ((r.digital & bus::power_status::kCharging) != 0) inputs.push_back("charging");
+    message["power"] = ordered{{"inputs", std::move(inputs)}, {"digital", r.digital}, {"analog", r.analog}};
+  }
+  static constexpr std::array<std::pair<unsigned, const char*>, 5> kParts{{{bus::part::kLeft, "left_motor"},
+                                                                           {bus::part::kRight, "right_motor"},
+                                                                           {bus::part::kLine, "line_sensor"},
+                                                                           {bus::part::kInfrared, "ir"},
+                                                                           {bus::part::kPower, "power"}}};
+  ordered missing = ordered::array();
+  for (const auto& [part, name] : kParts) {
+    if ((r.parts & part) == 0) missing.push_back(name);
+  }
+  if (!missing.empty()) message["missing"] = std::move(missing);
+  return line_of(message);
+}
+
+SharedBuffer PowerSwitchMessage::encode(Encoding encoding, std::uint64_t, double) const {
+  if (encoding != Encoding::Json) return nullptr;
+  return line_of(ordered{{"type", "power_switch"}, {"on", on_}});
+}
+
+std::span<const std::string> json_commands() {
+  static const std::array<std::string, 5> names{"drive", "stop", "emergency", "wheels", "speeds"};
+  return names;
+}
+
+protocol::Result<protocol::Bytes> command_messages(std::string_view cmd, const json& object,
+                                                   const bus::Geometry& geometry) {
+  if (cmd == "stop" || cmd == "emergency") {
+    if (auto checked = only(cmd, object, {}); !checked) return checked.error();
+    return both_speeds(0, 0);
+  }
+  if (cmd == "drive") {
+    if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
+    auto v = number(cmd, object, "v_mm_s", -10000, 10000);
+    if (!v) return v.error();
+    auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -3600, 3600) : protocol::Result<double>(0.0);
+    if (!w) return w.error();
+    const double turn = w.value() / kDegPerRad * geometry.wheel_base_m / 2;  // each wheel's share, m/s
+    return wheel_speeds(cmd, v.value() / 1000 - turn, v.value() / 1000 + turn, geometry);
+  }
+  if (cmd == "wheels") {
+    if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
+    auto left = number(cmd, object, "left_mm_s", -10000, 10000);
+    if (!left) return left.error();
+    auto right = number(cmd, object, "right_mm_s", -10000, 10000);
+    if (!right) return right.error();
+    return wheel_speeds(cmd, left.value() / 1000, right.value() / 1000, geometry);
+  }
+  if (cmd == "speeds") {
+    if (auto checked = only(cmd, object, {"left", "right"}); !checked) return checked.error();
+    auto left = number(cmd, object, "left", -127, 127);
+    if (!left) return left.error();
+    auto right = number(cmd, object, "right", -127, 127);
+    if (!right) return right.error();
+    return both_speeds(static_cast<int>(std::lround(left.value())), static_cast<int>(std::lround(right.value())));
+  }
+  std::string known;
+  for (const std::string& name : json_commands()) known += (known.empty() ? "" : ", ") + name;
+  return protocol::Error{"unknown command '" + std::string(cmd) + "'; an SMR takes " + known};
+}
+
+std::vector<bus::SpeedCommand> speed_commands(protocol::ByteView messages) {
+  bus::MessageDecoder decoder;
+  decoder.feed(messages);
+  std::vector<bus::SpeedCommand> speeds;
+  while (auto message = decoder.next()) {
+    if (message->type != static_cast<std::uint8_t>(bus::MessageType::Bus)) continue;
+    if (const auto speed = bus::read_speed(message->body)) speeds.push_back(*speed);
+  }
+  return speeds;
+}
+
+}  // namespace flockbridge::bridge::smr

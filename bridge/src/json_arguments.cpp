@@ -1,0 +1,43 @@
+#include "flockbridge/bridge/json_arguments.hpp"
+
+#include <cmath>
+#include <span>
+#include <string>
+
+#include "flockbridge/protocol/json_codec.hpp"
+
+namespace flockbridge::bridge::json_arguments {
+
+protocol::Error argument_error(std::string_view cmd, std::string_view problem) {
+  return protocol::Error{std::string(cmd) + ": " + std::string(problem)};
+}
+
+protocol::Result<double> number(std::string_view cmd, const nlohmann::json& object, const char* name, double low,
+                                double high) {
+  const auto it = object.find(name);
+  if (it == object.end()) return argument_error(cmd, std::string("needs '") + name + "'");
+  if (!it->is_number()) return argument_error(cmd, std::string(name) + " must be a number");
+  const double value = it->get<double>();
+  if (!std::isfinite(value) || value < low || value > high) {
+    return argument_error(cmd, std::string(name) + " must be from " + std::to_string(static_cast<long>(low)) + " to " +
+                                   std::to_string(static_cast<long>(high)));
+  }
+  return value;
+}
+
+protocol::Result<bool> on_off(std::string_view cmd, const nlohmann::json& object) {
+  const auto it = object.find("on");
+  if (it == object.end() || !it->is_boolean()) return argument_error(cmd, "needs 'on': true or false");
+  return it->get<bool>();
+}
+
+protocol::Result<protocol::Done> only(std::string_view cmd, const nlohmann::json& object,
+                                      std::initializer_list<std::string_view> allowed) {
+  return protocol::json::only(cmd, object, std::span(allowed.begin(), allowed.size()));
+}
+
+double tenths(double value) {
+  return std::round(value * 10.0) / 10.0;
+}
+
+}  // namespace flockbridge::bridge::json_arguments

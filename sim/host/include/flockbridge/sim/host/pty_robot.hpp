@@ -1,0 +1,164 @@
+// A simulated robot whose model plays its controller's side of the serial
+// protocol (sim/aros's Pioneer, sim/smr's SMR bus) on a pseudo-terminal
+// (PtyDevice) or served over TCP (TcpDevice), with noise on the line when
+// asked: the robot behind `flockbridge --robot pioneer|smr --simulate`, the
+// simulator program and the tests. Unlike the Uno, these robots do not
+// reset when their port is opened.
+//
+// `Model` is built from (settings, transmit, log) and is fed
+// bytes_received(bytes, now) and tick(now) at its next_deadline(). The
+// commands only one model knows are run_model_command()'s.
+#pragma once
+
+#include <uv.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/sim/aros/pioneer_model.hpp"
+#include "flockbridge/sim/host/pty_device.hpp"
+#include "flockbridge/sim/host/sim_robot.hpp"
+#include "flockbridge/sim/host/tcp_device.hpp"
+#include "flockbridge/sim/line_faults.hpp"
+#include "flockbridge/sim/smr/smr_model.hpp"
+
+namespace flockbridge::sim {
+
+template <typename ModelSettings>
+struct PtyRobotSettings {
+  ModelSettings model;
+  LineFaultSettings to_host;   ///< noise on what the robot sends
+  LineFaultSettings to_robot;  ///< noise on what the robot receives
+  std::uint32_t seed = 1;
+  /// Served over TCP on 127.0.0.1 at this port instead of a pseudo-terminal
+  /// (0: a free port), as MobileSim serves its robot; none: a pseudo-terminal.
+  std::optional<std::uint16_t> listen_port;
+};
+
+/// The simulator's commands for one model ("state", ...); false when `command` is none of them.
+bool run_model_command(aros::PioneerModel& model, const std::string& command, std::istringstream& words,
+                       const SimRobot::Log& say);
+bool run_model_command(smr::SmrModel& model, const std::string& command, std::istringstream& words,
+                       const SimRobot::Log& say);
+
+template <typename Model, typename ModelSettings>
+class PtyRobot final : public SimRobot, private SimDevice::Listener {
+ public:
+  using Settings = PtyRobotSettings<ModelSettings>;
+
+  /// Throws std::invalid_argument for settings the model refuses.
+  PtyRobot(uv_loop_t* loop, const Settings& settings, Log log)
+      : log_(std::move(log)),
+        to_host_(settings.to_host, settings.seed * 2654435761U + 1),
+        to_robot_(settings.to_robot, settings.seed * 2654435761U + 2),
+        model_settings_(settings.model),
+        device_(make_device(loop, settings.listen_port)) {
+    make_model();
+    (void)tick_.template init<PtyRobot, &PtyRobot::on_tick>(loop, this);
+  }
+  PtyRobot(const PtyRobot&) = delete;
+  PtyRobot& operator=(const PtyRobot&) = delete;
+  ~PtyRobot() override { close(); }
+
+  [[nodiscard]] protocol::Result<protocol::Done> plug_in(const std::string& link_path) override {
+    return device_->plug_in(link_path);
+  }
+  void unplug() override { device_->unplug(); }
+  void close() override {
+    device_->close();
+    tick_.reset();
+  }
+  /// Power-cycles the robot while the port stays open.
+  void reboot() override {
+    log_("reboot");
+    make_model();
+    schedule_tick();
+  }
+  void set_silent(bool silent) override { silent_ = silent; }
+  [[nodiscard]] std::string device_path() const override { return device_->device_path(); }
+  [[nodiscard]] const LineFaults& to_host_faults() const override { return to_host_; }
+  [[nodiscard]] const LineFaults& to_robot_faults() const override { return to_robot_; }
+  bool run_command(const std::string& command, std::istringstream& words, const Log& say) override {
+    return run_model_command(*model_, command, words, say);
+  }
+
+  [[nodiscard]] Model& model() noexcept { return *model_; }
+  [[nodiscard]] bool connected() const noexcept { return device_->connected(); }
+
+ private:
+  std::unique_ptr<SimDevice> make_device(uv_loop_t* loop, std::optional<std::uint16_t> listen_port) {
+    const SimDevice::Log log = [this](std::string_view line) { log_(line); };
+    SimDevice::Listener& listener = *this;
+    if (listen_port) return std::make_unique<TcpDevice>(loop, *listen_port, listener, log);
+    return std::make_unique<PtyDevice>(loop, listener, log);
+  }
+
+  void make_model() {
+    model_.emplace(
+        model_settings_, [this](protocol::ByteView bytes) { transmit(bytes); },
+        [this](std::string_view line) { log_(line); });
+  }
+
+  void device_opened() override { schedule_tick(); }
+  void device_received(protocol::ByteView bytes) override {
+    if (to_robot_.settings().any()) {
+      received_.clear();
+      to_robot_.apply(bytes, received_);
+      model_->bytes_received(received_, steady_now());
+    } else {
+      model_->bytes_received(bytes, steady_now());
+    }
+    schedule_tick();
+  }
+  void device_closed() override {}
+
+  void transmit(protocol::ByteView bytes) {
+    if (silent_) return;
+    if (!to_host_.settings().any()) {
+      device_->write(bytes);
+      return;
+    }
+    sent_.clear();
+    to_host_.apply(bytes, sent_);
+    device_->write(sent_);
+  }
+
+  void on_tick() {
+    model_->tick(steady_now());
+    schedule_tick();
+  }
+
+  void schedule_tick() {
+    if (const auto deadline = model_->next_deadline()) {
+      tick_.start_at(*deadline);
+    } else {
+      tick_.stop();
+    }
+  }
+
+  Log log_;
+  LineFaults to_host_;
+  LineFaults to_robot_;
+  protocol::Bytes received_;  ///< what the robot received, after the line's noise
+  protocol::Bytes sent_;      ///< what the host receives, after the line's noise
+  ModelSettings model_settings_;
+  std::optional<Model> model_;
+  bool silent_ = false;
+  DeadlineTimer tick_;
+  std::unique_ptr<SimDevice> device_;
+};
+
+/// A Pioneer or AmigoBot (sim/aros): a robot left open by an earlier client
+/// goes on sending SIPs.
+using PtyPioneerSettings = PtyRobotSettings<aros::PioneerModelSettings>;
+using PtyPioneer = PtyRobot<aros::PioneerModel, aros::PioneerModelSettings>;
+/// An SMR's RS485 bus (sim/smr).
+using PtySmrSettings = PtyRobotSettings<smr::SmrModelSettings>;
+using PtySmr = PtyRobot<smr::SmrModel, smr::SmrModelSettings>;
+
+}  // namespace flockbridge::sim

@@ -1,0 +1,47 @@
+// A simulated robot plugged into its device (a pseudo-terminal, or TCP),
+// as the simulator program drives it: whatever the family, it can be
+// unplugged, rebooted and silenced, and its line's noise counted. PtyUno
+// plays the Flockbot's Uno; PtyRobot<Model> the other families' robots.
+#pragma once
+
+#include <functional>
+#include <sstream>
+#include <string>
+#include <string_view>
+
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/sim/line_faults.hpp"
+
+namespace flockbridge::sim {
+
+class SimRobot {
+ public:
+  using Log = std::function<void(std::string_view)>;
+
+  SimRobot() = default;
+  SimRobot(const SimRobot&) = delete;
+  SimRobot& operator=(const SimRobot&) = delete;
+  virtual ~SimRobot() = default;
+
+  /// Makes the device appear (at `link_path`, for a pseudo-terminal).
+  [[nodiscard]] virtual protocol::Result<protocol::Done> plug_in(const std::string& link_path) = 0;
+  /// The device vanishes.
+  virtual void unplug() = 0;
+  /// The robot restarts while its device stays.
+  virtual void reboot() = 0;
+  /// Stops or resumes sending anything (the robot's side of a broken cable).
+  virtual void set_silent(bool silent) = 0;
+  /// Stops everything; the loop can then finish.
+  virtual void close() = 0;
+  /// What the host opens: a path, or tcp:127.0.0.1:PORT.
+  [[nodiscard]] virtual std::string device_path() const = 0;
+  [[nodiscard]] virtual const LineFaults& to_host_faults() const = 0;
+  [[nodiscard]] virtual const LineFaults& to_robot_faults() const = 0;
+  /// The robot's side of the line in the counters line ("to-uno", "to-robot").
+  [[nodiscard]] virtual std::string_view robot_side() const noexcept { return "to-robot"; }
+  /// Runs a command only this robot knows, answering through `say`; false
+  /// when it is not one of them.
+  virtual bool run_command(const std::string& command, std::istringstream& words, const Log& say) = 0;
+};
+
+}  // namespace flockbridge::sim

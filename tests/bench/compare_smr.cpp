@@ -1,0 +1,369 @@
+// compare_bench --robot smr: flockbridge doing SMRD's job on an SMR's bus
+// beside ser2net relaying the same bus's bytes.
+//
+// This process plays the bus on one pseudo-terminal per server, as the
+// SMR's modules behave: each period's first poll (`01 21`) is answered at
+// once with every module's reply, the left encoder carrying a sequence
+// number's low 16 bits and the right encoder its high ones; speed commands
+// are timestamped as they arrive. The bridge polls the bus itself every
+// 10 ms; ser2net has no master of its own, so one of its clients writes the
+// polls every 10 ms, as a program driving the bus through it would have to.
+//
+// The bridge's clients are SMR programs on port 24901, reading as the SMR
+// library does (READY when a period begins, so that one is always banked),
+// and JSON clients; ser2net's are raw TCP clients that find the replies in
+// the bus's bytes. Latency runs from this process writing the replies into
+// the pseudo-terminal to the kernel's receive timestamp on the client's
+// socket, as for the other families.
+//
+// It also measures the period as a program sees it (the interval between
+// the STARTs it receives, the kernel's timestamps), and what ser2net cannot
+// do: how soon the motors are stopped after the program driving them is
+// killed.
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/compare.hpp"
+#include "flockbridge/protocol/smr/bus.hpp"
+#include "flockbridge/protocol/smr/messages.hpp"
+#include "support/measure.hpp"
+
+namespace flockbridge::testing::bench {
+
+namespace {
+
+namespace smr = protocol::smr;
+using namespace std::chrono_literals;
+
+constexpr double kPeriodMs = 10;
+
+/// The bus's modules, played fast.
+class FastSmrBus final : public SensorSource {
+ public:
+  [[nodiscard]] const std::string& device() const noexcept { return pty_.device(); }
+  /// The bus is polled: nothing goes out unasked.
+  void send_sensor(std::uint32_t /*seq*/) override {}
+
+  /// Waits for a speed command for the left motor arriving after `after`
+  /// whose speed is zero (`zero`) or not; when it came.
+  std::optional<Clock::time_point> wait_speed(bool zero, Clock::time_point after, std::chrono::milliseconds timeout) {
+    const auto command = commands_.wait_for(
+        0,
+        [&](const CommandLog::Entry& entry) {
+          return entry.at > after && entry.bytes[0] == smr::module::kLeftSpeed && (entry.bytes[1] == 0) == zero;
+        },
+        timeout);
+    if (!command) return std::nullopt;
+    return command->at;
+  }
+
+ private:
+  void on_read(protocol::ByteView bytes, Clock::time_point now) {
+    decoder_.feed(bytes);
+    while (auto message = decoder_.next()) {
+      if (message->type != static_cast<std::uint8_t>(smr::MessageType::Bus) || message->body.empty()) continue;
+      if (smr::read_speed(message->body)) commands_.add(message->body, now);
+      if (message->body.size() != 1 || message->body[0] != smr::module::kLeftMotor) continue;
+      const std::uint32_t seq = next_seq++;
+      protocol::Bytes replies = smr::encode_motor(smr::reply::kLeftEncoder, seq & 0xFFFF, 0, 0);
+      const auto add = [&](const protocol::Bytes& more) { replies.insert(replies.end(), more.begin(), more.end()); };
+      add(smr::encode_motor(smr::reply::kRightEncoder, static_cast<std::uint16_t>(seq >> 16), 0, 0));
+      add(protocol::Bytes{0x09, smr::reply::kLineSensor, 230, 230, 230, 20, 20, 230, 230, 230});
+      add(protocol::Bytes{0x07, smr::reply::kInfrared, 0, 10, 20, 30, 40, 50});
+      add(smr::encode_power(smr::power_status::kPowerOn, {973, 0, 0, 0, 0}));
+      mark_sent(seq);
+      pty_.write_all(replies);
+    }
+  }
+
+  smr::MessageDecoder decoder_;
+  CommandLog commands_;  ///< each speed command's body
+  PtyEnd pty_{[this](protocol::ByteView bytes, Clock::time_point now) {
+    on_read(bytes, now);
+  }};  ///< last: its thread stops first
+};
+
+/// The sequence numbers in an SMR byte stream: the left encoder's low half
+/// and the right one's high half. For an SMR program (`ready_fd` >= 0) it
+/// also says READY at every START, as the SMR library's read does.
+SeqParser bus_replies(int ready_fd) {
+  return
+      [decoder = smr::MessageDecoder(), low = 0L, ready_fd](std::string_view bytes, std::vector<long>& seqs) mutable {
+        decoder.feed(protocol::ByteView(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size()));
+        while (auto message = decoder.next()) {
+          const protocol::ByteView body = message->body;
+          if (message->type == static_cast<std::uint8_t>(smr::MessageType::Control) && ready_fd >= 0 &&
+              smr::read_period_start(body)) {
+            const protocol::Bytes ready = smr::encode_ready();
+            (void)::send(ready_fd, ready.data(), ready.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+            continue;
+          }
+          if (message->type != static_cast<std::uint8_t>(smr::MessageType::Bus) || body.size() < 3) continue;
+          const long value = body[1] << 8 | body[2];
+          if (body[0] == smr::reply::kLeftEncoder) low = value;
+          if (body[0] == smr::reply::kRightEncoder) seqs.push_back(low | value << 16);
+        }
+      };
+}
+
+/// The sequence number in a JSON sensor line: the wheels' encoders as
+/// struct smr shows them (the right one mirrored back).
+long json_seq(std::string_view line) {
+  const auto number_after = [&](std::string_view key) -> long {
+    const auto at = line.find(key);
+    if (at == std::string_view::npos) return -1;
+    return std::strtol(line.data() + at + key.size(), nullptr, 10);
+  };
+  const long left = number_after("\"left\":{\"encoder\":");
+  const long right = number_after("\"right\":{\"encoder\":");
+  if (left < 0 || right < 0) return -1;
+  return left | ((65536 - right) & 0xFFFF) << 16;
+}
+
+/// An SMR program's connection: READY at once, then at every START.
+Reader smr_program(std::uint16_t port) {
+  TcpClient connection(port, 0, kWifiMss);
+  const int fd = connection.fd();
+  Reader reader = timestamped_reader(std::move(connection), bus_replies(fd));
+  reader.connection.send(std::vector<std::uint8_t>{0xE1, 0x02});
+  return reader;
+}
+
+struct Server {
+  std::string name;
+  std::uint16_t port = 0;       ///< port 24901, or ser2net's raw port
+  std::uint16_t json_port = 0;  ///< 0 for ser2net
+  std::unique_ptr<FastSmrBus> bus;
+  std::unique_ptr<ChildProcess> process;
+
+  /// `count` SMR programs, or as many raw ser2net clients.
+  std::vector<Reader> programs(int count) const {
+    if (json_port == 0) {
+      return connect_readers(
+          count, 4, [&] { return open_reader(port, bus_replies(-1)); }, name);
+    }
+    std::vector<Reader> readers;
+    readers.reserve(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) readers.push_back(smr_program(port));
+    return readers;
+  }
+  std::vector<Reader> json_clients(int count) const {
+    return connect_readers(
+        count, 64, [&] { return open_reader(json_port, json_lines(json_seq)); }, name);
+  }
+  Workload measure(std::vector<Reader>& readers, double seconds) {
+    return stream(*bus, process->pid(), readers, 0, seconds);
+  }
+};
+
+/// ser2net's bus has no master: this writes SMRD's polls every period.
+class Poller {
+ public:
+  explicit Poller(std::uint16_t port)
+      : connection_(port), thread_([this] {
+          protocol::Bytes period = smr::encode_polls();
+          period.resize(smr::kPeriodBytes, 0);
+          const std::vector<std::uint8_t> bytes(period.begin(), period.end());
+          auto due = Clock::now();
+          while (!stopping_) {
+            connection_.send(bytes);
+            due += std::chrono::microseconds(static_cast<long>(kPeriodMs * 1000));
+            std::this_thread::sleep_until(due);  // the bus's pace, not synchronisation
+          }
+        }) {}
+  Poller(const Poller&) = delete;
+  Poller& operator=(const Poller&) = delete;
+  ~Poller() {
+    stopping_ = true;
+    thread_.join();
+  }
+
+ private:
+  TcpClient connection_;
+  std::atomic<bool> stopping_ = false;
+  std::thread thread_;
+};
+
+/// The intervals between the STARTs one SMR program receives, in ms, for `seconds`.
+std::vector<double> period_intervals(std::uint16_t port, double seconds) {
+  Reader program = smr_program(port);
+  std::vector<double> intervals;
+  std::optional<WallClock::time_point> previous;
+  smr::MessageDecoder decoder;
+  std::vector<char> buffer(65536);
+  const auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (Clock::now() < end) {
+    pollfd wait{program.connection.fd(), POLLIN, 0};
+    if (::poll(&wait, 1, 50) <= 0) continue;
+    const auto received = receive_timestamped(program.connection.fd(), buffer, WallClock::now());
+    if (!received) continue;
+    const WallClock::time_point arrived = received->at;
+    decoder.feed(protocol::ByteView(reinterpret_cast<const std::uint8_t*>(buffer.data()), received->bytes));
+    while (auto m = decoder.next()) {
+      if (m->type != static_cast<std::uint8_t>(smr::MessageType::Control) || !smr::read_period_start(m->body)) {
+        continue;
+      }
+      const protocol::Bytes ready = smr::encode_ready();
+      program.connection.send(std::vector<std::uint8_t>(ready.begin(), ready.end()));
+      if (previous) intervals.push_back(std::chrono::duration<double, std::milli>(arrived - *previous).count());
+      previous = arrived;
+    }
+  }
+  std::sort(intervals.begin(), intervals.end());
+  return intervals;
+}
+
+/// How long after the driving program's socket closes the motors get zero
+/// speeds: `count` times, each with a new program that drives and is killed.
+std::vector<double> stop_after_kill(Server& bridge, int count) {
+  std::vector<double> ms;
+  for (int i = 0; i < count; ++i) {
+    Clock::time_point killed;
+    {
+      TcpClient program(bridge.port);
+      const auto asked = Clock::now();
+      program.send(std::vector<std::uint8_t>{0x02, 0x11, 30, 0x02, 0x12, 0xE2});
+      if (!bridge.bus->wait_speed(false, asked, 2s)) {
+        throw std::runtime_error("the program's speeds did not reach the bus");
+      }
+      killed = Clock::now();
+    }  // the socket closes, as a killed program's does
+    if (const auto stopped = bridge.bus->wait_speed(true, killed, 2s)) {
+      ms.push_back(std::chrono::duration<double, std::milli>(*stopped - killed).count());
+    }
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms;
+}
+
+}  // namespace
+
+void compare_smr(const Options& given, const Placement& placement) {
+  Options options = given;
+  if (options.seconds <= 0) options.seconds = 10;
+  const auto directory =
+      std::filesystem::temp_directory_path() / ("flockbridge-compare-smr-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(directory);
+
+  Server bridge;
+  bridge.name = "flockbridge";
+  bridge.bus = std::make_unique<FastSmrBus>();
+  StartedBridge started = start_flockbridge(placement, bridge.bus->device(), {"--robot", "smr"});
+  bridge.process = std::move(started.process);
+  bridge.port = started.ports.binary;
+  bridge.json_port = started.ports.json;
+  await_link_up(*bridge.process);
+
+  std::optional<Server> ser2net;
+  std::unique_ptr<Poller> poller;
+  if (options.ser2net) {
+    try {
+      ser2net.emplace();
+      ser2net->name = "ser2net";
+      ser2net->bus = std::make_unique<FastSmrBus>();
+      ser2net->port = free_port();
+      ser2net->process = bench::start_ser2net(placement, directory, ser2net->bus->device(), 115200, ser2net->port);
+      poller = std::make_unique<Poller>(ser2net->port);
+    } catch (const std::exception& error) {
+      ser2net.reset();
+      std::printf("ser2net: not compared (%s). scripts/compare.sh installs it.\n", error.what());
+    }
+  } else {
+    std::printf("ser2net: not compared (--no-ser2net)\n");
+  }
+
+  std::printf(
+      "compare_bench --robot smr: flockbridge (SMR programs on port 24901, JSON clients) and ser2net (raw TCP, one\n"
+      "client writing the polls) on pseudo-terminals, the bus answering every 10 ms period, %.1f s per phase.\n"
+      "Latency: this process writing the modules' replies to the kernel's receive timestamp on the client's\n"
+      "socket; \"read\": to this process's one reader thread reading it. Placement: %s.\n\n",
+      options.seconds, placement.describe().c_str());
+
+  std::printf("The period as an SMR program receives it (interval between STARTs; SMRD's is 10 ms):\n");
+  const std::vector<double> intervals = period_intervals(bridge.port, options.seconds);
+  std::vector<double> deviation;
+  deviation.reserve(intervals.size());
+  for (const double interval : intervals) deviation.push_back(std::abs(interval - kPeriodMs));
+  std::sort(deviation.begin(), deviation.end());
+  std::printf(
+      "    %-12s p50 %7.3f ms  p99 %7.3f ms  min %7.3f  max %7.3f  (|interval - 10 ms|: p50 %.3f, p99 %.3f)"
+      "  %zu periods\n",
+      "flockbridge", percentile(intervals, 0.5), percentile(intervals, 0.99),
+      intervals.empty() ? 0.0 : intervals.front(), intervals.empty() ? 0.0 : intervals.back(),
+      percentile(deviation, 0.5), percentile(deviation, 0.99), intervals.size());
+
+  std::printf("\nReply latency, SMR programs on port 24901 and as many raw ser2net clients:\n");
+  Workload at10[2];
+  for (const int clients : {1, 10}) {
+    std::printf("  %d client%s\n", clients, clients == 1 ? "" : "s");
+    auto programs = bridge.programs(clients);
+    const Workload ours = bridge.measure(programs, options.seconds);
+    print_delivery("flockbridge", ours);
+    programs.clear();
+    if (clients == 10) at10[0] = ours;
+    if (!ser2net) continue;
+    auto raw = ser2net->programs(clients);
+    const Workload theirs = ser2net->measure(raw, options.seconds);
+    print_delivery("ser2net", theirs);
+    if (clients == 10) at10[1] = theirs;
+    print_ratio("p50", percentile(ours.delivery.ms, 0.5), percentile(theirs.delivery.ms, 0.5), "bridge / ser2net");
+    print_ratio("p99", percentile(ours.delivery.ms, 0.99), percentile(theirs.delivery.ms, 0.99), "bridge / ser2net");
+  }
+
+  std::printf("\n1000 JSON clients of the bridge (every period, 100 a second each):\n");
+  const auto connecting = Clock::now();
+  auto json = bridge.json_clients(1000);
+  std::printf("    %-12s 1000 connections served in %.2f s\n", "flockbridge", seconds_since(connecting, Clock::now()));
+  const Workload json_load = bridge.measure(json, options.seconds);
+  print_delivery("flockbridge", json_load);
+  const std::string peak = process_status(bridge.process->pid(), "VmHWM");
+  std::printf("    %-12s peak RSS %s\n", "flockbridge", peak.c_str());
+  json.clear();
+
+  constexpr int kKills = 10;
+  std::printf(
+      "\nThe program driving the robot killed mid-drive, %d times: its socket closed to zero speeds on the bus:\n",
+      kKills);
+  const std::vector<double> stops = stop_after_kill(bridge, kKills);
+  std::printf("    %-12s p50 %7.1f ms  max %7.1f ms  (%zu of %d stopped)\n", "flockbridge", percentile(stops, 0.5),
+              stops.empty() ? 0.0 : stops.back(), stops.size(), kKills);
+  std::printf("    %-12s never: the motors keep the last speed written\n", "ser2net");
+
+  std::printf("\nSummary:\n");
+  std::printf("  period at an SMR program: p50 %.3f ms, p99 %.3f ms (|deviation from 10 ms| p99 %.3f ms)\n",
+              percentile(intervals, 0.5), percentile(intervals, 0.99), percentile(deviation, 0.99));
+  std::printf("  reply latency with 10 SMR programs: p50 %.3f ms, p99 %.3f ms, %.1f%% of a core",
+              percentile(at10[0].delivery.ms, 0.5), percentile(at10[0].delivery.ms, 0.99),
+              100 * at10[0].cpu_s / at10[0].wall_s);
+  if (ser2net) {
+    std::printf(" (ser2net, 10 raw clients: p50 %.3f ms, p99 %.3f ms)", percentile(at10[1].delivery.ms, 0.5),
+                percentile(at10[1].delivery.ms, 0.99));
+  }
+  std::printf("\n  1000 JSON clients at 100 periods/s: p50 %.3f ms, p99 %.3f ms, %.1f%% of a core%s, peak RSS %s\n",
+              percentile(json_load.delivery.ms, 0.5), percentile(json_load.delivery.ms, 0.99),
+              100 * json_load.cpu_s / json_load.wall_s,
+              placement.isolated() ? " (the bridge's own work)" : " (with the clients' receive work)", peak.c_str());
+  std::printf("  the motors stopped %.1f ms (p50) after their driver was killed; through ser2net, never\n",
+              percentile(stops, 0.5));
+
+  poller.reset();
+  bridge.process->terminate();
+  if (ser2net) ser2net->process->terminate();
+  std::filesystem::remove_all(directory);
+}
+
+}  // namespace flockbridge::testing::bench

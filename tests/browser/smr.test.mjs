@@ -1,0 +1,62 @@
+// The dashboard of a DTU Small Mobile Robot in a real browser: the real
+// bridge with --robot smr against the simulated SMR bus, the page in
+// Debian's headless Chromium. It must show an SMR as an SMR (the line
+// sensor bar, the IR, the pose and its path, the battery and power inputs),
+// ask for fewer than the robot's 100 periods a second, and drive it with
+// the same controls as every robot. Every wait is for an event.
+//
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/smr.test.mjs
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import path from "node:path";
+import { artifacts, dashboardSuite } from "./dashboard.mjs";
+
+let bridge, page, text, number, counterLater;
+dashboardSuite(["--robot", "smr", "--simulate"], (ui) => ({ bridge, page, text, number, counterLater } = ui));
+/** Waits until the page's period counter has moved on by `count` periods. */
+const periodsLater = (count) => counterLater("smr-tick", count);
+
+test("the page shows an SMR as an SMR, at a pace a browser wants", async () => {
+  await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
+  await page.getByTestId("robot-title").filter({ hasText: "SMR" }).waitFor();
+  await page.getByTestId("smr").waitFor({ state: "visible" });
+  assert.equal(await page.getByTestId("sensors").isVisible(), false, "no Flockbot sensors");
+  assert.equal(await page.getByTestId("pioneer").isVisible(), false, "no Pioneer panel");
+  await periodsLater(20);
+  assert.equal(await text("smr-battery"), "12.40 V");
+  assert.equal(await text("smr-missing"), "all answering");
+  assert.equal(await text("smr-power-switch"), "power switch on");
+  // The simulated robot starts on the line: the bar's middle two sensors are dark.
+  const dark = await page.locator('[data-testid="smr-line"] span.dark').count();
+  assert.equal(dark, 2, "two line sensors over the line");
+  // It asked for a period every 50 ms: about 20 a second of the robot's 100.
+  await page.waitForFunction(() => Number(document.getElementById("smr-rate").textContent) >= 10);
+  const rate = Number(await page.locator("#smr-rate").textContent());
+  assert.ok(rate <= 30, `the page draws ${rate} periods a second`);
+});
+
+test("forward drives it at the slider's speed; stop holds the pose; the path is drawn", async () => {
+  const start = await number("smr-x");
+  await page.getByTestId("forward").click();
+  await bridge.waitFor("simulated SMR: rx left speed 29");  // 30 cm/s in encoder positions a period
+  await bridge.waitFor("simulated SMR: rx right speed -29");  // mirrored on the bus
+  await page.waitForFunction(
+    (from) => Number(document.querySelector('[data-testid="smr-x"]').textContent) > from + 100, start);
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="smr-room"]').dataset.points) > 10);
+
+  await page.getByTestId("stop").click();
+  await bridge.waitFor("simulated SMR: rx left speed 0");
+  await periodsLater(10);  // what was on its way before the stop has arrived
+  const stopped = await number("smr-x");
+  await periodsLater(20);
+  assert.equal(await number("smr-x"), stopped, "the pose holds after stop");
+});
+
+test("arrow keys turn it, and the emergency stop reaches it", async () => {
+  await page.locator("body").press("ArrowLeft");
+  await bridge.waitFor("simulated SMR: rx left speed -");
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="smr-th"]').textContent) > 5);
+  await page.getByTestId("emergency").click();
+  await bridge.waitFor("simulated SMR: rx left speed 0");
+  await page.screenshot({ path: path.join(artifacts, "dashboard-smr.png"), fullPage: true });
+});

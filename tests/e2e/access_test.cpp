@@ -1,0 +1,162 @@
+// Who may drive, with [access] set: a JSON or WebSocket client watches and
+// stops until it gives the driver PIN; wrong secrets make their address
+// wait longer each time; the teacher takes control from anyone; a driver
+// asks the driver to hand over; a read-only port lets a 2014 program watch
+// and stop only.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "e2e/rig.hpp"
+#include "support/legacy_client.hpp"
+
+using namespace flockbridge::testing;
+using nlohmann::json;
+using Stream = ChildProcess::Stream;
+
+namespace {
+
+constexpr const char* kAccess = "[access]\ndriver_pin = \"4711\"\nteacher_secret = \"chalk-and-cheese\"\n";
+
+/// Sends auth with `field` = `secret` and returns the answer (ok or error).
+json auth(TcpClient& client, const std::string& field, const std::string& secret) {
+  client.send(json{{"cmd", "auth"}, {field, secret}, {"id", "auth"}}.dump() + "\n");
+  for (;;) {
+    auto message = client.read_json();
+    REQUIRE(message);
+    if ((*message)["id"] == "auth") return *message;
+  }
+}
+
+/// Gives a secret again and again until the login backoff takes it, and
+/// returns the answer; `waited` is how many tries were turned away first.
+json auth_when_allowed(TcpClient& client, const std::string& field, const std::string& secret, int& waited) {
+  for (waited = 0; waited < 100; ++waited) {
+    json answer = auth(client, field, secret);
+    const std::string error = answer.value("error", "");
+    if (error.find("too many wrong secrets from 127.0.0.1: try again in ") != 0) return answer;
+    // Nothing announces the end of the wait: look again a little later.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  FAIL("the backoff never ended");
+  return {};
+}
+
+/// The first message of `type` for which `wanted` holds, skipping the others.
+template <typename Wanted>
+std::optional<json> read_until(TcpClient& client, const std::string& type, Wanted wanted) {
+  auto message = client.read_json_type(type);
+  while (message && !wanted(*message)) message = client.read_json_type(type);
+  return message;
+}
+
+/// The lease message that names `client` as the driver.
+std::optional<json> lease_to(TcpClient& client, int holder) {
+  return read_until(client, "lease",
+                    [&](const json& m) { return !m["holder"].is_null() && m["holder"]["client"] == holder; });
+}
+
+}  // namespace
+
+TEST_CASE("with a driver PIN a JSON client watches and stops until it gives it, and wrong PINs wait longer each time") {
+  Rig rig({.config = kAccess});
+  auto client = rig.json_client();
+  client.send("{\"cmd\":\"move\",\"speed\":20,\"id\":1}\n");
+  const auto refused = client.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "denied");
+  CHECK((*refused)["error"].get<std::string>().find("give the robot's PIN first") != std::string::npos);
+  client.send("{\"cmd\":\"stop\",\"id\":2}\n");  // stopping is anyone's
+  rig.expect_sim("rx 44 53 54");
+
+  json wrong = auth(client, "pin", "0000");
+  CHECK(wrong["code"] == "denied");
+  CHECK(wrong["error"] == "wrong driver PIN; the next try is taken in 500 ms");
+  rig.expect_log("gave a wrong driver PIN; its address waits 500 ms");
+  CHECK(rig.bridge().seen(Stream::Stderr, "0000") == false);  // what was typed is never logged
+  // Even the right PIN waits for the delay; then it is taken.
+  int waited = 0;
+  wrong = auth_when_allowed(client, "pin", "0000", waited);
+  CHECK(waited > 0);
+  CHECK(wrong["error"] == "wrong driver PIN; the next try is taken in 1000 ms");
+  const json right = auth_when_allowed(client, "pin", "4711", waited);
+  CHECK(waited > 0);
+  CHECK(right["role"] == "driver");
+  rig.expect_log("is now driver");
+  client.send("{\"cmd\":\"move\",\"speed\":20}\n");
+  rig.expect_sim("rx 44 4D 53 14");
+  // A right PIN clears the address: the next wrong one waits the shortest time again.
+  auto other = rig.json_client();
+  CHECK(auth(other, "pin", "1")["error"] == "wrong driver PIN; the next try is taken in 500 ms");
+}
+
+TEST_CASE("the teacher takes control from the driver at once, a driver asks the driver to hand over") {
+  Rig rig({.config = kAccess});
+  auto first = rig.json_client();
+  auto second = rig.json_client();
+  auto teacher = rig.json_client();
+  CHECK(auth(first, "pin", "4711")["role"] == "driver");
+  CHECK(auth(second, "pin", "4711")["role"] == "driver");
+  first.send("{\"cmd\":\"move\",\"speed\":20}\n");
+  rig.expect_sim("rx 44 4D 53 14");
+
+  // The second asks; the first hears who asks, and hands over.
+  second.send("{\"cmd\":\"take\",\"id\":\"take\"}\n");
+  const auto asked = first.read_json_type("lease_request");
+  REQUIRE(asked);
+  CHECK((*asked)["client"] == 2);
+  first.send("{\"cmd\":\"release\"}\n");
+  rig.expect_sim("rx 44 53 54");
+  second.send("{\"cmd\":\"take\"}\n");
+  REQUIRE(lease_to(teacher, 2));
+  second.send("{\"cmd\":\"rotate\",\"speed\":15}\n");
+  rig.expect_sim("rx 44 52 43 0F");
+
+  // The teacher needs no one's leave: the robot is stopped and the teacher drives.
+  json answer = auth(teacher, "teacher", "chalk-and-cheese");
+  CHECK(answer["type"] == "ok");
+  CHECK(answer["role"] == "teacher");
+  teacher.send("{\"cmd\":\"take\",\"id\":\"take\"}\n");
+  const auto stop = read_until(second, "safety_stop",
+                               [](const json& m) { return m["reason"].get<std::string>().find("client 2 ") == 0; });
+  REQUIRE(stop);
+  CHECK((*stop)["reason"].get<std::string>().find("was taken over by the teacher, client 3") != std::string::npos);
+  REQUIRE(lease_to(second, 3));
+  second.send("{\"cmd\":\"rotate\",\"speed\":30,\"id\":9}\n");
+  const auto busy = second.read_json_type("error");
+  REQUIRE(busy);
+  CHECK((*busy)["code"] == "busy");
+  CHECK(rig.bridge().seen(Stream::Stderr, "chalk") == false);
+}
+
+TEST_CASE("a WebSocket client gives the PIN the same way") {
+  Rig rig({.config = kAccess});
+  auto web = rig.web_client();
+  web.send_json({{"cmd", "move"}, {"speed", 20}, {"id", 1}});
+  const auto refused = web.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "denied");
+  web.send_json({{"cmd", "auth"}, {"pin", "4711"}, {"id", 2}});
+  const auto ok = web.read_json_type("ok");
+  REQUIRE(ok);
+  CHECK((*ok)["role"] == "driver");
+  web.send_json({{"cmd", "move"}, {"speed", 20}});
+  rig.expect_sim("rx 44 4D 53 14");
+}
+
+TEST_CASE("on a read-only port a 2014 program watches and stops, and its other commands go nowhere") {
+  Rig rig({.bridge_args = {"--native-port-mode", "readonly"}});
+  auto watcher = rig.json_client();
+  LegacyClient student(rig.port());
+  student.register_sensors(0);
+  REQUIRE(student.read_code("SP"));
+  student.move_speed(20);
+  student.stop();
+  rig.expect_sim("rx 44 53 54");
+  rig.expect_log("this port is read-only");
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 4D 53"));
+  REQUIRE(student.read_code("SP"));  // it reads on, told nothing it could not parse
+  CHECK(student.death().empty());
+}
