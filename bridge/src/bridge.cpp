@@ -251,14 +251,19 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   ++counters_.clients_accepted;
   log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
            ") connected");
-  added.start(wire::hello(added.encoding(), session_id_, driver_->link_state(), driver_->link_reason(),
-                          {driver_->family(), driver_->model(), driver_->commands()}));
+  added.start(wire::json_only(
+      added.encoding(),
+      protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
+                            {driver_->family(), driver_->model(), driver_->commands()})));
   if (lease_) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
+  if (latch_.latched) added.send(wire::json_only(added.encoding(), latch_message()));
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
   std::visit(Overloaded{
-                 [&](const protocol::SendCommand& command) { submit_command(session, command.payload, id); },
+                 [&](const protocol::SendCommand& command) {
+                   submit_command(session, command.payload, driver_->motion_effect(command.payload), id);
+                 },
                  [&](const protocol::Subscribe& subscribe) {
                    session.subscribe(subscribe.interval_ms);
                    session.reply_ok(id);
@@ -274,6 +279,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.reply_ok(id);
                  },
                  [&](const protocol::TakeControl&) { take_control(session, id); },
+                 [&](const protocol::ClearEmergency&) { clear_emergency(session, id); },
                  [&](const protocol::Authenticate& auth) { authenticate(session, auth, id); },
              },
              request);
@@ -286,13 +292,18 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
     session.reply_error(id, command.error());
     return;
   }
-  submit_command(session, command.value(), id);
+  MotionEffect effect = driver_->motion_effect(command.value());
+  if (cmd == "emergency") {
+    effect.stops = true;  // whatever the family's bytes look like (an SMR's are zero speeds)
+    effect.emergency = true;
+  }
+  submit_command(session, command.value(), effect, id);
 }
 
-void Bridge::submit_command(Session& session, protocol::ByteView payload, const nlohmann::json& id) {
+void Bridge::submit_command(Session& session, protocol::ByteView payload, MotionEffect effect,
+                            const nlohmann::json& id) {
   ++counters_.commands_received;
   const SteadyTime now = steady_now();
-  const MotionEffect effect = driver_->motion_effect(payload);
   // Stop and emergency stop are never held back by the rate limit.
   if (!effect.stops && !session.allow_command(now)) {
     session.reply_error(id,
@@ -313,6 +324,17 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, const 
             protocol::ErrorCode::Denied});
     return;
   }
+  if (effect.motion && latch_.latched) {
+    ++counters_.control_refused;
+    refuse(session, id,
+           Error{"not sent: the robot's emergency stop is latched (by client " + std::to_string(latch_.client) + ", " +
+                     latch_.peer + "); " +
+                     (config_.access.teacher_secret.empty() || config_.access.driver_clears_emergency ? "a driver"
+                                                                                                      : "the teacher") +
+                     R"( clears it with {"cmd":"clear_emergency"} or on the dashboard)",
+                 protocol::ErrorCode::Latched});
+    return;
+  }
   const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
   if (lease == LeaseCheck::Refused) return;
   const protocol::CommandToken token = next_token_++;
@@ -322,6 +344,7 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, const 
     return;
   }
   if (lease == LeaseCheck::Takes) take_lease(session, now);
+  if (effect.emergency) latch_emergency(session);
   pending_.emplace(token, PendingCommand{session.id(), id});
   session.command_started();
   if (effect.stops) {
@@ -353,21 +376,62 @@ Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& eff
     const std::string who = holder == sessions_.end()
                                 ? "client " + std::to_string(lease_->holder)
                                 : "client " + std::to_string(lease_->holder) + " (" + holder->second->peer() + ")";
-    const std::string text = (effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
-                             " drives the robot; it is yours once it releases control, goes away or sends no "
-                             "command for " +
-                             std::to_string(config_.access.lease_idle.count()) + " ms";
-    if (one_driver_port) {
-      session.count_refused();
-      log_debug("client " + std::to_string(session.id()) + ": motion command " + text);
-    } else {
-      session.reply_error(id, Error{text, protocol::ErrorCode::Busy});
-    }
+    refuse(session, id,
+           Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
+                     " drives the robot; it is yours once it releases control, goes away or sends no command for " +
+                     std::to_string(config_.access.lease_idle.count()) + " ms",
+                 protocol::ErrorCode::Busy});
     return LeaseCheck::Refused;
   }
   // Nobody drives: a claw or a display is anyone's; a motion command that
   // reaches the robot makes its client the driver.
   return effect.motion ? LeaseCheck::Takes : LeaseCheck::Allowed;
+}
+
+void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& error) {
+  if (session.exclusive_control()) {
+    session.count_refused();
+    log_debug("client " + std::to_string(session.id()) + ": " + error.message);
+  } else {
+    session.reply_error(id, error);
+  }
+}
+
+void Bridge::latch_emergency(const Session& session) {
+  const bool was_latched = latch_.latched;
+  latch_ = EmergencyLatch{true, session.id(), session.peer(), unix_seconds_now()};
+  moving_ = false;
+  motion_owner_.reset();
+  if (!was_latched) {
+    log_warning("client " + std::to_string(session.id()) + " (" + session.peer() +
+                ") sent an emergency stop: no motion command goes to the robot until it is cleared");
+  }
+  broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
+}
+
+void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
+  const bool drivers_may = config_.access.teacher_secret.empty() || config_.access.driver_clears_emergency;
+  if (session.role() != Role::Teacher && !(drivers_may && session.role() == Role::Driver)) {
+    session.reply_error(
+        id,
+        Error{
+            drivers_may
+                ? R"(only a driver may clear the emergency stop: give the robot's PIN first: {"cmd":"auth","pin":"..."})"
+                : "only the teacher may clear the emergency stop (access.driver_clears_emergency is false)",
+            protocol::ErrorCode::Denied});
+    return;
+  }
+  if (latch_.latched) {
+    latch_ = EmergencyLatch{false, session.id(), session.peer(), unix_seconds_now()};
+    log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ", " +
+                std::string(role_name(session.role())) + ") cleared the emergency stop");
+    broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
+  }
+  session.reply_ok(id);
+}
+
+std::string Bridge::latch_message() const {
+  return protocol::json::emergency_latch(latch_.latched, latch_.client, latch_.peer, latch_.since);
 }
 
 void Bridge::take_lease(const Session& session, SteadyTime now) {

@@ -472,6 +472,13 @@ std::vector<Setting> make_settings() {
     };
     s.push_back(std::move(mode));
   }
+  s.push_back(flag(
+      {"access", "driver_clears_emergency", "--driver-clears-emergency",
+       "A driver (with the PIN, or anyone when no PIN is set) may clear a latched emergency stop "
+       "({\"cmd\":\"clear_emergency\"}), not only the teacher. With no teacher secret set, drivers "
+       "always may.",
+       kLive},
+      [](auto& c) -> auto& { return c.access.driver_clears_emergency; }));
 
   {
     Setting level =

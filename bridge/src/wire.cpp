@@ -21,12 +21,6 @@ SharedBuffer binary(const protocol::Bytes& bytes) {
 
 }  // namespace
 
-SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state, std::string_view reason,
-                   const json::RobotDescription& robot) {
-  if (encoding == Encoding::Binary) return nullptr;
-  return line(json::hello(session, state, reason, robot));
-}
-
 SharedBuffer json_only(Encoding encoding, std::string message) {
   if (encoding == Encoding::Binary) return nullptr;
   return line(std::move(message));

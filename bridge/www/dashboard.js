@@ -44,6 +44,14 @@
   let session = null;
   let lastSensorAt = 0;
   let robot = "flockbot";  // the family, from hello: which panels and commands
+  let me = null;  // this connection's client number, from hello
+  let role = null;  // "viewer", "driver" or "teacher": this connection's
+  let driving = false;  // this connection holds the robot's control lease
+  // The PIN or teacher's secret given on this page, kept in memory only (never
+  // stored, never in a URL) to sign in again after a reconnect.
+  let secret = null;  // {kind: "pin" | "teacher", value}
+  let secretKind = "pin";  // what the open sign-in form asks for
+  let authId = null;  // the id of the last auth, to notice when it is refused
   const history = [];  // {t, odoL, odoR, wwL, wwR}
   const trace = [];    // a Pioneer's or an SMR's path: {t, x, y, th}
   const echoes = new Map();  // its sonar, by disc: {t, x, y}
@@ -140,6 +148,11 @@
         }
         session = message.session;
         $("session").textContent = message.session;
+        me = message.client ?? null;
+        showRole(message.role || "driver");
+        showLease({ holder: null });
+        showLatch({ latched: false });  // a latch is told right after hello
+        if (secret) signIn();
         showRobot(message.robot || "flockbot", message.model || "");
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
@@ -158,6 +171,24 @@
         $("dropped").textContent = String(stats.dropped);
         break;
       case "ok":
+        if (message.role) {
+          showRole(message.role);
+          log("Signed in: you are " + (message.role === "teacher" ? "the teacher" : "a driver") + ".");
+        }
+        break;
+      case "lease":
+        showLease(message);
+        break;
+      case "lease_request":
+        log("Client #" + message.client + " (" + message.peer + ") asks to drive: press Release to hand over.",
+            "warning");
+        break;
+      case "emergency_latch":
+        showLatch(message);
+        if (message.latched) stopDriving();
+        log(message.latched ? "Emergency stop latched by client #" + message.by.client + "."
+                            : "Emergency stop cleared by client #" + message.by.client + ".",
+            message.latched ? "error" : "");
         break;
       case "stats":
         showControl(message.control);
@@ -166,6 +197,7 @@
         break;
       case "error":
         if (message.id !== undefined && message.id === motionId) stopDriving();
+        if (message.id !== undefined && message.id === authId) secret = null;  // ask again, not again and again
         log(message.error, "error");
         break;
       case "safety_stop":
@@ -208,6 +240,44 @@
     for (const element of document.querySelectorAll("[data-family]")) {
       element.hidden = element.dataset.family !== family;
     }
+  }
+
+  /** This connection's role: the sign-in buttons it needs. */
+  function showRole(newRole) {
+    role = newRole;
+    $("role").textContent = role === "viewer" ? "watching (the PIN lets you drive)" : role;
+    $("sign-in").hidden = role !== "viewer";
+    $("teacher-sign-in").hidden = role === "teacher";
+  }
+
+  /** Who holds the robot's control lease. */
+  function showLease(lease) {
+    const holder = lease.holder;
+    driving = holder !== null && holder.client === me;
+    $("driver").textContent = holder === null ? "Nobody drives."
+        : driving ? "You drive."
+        : "Client #" + holder.client + " (" + holder.peer + ", " + holder.kind + ") drives, since " +
+          new Date(holder.since * 1000).toLocaleTimeString() + ".";
+    $("take").textContent = driving ? "Release" : "Take control";
+  }
+
+  function showLatch(latch) {
+    $("latch").hidden = !latch.latched;
+    if (latch.latched) {
+      $("latch-by").textContent = "by client #" + latch.by.client + " (" + latch.by.peer + ") at " +
+                                  new Date(latch.since * 1000).toLocaleTimeString();
+    }
+  }
+
+  function signIn() {
+    authId = send({ cmd: "auth", [secret.kind]: secret.value });
+  }
+
+  function openSignIn(kind) {
+    secretKind = kind;
+    $("secret-label").textContent = kind === "pin" ? "The robot's PIN" : "The teacher's secret";
+    $("secret-form").hidden = false;
+    $("secret").focus();
   }
 
   /** Who drives, on a robot whose own port lets one program drive at a time. */
@@ -571,6 +641,17 @@
       stopDriving();
       log("Emergency stop sent.", "warning");
     }
+  });
+  $("clear-emergency").addEventListener("click", () => send({ cmd: "clear_emergency" }));
+  $("sign-in").addEventListener("click", () => openSignIn("pin"));
+  $("teacher-sign-in").addEventListener("click", () => openSignIn("teacher"));
+  $("take").addEventListener("click", () => send({ cmd: driving ? "release" : "take" }));
+  $("secret-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    secret = { kind: secretKind, value: $("secret").value };
+    $("secret").value = "";
+    $("secret-form").hidden = true;
+    signIn();
   });
   $("speed").addEventListener("input", () => {
     $("speed-value").textContent = $("speed").value;

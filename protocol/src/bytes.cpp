@@ -26,6 +26,8 @@ std::string_view error_code_name(ErrorCode code) noexcept {
       return "busy";
     case ErrorCode::Denied:
       return "denied";
+    case ErrorCode::Latched:
+      return "latched";
   }
   return "invalid";
 }

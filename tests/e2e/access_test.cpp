@@ -62,7 +62,10 @@ std::optional<json> lease_to(TcpClient& client, int holder) {
 
 TEST_CASE("with a driver PIN a JSON client watches and stops until it gives it, and wrong PINs wait longer each time") {
   Rig rig({.config = kAccess});
-  auto client = rig.json_client();
+  TcpClient client(rig.json_port());
+  const auto hello = client.read_json_type("hello");
+  REQUIRE(hello);
+  CHECK((*hello)["role"] == "viewer");  // so a page knows to ask for the PIN
   client.send("{\"cmd\":\"move\",\"speed\":20,\"id\":1}\n");
   const auto refused = client.read_json_type("error");
   REQUIRE(refused);
@@ -158,5 +161,73 @@ TEST_CASE("on a read-only port a 2014 program watches and stops, and its other c
   rig.expect_log("this port is read-only");
   CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 4D 53"));
   REQUIRE(student.read_code("SP"));  // it reads on, told nothing it could not parse
+  CHECK(student.death().empty());
+}
+
+TEST_CASE("an emergency stop from anyone latches: no motion goes to the robot until the teacher clears it") {
+  Rig rig({.config = kAccess});
+  auto driver = rig.json_client();
+  auto viewer = rig.json_client();
+  CHECK(auth(driver, "pin", "4711")["role"] == "driver");
+  driver.send("{\"cmd\":\"move\",\"speed\":20}\n");
+  rig.expect_sim("rx 44 4D 53 14");
+
+  viewer.send("{\"cmd\":\"emergency\",\"id\":\"e\"}\n");  // a viewer may: stopping is anyone's
+  rig.expect_sim("rx 45 4D 47");
+  const auto latched = driver.read_json_type("emergency_latch");
+  REQUIRE(latched);
+  CHECK((*latched)["latched"] == true);
+  CHECK((*latched)["by"]["client"] == 2);
+  rig.expect_log("sent an emergency stop: no motion command goes to the robot until it is cleared");
+
+  driver.send("{\"cmd\":\"move\",\"speed\":22,\"id\":\"m\"}\n");
+  auto refused = driver.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "latched");
+  CHECK((*refused)["error"].get<std::string>().find("the teacher clears it") != std::string::npos);
+  driver.send("{\"cmd\":\"clear_emergency\",\"id\":\"c\"}\n");
+  refused = driver.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "denied");
+  driver.send("{\"cmd\":\"claw_open\"}\n");  // not motion: the claw still works
+  rig.expect_sim("rx 44 47 4F");
+
+  // Whoever comes later hears of the latch at once.
+  auto teacher = rig.json_client();
+  const auto told = teacher.read_json_type("emergency_latch");
+  REQUIRE(told);
+  CHECK((*told)["latched"] == true);
+  CHECK(auth(teacher, "teacher", "chalk-and-cheese")["role"] == "teacher");
+  teacher.send("{\"cmd\":\"clear_emergency\",\"id\":\"c\"}\n");
+  const auto cleared = driver.read_json_type("emergency_latch");
+  REQUIRE(cleared);
+  CHECK((*cleared)["latched"] == false);
+  CHECK((*cleared)["by"]["client"] == 3);
+  driver.send("{\"cmd\":\"move\",\"speed\":25}\n");
+  rig.expect_sim("rx 44 4D 53 19");
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 4D 53 16"));
+}
+
+TEST_CASE("with no teacher set a driver clears the latch, and a 2014 program held by it reads on") {
+  Rig rig;
+  auto web = rig.web_client();
+  LegacyClient student(rig.port());
+  student.register_sensors(0);
+  REQUIRE(student.read_code("SP"));
+  web.send_json({{"cmd", "emergency"}});
+  rig.expect_sim("rx 45 4D 47");
+  REQUIRE(web.read_json_type("emergency_latch"));
+  student.move_speed(20);  // refused, and the 2014 program is not sent what it could not parse
+  rig.expect_log("emergency stop is latched");
+  REQUIRE(student.read_code("SP"));
+  CHECK(student.death().empty());
+  web.send_json({{"cmd", "clear_emergency"}, {"id", 1}});
+  const auto cleared = web.read_json_type("emergency_latch");
+  REQUIRE(cleared);
+  CHECK((*cleared)["latched"] == false);
+  student.move_speed(21);
+  rig.expect_sim("rx 44 4D 53 15");
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 4D 53 14"));
+  REQUIRE(student.read_code("SP"));
   CHECK(student.death().empty());
 }

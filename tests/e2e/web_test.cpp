@@ -50,6 +50,7 @@ TEST_CASE("a WebSocket client gets hello, numbered sensor messages, and answers 
   CHECK((*hello)["type"] == "hello");
   CHECK((*hello)["version"] == 1);
   CHECK((*hello)["link"] == "up");
+  CHECK((*hello)["role"] == "driver");  // no PIN set: everyone may drive
   // The same bridge session as port 2006's.
   CHECK((*hello)["session"] == (*tcp_hello)["session"]);
 

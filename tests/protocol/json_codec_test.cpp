@@ -221,12 +221,12 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::sensor(r, 1, 0).rfind(R"({"type":"sensor",)", 0) == 0);  // "type" first, for people reading
 
   const std::vector<std::string> commands{"move", "stop"};
-  CHECK(codec::hello("abc", LinkState::Up, "", {"flockbot", "flockbot", commands}) ==
+  CHECK(codec::hello("abc", LinkState::Up, "", 4, "driver", {"flockbot", "flockbot", commands}) ==
         R"({"type":"hello","version":1,"session":"abc","robot":"flockbot","model":"flockbot","link":"up",)"
-        R"("capabilities":["move","stop"]})");
-  CHECK(Json::parse(codec::hello("abc", LinkState::Down, "no port", {"pioneer", "p3dx-sh", {}})) ==
+        R"("client":4,"role":"driver","capabilities":["move","stop"]})");
+  CHECK(Json::parse(codec::hello("abc", LinkState::Down, "no port", 9, "viewer", {"pioneer", "p3dx-sh", {}})) ==
         Json::parse(R"({"type":"hello","version":1,"session":"abc","robot":"pioneer","model":"p3dx-sh",
-            "link":"down","reason":"no port","capabilities":[]})"));
+            "link":"down","reason":"no port","client":9,"role":"viewer","capabilities":[]})"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
   CHECK(Json::parse(codec::packet(as_bytes("DMC"))) ==
@@ -246,6 +246,11 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::lease(std::nullopt, "gone") == R"({"type":"lease","holder":null,"reason":"gone"})");
   CHECK(codec::lease(std::nullopt) == R"({"type":"lease","holder":null})");
   CHECK(std::holds_alternative<ReleaseControl>(codec::parse_request(R"({"cmd":"release"})").request.value()));
+  CHECK(codec::emergency_latch(true, 2, "127.0.0.1:4000", 3.5) ==
+        R"({"type":"emergency_latch","latched":true,"by":{"client":2,"peer":"127.0.0.1:4000"},"since":3.5})");
+  CHECK(codec::error(nullptr, Error{"held", ErrorCode::Latched}) ==
+        R"({"type":"error","error":"held","code":"latched"})");
+  CHECK(std::holds_alternative<ClearEmergency>(codec::parse_request(R"({"cmd":"clear_emergency"})").request.value()));
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
   CHECK_NOTHROW((void)codec::error(nullptr, Error{std::string("\xFF\xFE")}));

@@ -105,6 +105,7 @@ protocol::Result<protocol::Bytes> FlockbotDriver::drive_command(const nlohmann::
 MotionEffect FlockbotDriver::motion_effect(protocol::ByteView command) const {
   MotionEffect effect;
   effect.stops = protocol::is_stop(command);
+  effect.emergency = protocol::is_emergency(command);  // the 2014 client never sends EMG: a program's EMG is one
   if (const auto spec = protocol::check_command(command); spec && !effect.stops) {
     effect.motion = spec.value()->motion;
     effect.keeps_moving = effect.motion && protocol::sets_robot_moving(*spec.value(), command);

@@ -80,7 +80,9 @@ MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
   if (!commands) return effect;
   for (const aros::Command& c : commands.value()) {
     if (c.number == aros::command::kStop || c.number == aros::command::kEStop) {
-      effect = MotionEffect{true, false, false};
+      // Not an emergency to latch: ARIA's limiter actions send ESTOP as a
+      // sharp stop before an obstacle, and drive on afterwards.
+      effect = MotionEffect{.stops = true};
     } else if (is_motion(c.number)) {
       effect.stops = false;
       effect.motion = true;

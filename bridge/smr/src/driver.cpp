@@ -80,9 +80,9 @@ protocol::Result<protocol::Bytes> SmrDriver::command_from_json(std::string_view 
 MotionEffect SmrDriver::motion_effect(protocol::ByteView command) const {
   const auto speeds = speed_commands(command);
   if (speeds.empty()) return {};
-  if (is_stop(speeds)) return MotionEffect{true, false, false};
+  if (is_stop(speeds)) return MotionEffect{.stops = true};
   // A speed holds until the next: whoever sets one drives the robot.
-  return MotionEffect{false, true, true};
+  return MotionEffect{.motion = true, .keeps_moving = true};
 }
 
 protocol::Result<protocol::Done> SmrDriver::submit(protocol::CommandToken token, protocol::ByteView command) {

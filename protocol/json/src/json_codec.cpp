@@ -127,10 +127,13 @@ Result<Done> only(std::string_view cmd, const json& object, std::span<const std:
   return Done{};
 }
 
-std::string hello(std::string_view session, LinkState state, std::string_view reason, const RobotDescription& robot) {
+std::string hello(std::string_view session, LinkState state, std::string_view reason, std::uint64_t client,
+                  std::string_view role, const RobotDescription& robot) {
   ordered message{{"type", "hello"},       {"version", kVersion},  {"session", session},
                   {"robot", robot.family}, {"model", robot.model}, {"link", link_state_name(state)}};
   if (!reason.empty()) message["reason"] = reason;
+  message["client"] = client;
+  message["role"] = role;
   message["capabilities"] = ordered::array();
   for (const std::string& command : robot.commands) message["capabilities"].push_back(command);
   return dump(message);
@@ -286,6 +289,13 @@ std::string lease_request(std::uint64_t client, std::string_view peer) {
   return dump(ordered{{"type", "lease_request"}, {"client", client}, {"peer", peer}});
 }
 
+std::string emergency_latch(bool latched, std::uint64_t client, std::string_view peer, double since) {
+  return dump(ordered{{"type", "emergency_latch"},
+                      {"latched", latched},
+                      {"by", ordered{{"client", client}, {"peer", peer}}},
+                      {"since", since}});
+}
+
 std::string lease(const std::optional<LeaseHolder>& holder, std::string_view reason) {
   ordered message{{"type", "lease"}};
   if (holder) {
@@ -367,6 +377,7 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "stats") return ClientRequest{StatsRequest{}};
   if (cmd == "release") return ClientRequest{ReleaseControl{}};
   if (cmd == "take") return ClientRequest{TakeControl{}};
+  if (cmd == "clear_emergency") return ClientRequest{ClearEmergency{}};
   if (cmd == "auth") return parse_auth(object);
   return std::nullopt;
 }

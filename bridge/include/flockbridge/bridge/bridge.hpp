@@ -97,8 +97,13 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Takes a new client in, or refuses it when its port has too many.
   void admit(std::unique_ptr<Session> session, std::uint16_t port);
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
-  /// Sends a command in the robot family's form, under the safety rules.
-  void submit_command(Session& session, protocol::ByteView command, const nlohmann::json& id);
+  /// Sends a command in the robot family's form, under the safety rules;
+  /// `effect` is what it does to the robot's motion.
+  void submit_command(Session& session, protocol::ByteView command, MotionEffect effect, const nlohmann::json& id);
+  /// Refuses a command: a program of the original software on a one-driver
+  /// port (ARIA sends ten a second) is counted and logged at debug level,
+  /// anyone else is told (or logged, when its dialect has no error message).
+  void refuse(Session& session, const nlohmann::json& id, const protocol::Error& error);
   /// Whether this command of `session` may go to the robot under the
   /// control lease: the holder's may (and renew it), a motion command takes
   /// a free lease once it has gone to the robot, another client's are
@@ -116,6 +121,11 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void authenticate(Session& session, const protocol::Authenticate& auth, const nlohmann::json& id);
   /// take: the teacher takes control at once; a driver asks the driver to hand over.
   void take_control(Session& session, const nlohmann::json& id);
+  /// An emergency stop from `session` has gone to the robot: no motion until it is cleared.
+  void latch_emergency(const Session& session);
+  /// clear_emergency: the teacher (or a driver, when [access] allows or no teacher is set) clears the latch.
+  void clear_emergency(Session& session, const nlohmann::json& id);
+  [[nodiscard]] std::string latch_message() const;
   /// Tells every JSON and WebSocket client who holds control now.
   void broadcast_lease(std::string_view reason = {});
   [[nodiscard]] std::string lease_message(std::string_view reason) const;
@@ -172,6 +182,14 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
     SteadyTime renewed{};  ///< its holder's last command
   };
   std::optional<Lease> lease_;
+  /// The latched emergency stop, or its clearing (latched false): who and when.
+  struct EmergencyLatch {
+    bool latched = false;
+    std::uint64_t client = 0;
+    std::string peer;
+    double since = 0;  ///< Unix seconds
+  };
+  EmergencyLatch latch_;
   /// Wrong secrets make their address wait.
   LoginGuard logins_;
   bool moving_ = false;

@@ -41,6 +41,9 @@ struct AccessSettings {
   /// A driver that has sent no command this long gives up control of the robot.
   std::chrono::milliseconds lease_idle{10000};
   NativePortMode native_port_mode = NativePortMode::Open;
+  /// A driver may clear a latched emergency stop, not only the teacher (always
+  /// so when no teacher secret is set: someone must be able to).
+  bool driver_clears_emergency = false;
 };
 
 struct Config {

@@ -63,6 +63,9 @@ struct MotionEffect {
   bool stops = false;         ///< a stop or emergency stop
   bool motion = false;        ///< a motion command: its sender becomes the robot's driver
   bool keeps_moving = false;  ///< leaves the robot moving until told otherwise
+  /// The family's emergency stop, as its programs use it for an emergency
+  /// (it latches: no motion until cleared). JSON `emergency` always is one.
+  bool emergency = false;
 
   friend bool operator==(const MotionEffect&, const MotionEffect&) = default;
 };

@@ -20,9 +20,6 @@
 
 namespace flockbridge::bridge::wire {
 
-/// JSON only: the bridge's greeting, with the robot behind it.
-[[nodiscard]] SharedBuffer hello(Encoding encoding, std::string_view session, protocol::LinkState state,
-                                 std::string_view reason, const protocol::json::RobotDescription& robot);
 /// A message of a kind port-2005 programs have no tag for (json_codec's
 /// lease, ...), for JSON and WebSocket clients only: nothing for port 2005.
 [[nodiscard]] SharedBuffer json_only(Encoding encoding, std::string message);

@@ -30,11 +30,12 @@ enum class ErrorCode : std::uint8_t {
   Cancelled,    ///< an emergency stop cancelled it
   Busy,         ///< another client holds control of the robot
   Denied,       ///< the connection may not do this (its role), or a wrong or too early secret
+  Latched,      ///< an emergency stop is latched: no motion until it is cleared
 };
-inline constexpr std::size_t kErrorCodeCount = 10;
+inline constexpr std::size_t kErrorCodeCount = 11;
 
 /// "invalid", "link_down", "queue_full", "rate_limited", "refused", "no_ack",
-/// "link_lost", "cancelled", "busy", "denied": the names clients see.
+/// "link_lost", "cancelled", "busy", "denied", "latched": the names clients see.
 [[nodiscard]] std::string_view error_code_name(ErrorCode code) noexcept;
 
 /// A refusal with a sentence a student can act on.

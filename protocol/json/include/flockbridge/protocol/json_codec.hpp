@@ -31,9 +31,11 @@ struct RobotDescription {
 };
 
 /// {"type":"hello","version":1,"session":"...","robot":"flockbot","model":"flockbot","link":"up",
-/// "capabilities":["move",...]} (+"reason" before "capabilities" when the link is not up).
+/// "client":4,"role":"driver","capabilities":["move",...]} (+"reason" before "client" when the link
+/// is not up); `client` is the connection's number (as lease messages name clients), `role` its
+/// role: "viewer" until it gives the driver PIN, when one is set.
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
-                                const RobotDescription& robot);
+                                std::uint64_t client, std::string_view role, const RobotDescription& robot);
 /// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
 ///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
 /// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],
@@ -71,6 +73,9 @@ struct LeaseHolder {
 [[nodiscard]] std::string authorised(const nlohmann::json& id, std::string_view role);
 /// {"type":"lease_request","client":5,"peer":".."}: to the driver, another client asks it to hand over.
 [[nodiscard]] std::string lease_request(std::uint64_t client, std::string_view peer);
+/// {"type":"emergency_latch","latched":true,"by":{"client":3,"peer":".."},"since":..}:
+/// an emergency stop latched by a client, or (latched false) cleared by one, at `since` (Unix seconds).
+[[nodiscard]] std::string emergency_latch(bool latched, std::uint64_t client, std::string_view peer, double since);
 /// {"type":"stats","id":..,"uptime_s":..,"link":{...},"commands":{...},"sensors":{...},"clients":{...}}
 [[nodiscard]] std::string stats(const nlohmann::json& id, const StatsSnapshot& snapshot);
 

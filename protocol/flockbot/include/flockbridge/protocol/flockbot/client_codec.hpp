@@ -51,6 +51,8 @@ struct ReleaseControl {};
 /// A client asks for control of the robot (JSON `take`): the teacher takes
 /// it at once, a driver asks the client that has it to hand over.
 struct TakeControl {};
+/// A client clears the latched emergency stop (JSON `clear_emergency`).
+struct ClearEmergency {};
 /// A client gives a secret for a role (JSON `auth`).
 struct Authenticate {
   bool teacher = false;  ///< the teacher's secret; else the driver PIN
@@ -58,7 +60,7 @@ struct Authenticate {
 };
 /// What a client asks of the bridge, whichever port it came through.
 using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
-                                   TakeControl, Authenticate>;
+                                   TakeControl, ClearEmergency, Authenticate>;
 
 /// The version of the port-2005 extensions this bridge speaks.
 inline constexpr std::uint8_t kExtensionsVersion = 1;

@@ -1,0 +1,78 @@
+// Who may drive, in a real browser: the bridge with a driver PIN and a
+// teacher's secret, a student's page and the teacher's page in Debian's
+// headless Chromium. The student watches until the PIN is given, drives,
+// is held by an emergency stop from the teacher's page until the teacher
+// clears it, and sees the teacher take control. Every wait is for an event.
+//
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/access.test.mjs
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { artifacts, dashboardSuite } from "./dashboard.mjs";
+
+const dir = mkdtempSync(path.join(tmpdir(), "flockbridge-access-"));
+const config = path.join(dir, "flockbridge.toml");
+writeFileSync(config, '[access]\ndriver_pin = "4711"\nteacher_secret = "chalk-and-cheese"\n', { mode: 0o600 });
+
+let bridge, page;
+const suite = dashboardSuite(["--simulate", "--sim-rate-hz", "20", "--config", config],
+                             (ui) => ({ bridge, page } = ui));
+let teacher = null;
+after(() => teacher?.close());
+
+/** Waits for a line in the page's message list. */
+const message = (on, text) => on.getByTestId("messages").filter({ hasText: text }).first().waitFor();
+
+test("a student's page watches until the PIN is given, then drives", async () => {
+  await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
+  await page.getByTestId("role").filter({ hasText: "watching" }).waitFor();
+  await page.getByTestId("forward").click();
+  await message(page, "give the robot's PIN first");
+  assert.equal(bridge.seen("simulated Uno: rx 44 4D 53"), false, "a viewer's drive command goes nowhere");
+
+  await page.getByTestId("sign-in").click();
+  await page.getByTestId("secret").fill("4711");
+  await page.getByTestId("secret-ok").click();
+  await page.getByTestId("role").filter({ hasText: "driver" }).waitFor();
+  assert.equal(await page.getByTestId("sign-in").isHidden(), true);
+  await page.getByTestId("forward").click();
+  await bridge.waitFor("simulated Uno: rx 44 4D 53 1E");
+  await page.getByTestId("driver").filter({ hasText: "You drive." }).waitFor();
+  // The PIN stays in the page's memory: nothing stored, nothing in the address.
+  const kept = await page.evaluate(() => [localStorage.length, sessionStorage.length, document.cookie, location.href]);
+  assert.deepEqual(kept.slice(0, 3), [0, 0, ""]);
+  assert.equal(kept[3].includes("4711"), false);
+});
+
+test("an emergency stop from another page latches until the teacher clears it; the teacher takes control", async () => {
+  teacher = await suite.opened.browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await teacher.goto(`http://127.0.0.1:${bridge.httpPort}/`);
+  await teacher.getByTestId("driver").filter({ hasText: "drives, since" }).waitFor();
+
+  await teacher.getByTestId("emergency").click();  // anyone may stop the robot
+  await bridge.waitFor("simulated Uno: rx 45 4D 47");
+  await page.getByTestId("latch").waitFor({ state: "visible" });
+  await page.getByTestId("forward").click();
+  await message(page, "emergency stop is latched");
+  await page.getByTestId("clear-emergency").click();
+  await message(page, "only the teacher may clear the emergency stop");
+  await page.screenshot({ path: path.join(artifacts, "dashboard-latched.png"), fullPage: true });
+
+  await teacher.getByTestId("teacher-sign-in").click();
+  await teacher.getByTestId("secret").fill("chalk-and-cheese");
+  await teacher.getByTestId("secret-ok").click();
+  await teacher.getByTestId("role").filter({ hasText: "teacher" }).waitFor();
+  await teacher.getByTestId("clear-emergency").click();
+  await page.getByTestId("latch").waitFor({ state: "hidden" });
+  await page.getByTestId("speed").fill("40");
+  await page.getByTestId("forward").click();
+  await bridge.waitFor("simulated Uno: rx 44 4D 53 28");
+
+  await teacher.getByTestId("take").click();
+  await bridge.waitFor("simulated Uno: rx 44 53 54");  // the student's drive is stopped first
+  await teacher.getByTestId("driver").filter({ hasText: "You drive." }).waitFor();
+  await page.getByTestId("driver").filter({ hasText: "drives, since" }).waitFor();
+  assert.equal(bridge.seen("chalk-and-cheese") || bridge.seen("4711"), false, "no secret is logged");
+});
