@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/access.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace flockbridge::bridge {
 
@@ -25,6 +26,72 @@ bool same_secret(std::string_view given, std::string_view expected) noexcept {
     difference |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
   }
   return difference == 0;
+}
+
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::ranges::transform(out, out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())) != 0) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())) != 0) text.remove_suffix(1);
+  return text;
+}
+
+/// The host of an authority ("name:80", "[::1]:80", "name"); empty when malformed.
+std::string_view authority_host(std::string_view authority) {
+  if (authority.starts_with('[')) {
+    const auto end = authority.find(']');
+    if (end == std::string_view::npos) return {};
+    const std::string_view rest = authority.substr(end + 1);
+    if (!rest.empty() && !rest.starts_with(':')) return {};
+    return authority.substr(1, end - 1);
+  }
+  const std::string_view host = authority.substr(0, authority.find(':'));
+  const bool plain =
+      std::ranges::all_of(host, [](unsigned char c) { return std::isalnum(c) != 0 || c == '-' || c == '.'; });
+  return plain ? host : std::string_view{};
+}
+
+}  // namespace
+
+std::optional<std::string> origin_host(std::string_view origin) {
+  const auto scheme_end = origin.find("://");
+  if (scheme_end == std::string_view::npos || scheme_end == 0) return std::nullopt;
+  std::string_view authority = origin.substr(scheme_end + 3);
+  if (authority.ends_with('/')) authority.remove_suffix(1);  // an origin has no path; tolerate the slash
+  if (authority.find_first_of("/?#@") != std::string_view::npos) return std::nullopt;
+  const std::string_view host = authority_host(authority);
+  if (host.empty()) return std::nullopt;
+  return lower(host);
+}
+
+std::vector<std::string> host_list(std::string_view list) {
+  std::vector<std::string> hosts;
+  while (!list.empty()) {
+    const auto comma = list.find(',');
+    const std::string_view item = trimmed(list.substr(0, comma));
+    list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
+    if (item.empty()) continue;
+    if (auto host = origin_host(item)) {
+      hosts.push_back(std::move(*host));
+    } else {
+      hosts.push_back(lower(authority_host(item).empty() ? item : authority_host(item)));
+    }
+  }
+  return hosts;
+}
+
+bool origin_allowed(std::optional<std::string_view> origin, const std::vector<std::string>& own_names,
+                    const std::vector<std::string>& allowed) {
+  if (!origin) return true;
+  const auto host = origin_host(*origin);
+  if (!host) return false;
+  return std::ranges::find(own_names, *host) != own_names.end() || std::ranges::find(allowed, *host) != allowed.end();
 }
 
 std::optional<std::chrono::milliseconds> LoginGuard::wait(const std::string& address, SteadyTime now) {

@@ -167,6 +167,7 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
   // the listeners, and the page's own short connections.
   settings.fd_limit = static_cast<unsigned>(
       std::min<std::uint64_t>(file_limit, std::max<std::uint64_t>(1024, 4 * config_.max_clients + 256)));
+  settings.allowed_origins = host_list(config_.access.allowed_origins);
   return web_.start(std::move(settings));
 }
 
@@ -812,6 +813,7 @@ void Bridge::reload(const Config& loaded) {
   if (plan.applied.empty() && plan.deferred.empty()) log_info("the configuration is unchanged");
 
   arm_stats_timer();
+  web_.set_allowed_origins(host_list(config_.access.allowed_origins));
   driver_->reload(config_);
 }
 

@@ -4,6 +4,10 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
+
 namespace flockbridge::bridge {
 
 std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets() {
@@ -19,6 +23,35 @@ std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets() {
   }
   uv_free_interface_addresses(addresses, count);
   return octets;
+}
+
+std::vector<std::string> own_host_names() {
+  std::vector<std::string> names{"localhost"};
+  std::array<char, 256> host{};
+  std::size_t size = host.size();
+  if (uv_os_gethostname(host.data(), &size) == 0 && size > 0) {
+    std::string name(host.data(), size);
+    std::ranges::transform(name, name.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    names.push_back(name);
+    if (name.find('.') == std::string::npos) names.push_back(name + ".local");
+  }
+  uv_interface_address_t* addresses = nullptr;
+  int count = 0;
+  if (uv_interface_addresses(&addresses, &count) == 0) {
+    for (int i = 0; i < count; ++i) {
+      std::array<char, 64> text{};
+      const auto& entry = addresses[i];
+      const int named = entry.address.address4.sin_family == AF_INET
+                            ? uv_ip4_name(&entry.address.address4, text.data(), text.size())
+                            : uv_ip6_name(&entry.address.address6, text.data(), text.size());
+      if (named != 0) continue;
+      std::string address(text.data());
+      address = address.substr(0, address.find('%'));  // a link-local address's zone
+      if (std::ranges::find(names, address) == names.end()) names.push_back(std::move(address));
+    }
+    uv_free_interface_addresses(addresses, count);
+  }
+  return names;
 }
 
 }  // namespace flockbridge::bridge

@@ -479,6 +479,13 @@ std::vector<Setting> make_settings() {
        "always may.",
        kLive},
       [](auto& c) -> auto& { return c.access.driver_clears_emergency; }));
+  s.push_back(text(
+      {"access", "allowed_origins", "--allowed-origins",
+       "Host names, comma-separated, whose web pages may open the dashboard's WebSocket, besides "
+       "this robot's own names and addresses (a page elsewhere cannot drive it through a "
+       "student's browser). Programs that send no Origin are not concerned.",
+       kLive},
+      [](auto& c) -> auto& { return c.access.allowed_origins; }));
 
   {
     Setting level =

@@ -9,7 +9,9 @@
 #include <utility>
 #include <vector>
 
+#include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/client_socket.hpp"
+#include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
 
 namespace flockbridge::bridge {
@@ -142,6 +144,8 @@ void destroy_on_loop(uv_loop_t* loop, lws_context* context, ServerLink* link) {
 
 struct WebServerCallbacks {
   static int callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t length);
+  /// Whether the page behind a /ws upgrade may open it (origin_allowed); logs a refusal.
+  static bool accepts_origin(const WebServer& server, lws* wsi);
 };
 
 namespace {
@@ -380,6 +384,22 @@ int take_close(WebSocketConnection* connection) {
 
 }  // namespace
 
+bool WebServerCallbacks::accepts_origin(const WebServer& server, lws* wsi) {
+  std::optional<std::string> origin;
+  if (const int length = lws_hdr_total_length(wsi, WSI_TOKEN_ORIGIN); length > 0) {
+    origin.emplace(static_cast<std::size_t>(length) + 1, '\0');
+    const int copied = lws_hdr_copy(wsi, origin->data(), length + 1, WSI_TOKEN_ORIGIN);
+    origin->resize(static_cast<std::size_t>(std::max(copied, 0)));
+  }
+  // The machine's names are looked up at each upgrade: its addresses change
+  // (a DHCP lease, a Wi-Fi network that comes up after the bridge).
+  if (bridge::origin_allowed(origin, own_host_names(), server.settings_.allowed_origins)) return true;
+  log_warning("refused a WebSocket from " + peer_name(lws_get_socket_fd(wsi)) + ": its page comes from " + *origin +
+              ", not from this robot; a page that may drive it from elsewhere needs its host name in "
+              "access.allowed_origins");
+  return false;
+}
+
 int WebServerCallbacks::callback(lws* wsi, lws_callback_reasons reason, void* user, void* in, std::size_t length) {
   auto* connection = static_cast<WebSocketConnection*>(user);
   auto* link = static_cast<ServerLink*>(lws_context_user(lws_get_context(wsi)));
@@ -388,7 +408,9 @@ int WebServerCallbacks::callback(lws* wsi, lws_callback_reasons reason, void* us
       // WebSocket upgrades are for /ws only.
       std::array<char, 64> uri{};
       const int n = lws_hdr_copy(wsi, uri.data(), static_cast<int>(uri.size()), WSI_TOKEN_GET_URI);
-      return n > 0 && std::string_view(uri.data(), static_cast<std::size_t>(n)) == "/ws" ? 0 : 1;
+      if (n <= 0 || std::string_view(uri.data(), static_cast<std::size_t>(n)) != "/ws") return 1;
+      const WebServer* server = link != nullptr ? link->server : nullptr;
+      return server != nullptr && WebServerCallbacks::accepts_origin(*server, wsi) ? 0 : 1;
     }
     case LWS_CALLBACK_ESTABLISHED: {
       WebServer* server = link != nullptr ? link->server : nullptr;

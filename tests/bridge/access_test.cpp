@@ -1,7 +1,10 @@
-// The comparison of secrets and the growing delay after wrong ones.
+// The comparison of secrets, the growing delay after wrong ones, and the
+// Origin check of the dashboard's WebSocket.
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <string>
+#include <vector>
 
 #include "flockbridge/bridge/access.hpp"
 
@@ -46,4 +49,34 @@ TEST_CASE("the guard remembers a bounded number of addresses, forgetting the old
   CHECK(guard.addresses() == 3);
   CHECK_FALSE(guard.wait("10.0.0.0", start + milliseconds(10)));
   CHECK(guard.wait("10.0.0.4", start + milliseconds(10)));
+}
+
+TEST_CASE("an Origin header is read down to its host") {
+  CHECK(origin_host("http://Flockbot7.local:8080") == "flockbot7.local");
+  CHECK(origin_host("https://10.0.3.17") == "10.0.3.17");
+  CHECK(origin_host("http://[::1]:8080") == "::1");
+  CHECK(origin_host("http://10.0.3.17:8080/") == "10.0.3.17");
+  CHECK_FALSE(origin_host("null"));  // a sandboxed page or a file
+  CHECK_FALSE(origin_host("flockbot7.local"));
+  CHECK_FALSE(origin_host("http://user@evil.example"));
+  CHECK_FALSE(origin_host("http://evil.example/path"));
+  CHECK_FALSE(origin_host("http://[::1"));
+  CHECK_FALSE(origin_host("http://"));
+  CHECK(host_list(" Dash.School.lan, https://robots.school.lan:8443 ,,10.0.0.5:80") ==
+        std::vector<std::string>{"dash.school.lan", "robots.school.lan", "10.0.0.5"});
+  CHECK(host_list("").empty());
+}
+
+TEST_CASE("a page may open the WebSocket from the robot's own names or the allowed ones, and a program always may") {
+  const std::vector<std::string> own{"localhost", "flockbot7", "flockbot7.local", "10.0.3.17", "fe80::1"};
+  const std::vector<std::string> allowed{"dash.school.lan"};
+  CHECK(origin_allowed(std::nullopt, own, allowed));  // no Origin: not a browser
+  CHECK(origin_allowed("http://flockbot7.local:8080", own, allowed));
+  CHECK(origin_allowed("http://10.0.3.17:8080", own, allowed));
+  CHECK(origin_allowed("http://[fe80::1]:8080", own, allowed));
+  CHECK(origin_allowed("https://dash.school.lan", own, allowed));
+  CHECK_FALSE(origin_allowed("http://evil.example", own, allowed));
+  CHECK_FALSE(origin_allowed("http://flockbot7.local.evil.example", own, allowed));
+  CHECK_FALSE(origin_allowed("null", own, allowed));
+  CHECK_FALSE(origin_allowed("", own, allowed));
 }

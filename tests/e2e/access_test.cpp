@@ -11,6 +11,7 @@
 
 #include "e2e/rig.hpp"
 #include "support/legacy_client.hpp"
+#include "support/web_client.hpp"
 
 using namespace flockbridge::testing;
 using nlohmann::json;
@@ -230,4 +231,18 @@ TEST_CASE("with no teacher set a driver clears the latch, and a 2014 program hel
   CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 4D 53 14"));
   REQUIRE(student.read_code("SP"));
   CHECK(student.death().empty());
+}
+
+TEST_CASE("a WebSocket opened by a page from elsewhere is refused, but not the robot's own pages or allowed ones") {
+  Rig rig({.bridge_args = {"--allowed-origins", "dash.school.lan"}, .start_sim = false});
+  const std::string here = "http://127.0.0.1:" + std::to_string(rig.http_port());
+  WebSocketClient foreign(rig.http_port(), "/ws", 0, "http://evil.example");
+  CHECK_FALSE(foreign.accepted());
+  rig.expect_log("its page comes from http://evil.example, not from this robot");
+  WebSocketClient sandboxed(rig.http_port(), "/ws", 0, "null");
+  CHECK_FALSE(sandboxed.accepted());
+  CHECK(WebSocketClient(rig.http_port(), "/ws", 0, here).accepted());
+  CHECK(WebSocketClient(rig.http_port(), "/ws", 0, "http://localhost:1234").accepted());
+  CHECK(WebSocketClient(rig.http_port(), "/ws", 0, "https://Dash.School.lan").accepted());
+  CHECK(WebSocketClient(rig.http_port()).accepted());  // a program sends no Origin
 }

@@ -76,9 +76,11 @@ std::optional<HttpResponse> http_get(std::uint16_t port, const std::string& path
   return response;
 }
 
-WebSocketClient::WebSocketClient(std::uint16_t port, const std::string& path, int receive_buffer)
+WebSocketClient::WebSocketClient(std::uint16_t port, const std::string& path, int receive_buffer,
+                                 const std::string& origin)
     : tcp_(port, receive_buffer) {
   tcp_.send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+            (origin.empty() ? "" : "\r\nOrigin: " + origin) +
             "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + kKey +
             "\r\nSec-WebSocket-Version: 13\r\n\r\n");
   auto head = read_head(tcp_, std::chrono::steady_clock::now() + 5s);

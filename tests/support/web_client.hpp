@@ -30,9 +30,11 @@ class WebSocketClient {
  public:
   enum Opcode : std::uint8_t { Continuation = 0, Text = 1, Binary = 2, Close = 8, Ping = 9, Pong = 10 };
 
-  /// Connects to 127.0.0.1:port and upgrades `path`. `accepted()` tells
+  /// Connects to 127.0.0.1:port and upgrades `path`, with an Origin header
+  /// when `origin` is not empty (as a browser sends). `accepted()` tells
   /// whether the server switched protocols.
-  explicit WebSocketClient(std::uint16_t port, const std::string& path = "/ws", int receive_buffer = 0);
+  explicit WebSocketClient(std::uint16_t port, const std::string& path = "/ws", int receive_buffer = 0,
+                           const std::string& origin = {});
 
   [[nodiscard]] bool accepted() const noexcept { return accepted_; }
   /// The server's answer to the upgrade request, up to the blank line.

@@ -1,5 +1,6 @@
 // Who may do what: the roles a connection has, the comparison of secrets,
-// and the growing delay after wrong ones, per source address.
+// the growing delay after wrong ones, per source address, and which web
+// pages may open the dashboard's WebSocket.
 #pragma once
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "flockbridge/protocol/clock.hpp"
 
@@ -27,6 +29,23 @@ enum class Role : std::uint8_t { Viewer, Driver, Teacher };
 /// Whether two secrets are equal, in a time that depends on their lengths
 /// only, never on where they first differ.
 [[nodiscard]] bool same_secret(std::string_view given, std::string_view expected) noexcept;
+
+/// The host of a browser's Origin header ("http://Flockbot7.local:8080" →
+/// "flockbot7.local", "http://[::1]:80" → "::1"), lower case; nothing for
+/// "null" or anything that is not scheme://host[:port].
+[[nodiscard]] std::optional<std::string> origin_host(std::string_view origin);
+
+/// The host names (or addresses) of a comma-separated list, as
+/// access.allowed_origins holds them; a full origin in it counts by its host.
+[[nodiscard]] std::vector<std::string> host_list(std::string_view list);
+
+/// Whether a WebSocket upgrade with this Origin header may open: a request
+/// without one comes from a program, not a web page, and may; a page may
+/// when it comes from one of `own_names` (the bridge's host names and
+/// addresses) or `allowed` (host names). The Host header plays no part: a
+/// page on a name that resolves to the robot would choose it.
+[[nodiscard]] bool origin_allowed(std::optional<std::string_view> origin, const std::vector<std::string>& own_names,
+                                  const std::vector<std::string>& allowed);
 
 /// Wrong secrets from one address make it wait, longer each time: after the
 /// n-th wrong one in a row, `first_delay` × 2^(n-1), at most `longest`. A

@@ -44,6 +44,9 @@ struct AccessSettings {
   /// A driver may clear a latched emergency stop, not only the teacher (always
   /// so when no teacher secret is set: someone must be able to).
   bool driver_clears_emergency = false;
+  /// Host names, comma-separated, whose web pages may open the dashboard's
+  /// WebSocket besides the bridge's own names and addresses.
+  std::string allowed_origins;
 };
 
 struct Config {

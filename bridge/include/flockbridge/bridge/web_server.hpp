@@ -87,6 +87,8 @@ class WebServer {
     std::uint16_t port = 0;    ///< 0: any free port
     std::string root;          ///< folder of the dashboard's files
     unsigned fd_limit = 1024;  ///< highest file descriptor lws may be handed, plus one
+    /// Host names whose pages may open /ws besides the bridge's own (access.allowed_origins).
+    std::vector<std::string> allowed_origins;
   };
 
   WebServer(uv_loop_t* loop, Host& host);
@@ -102,6 +104,8 @@ class WebServer {
   void stop();
 
   [[nodiscard]] std::uint16_t port() const noexcept { return bound_port_; }
+  /// New access.allowed_origins (a reload), for the upgrades to come.
+  void set_allowed_origins(std::vector<std::string> hosts) { settings_.allowed_origins = std::move(hosts); }
 
   /// The default folder of the dashboard: share/flockbridge/www beside the
   /// program's own bin/ folder (as installed, and as built in build/).
