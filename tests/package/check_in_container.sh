@@ -40,6 +40,15 @@ check "systemctl reload is answered" systemctl reload flockbridge.service
 check "the reload happened in the daemon" wait_journal "received SIGHUP: reloading the configuration" 10
 check "the same process runs on after the reload" same_pid "$main_pid" "$(property MainPID)"
 
+# A driver PIN in the configuration file, which only root and the service's
+# group may read: the service takes it on reload, and a JSON client watches.
+sed -i 's/^#driver_pin = .*/driver_pin = "4711"/' /etc/flockbridge/flockbridge.toml
+mark
+systemctl reload flockbridge.service
+check "a PIN in the 640 configuration file is read on reload" wait_journal "reloaded access.driver_pin: changed" 10
+hello="$(timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2006 && head -n 1 <&3')"
+check "and a JSON client then watches until it gives the PIN" grep -q '"role":"viewer"' <<<"$hello"
+
 # With the simulated Uno (a pseudo-terminal, allowed for this test only) the
 # link comes up inside the sandbox.
 mkdir -p /run/systemd/system/flockbridge.service.d

@@ -39,6 +39,9 @@ conffile_listed() {
 installed_config_is_default() {
   [ "$(in_root flockbridge --print-config)" = "$(in_root flockbridge --no-config --print-config)" ]
 }
+config_readable_by_group_only() {
+  [ "$(in_root stat -c '%U:%G %a' /etc/flockbridge/flockbridge.toml)" = "root:flockbridge-config 640" ]
+}
 udev_rule_read() {
   # udevadm test names every rules file it reads, and each line it cannot parse as FILE:LINE.
   grep -q 'Reading rules file: /usr/lib/udev/rules.d/99-flockbot.rules' "$work/udev.log" &&
@@ -94,13 +97,14 @@ as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteracti
 echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge)"
 
 for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
-  /usr/lib/udev/rules.d/99-flockbot.rules /etc/flockbridge/flockbridge.toml \
+  /usr/lib/udev/rules.d/99-flockbot.rules /usr/lib/sysusers.d/flockbridge.conf /etc/flockbridge/flockbridge.toml \
   /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
   /usr/share/doc/flockbridge/copyright; do
   check "$path is installed" test -f "$root$path"
 done
 check "the configuration is a conffile, kept on upgrade" conffile_listed
+check "the configuration (it may hold secrets) is root:flockbridge-config, mode 640" config_readable_by_group_only
 check "the service is enabled at boot" test -L "$root/etc/systemd/system/multi-user.target.wants/flockbridge.service"
 check "the installed configuration file holds every default" installed_config_is_default
 check "flockbot-sim runs there" in_root sh -c "flockbot-sim --version >/dev/null"
