@@ -233,8 +233,9 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   // Programs of the original software cannot give a PIN: their port's mode
   // says what they may do. JSON and WebSocket clients drive when no PIN is
   // set, and watch until they give it when one is.
+  const NativePortMode native_mode = config_.access.effective_native_port_mode();
   if (kind == ClientKind::Binary) {
-    added.set_role(config_.access.native_port_mode == NativePortMode::Open ? Role::Driver : Role::Viewer);
+    added.set_role(native_mode == NativePortMode::Open ? Role::Driver : Role::Viewer);
   } else {
     added.set_role(config_.access.driver_pin.empty() ? Role::Driver : Role::Viewer);
   }
@@ -258,6 +259,13 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
                             {driver_->family(), driver_->model(), driver_->commands()})));
   if (lease_) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
   if (latch_.latched) added.send(wire::json_only(added.encoding(), latch_message()));
+  if (!awaiting_approval_.empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
+  if (kind == ClientKind::Binary && native_mode == NativePortMode::Paired) {
+    awaiting_approval_.push_back(Waiting{id, unix_seconds_now()});
+    log_info("client " + std::to_string(id) + " (" + added.peer() +
+             ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
+    broadcast_pairing();
+  }
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
@@ -281,6 +289,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                  },
                  [&](const protocol::TakeControl&) { take_control(session, id); },
                  [&](const protocol::ClearEmergency&) { clear_emergency(session, id); },
+                 [&](const protocol::ApproveClient& approve) { approve_client(session, approve.client, id); },
                  [&](const protocol::Authenticate& auth) { authenticate(session, auth, id); },
              },
              request);
@@ -316,11 +325,14 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
   }
   if (!effect.stops && session.role() == Role::Viewer) {
     // Stopping is anyone's; the rest needs the driver PIN, or a port open to drive.
-    session.reply_error(
-        id,
+    refuse(
+        session, id,
         Error{
             session.kind() == ClientKind::Binary
-                ? "not sent: this port is read-only (access.native_port_mode); only stops go"
+                ? (awaiting(session.id())
+                       ? "not sent: this connection waits to be approved on the robot's dashboard by someone with "
+                         "the PIN (access.native_port_mode paired); only stops go"
+                       : "not sent: this port is read-only (access.native_port_mode); only stops go")
                 : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
             protocol::ErrorCode::Denied});
     return;
@@ -429,6 +441,46 @@ void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
     broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
   }
   session.reply_ok(id);
+}
+
+bool Bridge::awaiting(std::uint64_t client) const {
+  return std::ranges::any_of(awaiting_approval_, [&](const Waiting& w) { return w.client == client; });
+}
+
+void Bridge::approve_client(Session& session, std::uint64_t client, const nlohmann::json& id) {
+  if (session.role() == Role::Viewer) {
+    session.reply_error(
+        id, Error{R"(only someone with the robot's PIN may approve a connection: {"cmd":"auth","pin":"..."})",
+                  protocol::ErrorCode::Denied});
+    return;
+  }
+  const auto found = sessions_.find(client);
+  if (!awaiting(client) || found == sessions_.end() || found->second->closing()) {
+    session.reply_error(id, Error{"approve: client " + std::to_string(client) +
+                                  " is not waiting to be approved (it may have gone, or been approved already)"});
+    return;
+  }
+  std::erase_if(awaiting_approval_, [&](const Waiting& w) { return w.client == client; });
+  Session& approved = *found->second;
+  approved.set_role(Role::Driver);
+  log_info("client " + std::to_string(client) + " (" + approved.peer() + ") was approved by client " +
+           std::to_string(session.id()) + " (" + session.peer() + "): it may drive until it disconnects");
+  broadcast_pairing();
+  session.reply_ok(id);
+}
+
+std::string Bridge::pairing_message() const {
+  std::vector<protocol::json::WaitingClient> waiting;
+  for (const Waiting& w : awaiting_approval_) {
+    if (const auto found = sessions_.find(w.client); found != sessions_.end()) {
+      waiting.push_back({w.client, found->second->peer(), w.since});
+    }
+  }
+  return protocol::json::pairing(waiting);
+}
+
+void Bridge::broadcast_pairing() {
+  broadcast([&](Encoding encoding) { return wire::json_only(encoding, pairing_message()); });
 }
 
 std::string Bridge::latch_message() const {
@@ -588,6 +640,9 @@ void Bridge::log_stats() const {
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
+  if (std::erase_if(awaiting_approval_, [&](const Waiting& w) { return w.client == session.id(); }) > 0) {
+    broadcast_pairing();
+  }
   const bool held_control = lease_ && lease_->holder == session.id();
   end_lease(session, "is gone", false);
   if (!held_control && moving_ && motion_owner_ == session.id()) {

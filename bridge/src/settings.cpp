@@ -458,17 +458,29 @@ std::vector<Setting> make_settings() {
   {
     Setting mode = named({"access", "native_port_mode", "--native-port-mode",
                           "What programs on the robot family's own port (2005, 8101, 24901) may do: open (drive, as "
-                          "with the original software) or readonly (receive only; their commands are counted and "
-                          "dropped, stops aside).",
+                          "with the original software), readonly (receive only; their commands are counted and "
+                          "dropped, stops aside), paired (read-only until someone with the PIN approves the "
+                          "connection on the dashboard, until it closes), or auto (paired when a driver PIN is set, "
+                          "else open).",
                           kLive},
                          ValueKind::Choice);
-    mode.choices = {"open", "readonly"};
+    static constexpr std::array<std::pair<NativePortMode, std::string_view>, 4> kModes{{
+        {NativePortMode::Auto, "auto"},
+        {NativePortMode::Open, "open"},
+        {NativePortMode::Readonly, "readonly"},
+        {NativePortMode::Paired, "paired"},
+    }};
+    for (const auto& [each, name] : kModes) mode.choices.emplace_back(name);
     mode.get = [](const Config& config) -> Value {
-      return std::string(config.access.native_port_mode == NativePortMode::Open ? "open" : "readonly");
+      for (const auto& [each, name] : kModes) {
+        if (each == config.access.native_port_mode) return std::string(name);
+      }
+      return std::string("auto");
     };
     mode.set = [](Config& config, const Value& value) {
-      config.access.native_port_mode =
-          std::get<std::string>(value) == "open" ? NativePortMode::Open : NativePortMode::Readonly;
+      for (const auto& [each, name] : kModes) {
+        if (name == std::get<std::string>(value)) config.access.native_port_mode = each;
+      }
     };
     s.push_back(std::move(mode));
   }

@@ -151,7 +151,8 @@
         me = message.client ?? null;
         showRole(message.role || "driver");
         showLease({ holder: null });
-        showLatch({ latched: false });  // a latch is told right after hello
+        showLatch({ latched: false });  // a latch and waiting programs are told right after hello
+        showPairing([]);
         if (secret) signIn();
         showRobot(message.robot || "flockbot", message.model || "");
         stats.lastSeq = null;
@@ -182,6 +183,9 @@
       case "lease_request":
         log("Client #" + message.client + " (" + message.peer + ") asks to drive: press Release to hand over.",
             "warning");
+        break;
+      case "pairing":
+        showPairing(message.waiting);
         break;
       case "emergency_latch":
         showLatch(message);
@@ -259,6 +263,25 @@
         : "Client #" + holder.client + " (" + holder.peer + ", " + holder.kind + ") drives, since " +
           new Date(holder.since * 1000).toLocaleTimeString() + ".";
     $("take").textContent = driving ? "Release" : "Take control";
+  }
+
+  /** The connections on the robot's own port waiting to be approved (native_port_mode paired). */
+  function showPairing(waiting) {
+    const list = $("pairing-list");
+    list.replaceChildren();
+    for (const w of waiting) {
+      const item = document.createElement("li");
+      item.textContent = "Client #" + w.client + " from " + w.peer + ", since " +
+                         new Date(w.since * 1000).toLocaleTimeString();
+      const approve = document.createElement("button");
+      approve.type = "button";
+      approve.textContent = "Approve";
+      approve.dataset.testid = "approve-" + w.client;
+      approve.addEventListener("click", () => send({ cmd: "approve", client: w.client }));
+      item.append(approve);
+      list.append(item);
+    }
+    $("pairing").hidden = waiting.length === 0;
   }
 
   function showLatch(latch) {

@@ -2,12 +2,14 @@
 // teacher's secret, a student's page and the teacher's page in Debian's
 // headless Chromium. The student watches until the PIN is given, drives,
 // is held by an emergency stop from the teacher's page until the teacher
-// clears it, and sees the teacher take control. Every wait is for an event.
+// clears it, and sees the teacher take control; a program on port 2005
+// drives once the page approves it. Every wait is for an event.
 //
 //   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/access.test.mjs
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
+import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { artifacts, dashboardSuite } from "./dashboard.mjs";
@@ -75,4 +77,26 @@ test("an emergency stop from another page latches until the teacher clears it; t
   await teacher.getByTestId("driver").filter({ hasText: "You drive." }).waitFor();
   await page.getByTestId("driver").filter({ hasText: "drives, since" }).waitFor();
   assert.equal(bridge.seen("chalk-and-cheese") || bridge.seen("4711"), false, "no secret is logged");
+});
+
+test("a program on port 2005 waits until a page with the PIN approves it, then drives", async () => {
+  const program = net.connect(bridge.binaryPort, "127.0.0.1");
+  await new Promise((resolve, reject) => { program.once("connect", resolve); program.once("error", reject); });
+  const peer = `127.0.0.1:${program.localPort}`;
+  const dms = (speed) => Buffer.from([7, 0x52, 0x54, 4, 0x44, 0x4d, 0x53, speed]);  // the 2014 client's moveSpeed
+  const waiting = page.getByTestId("pairing").locator("li", { hasText: peer });
+  await waiting.waitFor();
+  program.write(dms(23));
+  await bridge.waitFor("waits to be approved on the robot's dashboard");
+  await page.screenshot({ path: path.join(artifacts, "dashboard-pairing.png"), fullPage: true });
+  await waiting.getByRole("button", { name: "Approve" }).click();
+  await bridge.waitFor("was approved by client");
+  await page.getByTestId("pairing").waitFor({ state: "hidden" });
+  // The teacher drives (the test before): the teacher releases the robot first.
+  await teacher.getByTestId("take").filter({ hasText: "Release" }).click();
+  await teacher.getByTestId("driver").filter({ hasText: "Nobody drives." }).waitFor();
+  program.write(dms(24));
+  await bridge.waitFor("simulated Uno: rx 44 4D 53 18");
+  assert.equal(bridge.seen("simulated Uno: rx 44 4D 53 17"), false, "nothing went before the approval");
+  program.destroy();
 });

@@ -246,3 +246,48 @@ TEST_CASE("a WebSocket opened by a page from elsewhere is refused, but not the r
   CHECK(WebSocketClient(rig.http_port(), "/ws", 0, "https://Dash.School.lan").accepted());
   CHECK(WebSocketClient(rig.http_port()).accepted());  // a program sends no Origin
 }
+
+TEST_CASE("with a PIN a 2014 program waits until someone with the PIN approves it, then drives until it leaves") {
+  Rig rig({.config = kAccess});  // native_port_mode auto: paired, as a PIN is set
+  auto viewer = rig.json_client();
+  auto driver = rig.json_client();
+  CHECK(auth(driver, "pin", "4711")["role"] == "driver");
+  LegacyClient student(rig.port());
+  student.register_sensors(0);
+  REQUIRE(student.read_code("SP"));
+  const auto waiting = read_until(viewer, "pairing", [](const json& m) { return !m["waiting"].empty(); });
+  REQUIRE(waiting);
+  REQUIRE((*waiting)["waiting"].size() == 1);
+  const int client = (*waiting)["waiting"][0]["client"];
+  CHECK((*waiting)["waiting"][0]["peer"].get<std::string>().rfind("127.0.0.1:", 0) == 0);
+  rig.expect_log("waits to be approved on the dashboard before it may drive");
+
+  student.move_speed(20);
+  rig.expect_log("this connection waits to be approved on the robot's dashboard");
+  student.stop();  // stopping is anyone's
+  rig.expect_sim("rx 44 53 54");
+  viewer.send(json{{"cmd", "approve"}, {"client", client}, {"id", "a"}}.dump() + "\n");
+  const auto denied = viewer.read_json_type("error");
+  REQUIRE(denied);
+  CHECK((*denied)["code"] == "denied");
+
+  driver.send(json{{"cmd", "approve"}, {"client", client}, {"id", "a"}}.dump() + "\n");
+  const auto approved = read_until(viewer, "pairing", [](const json& m) { return m["waiting"].empty(); });
+  REQUIRE(approved);
+  rig.expect_log("was approved by client");
+  student.move_speed(21);
+  rig.expect_sim("rx 44 4D 53 15");
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 44 4D 53 14"));
+  REQUIRE(student.read_code("SP"));
+  CHECK(student.death().empty());
+
+  // The approval was for that connection: the program connecting again waits again.
+  LegacyClient again(rig.port());
+  const auto new_wait = read_until(viewer, "pairing", [](const json& m) { return !m["waiting"].empty(); });
+  REQUIRE(new_wait);
+  CHECK((*new_wait)["waiting"][0]["client"] != client);
+  driver.send(json{{"cmd", "approve"}, {"client", client}, {"id", "b"}}.dump() + "\n");
+  const auto twice = driver.read_json_type("error");
+  REQUIRE(twice);
+  CHECK((*twice)["error"].get<std::string>().find("is not waiting to be approved") != std::string::npos);
+}

@@ -250,6 +250,15 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
         R"({"type":"emergency_latch","latched":true,"by":{"client":2,"peer":"127.0.0.1:4000"},"since":3.5})");
   CHECK(codec::error(nullptr, Error{"held", ErrorCode::Latched}) ==
         R"({"type":"error","error":"held","code":"latched"})");
+  const std::vector<codec::WaitingClient> waiting{{5, "10.0.3.17:51234", 2.5}};
+  CHECK(codec::pairing(waiting) ==
+        R"({"type":"pairing","waiting":[{"client":5,"peer":"10.0.3.17:51234","since":2.5}]})");
+  CHECK(codec::pairing({}) == R"({"type":"pairing","waiting":[]})");
+  const auto approve = codec::parse_request(R"({"cmd":"approve","client":5})").request;
+  REQUIRE(approve);
+  CHECK(std::get<ApproveClient>(approve.value()).client == 5);
+  CHECK_FALSE(codec::parse_request(R"({"cmd":"approve","client":"5"})").request);
+  CHECK_FALSE(codec::parse_request(R"({"cmd":"approve"})").request);
   CHECK(std::holds_alternative<ClearEmergency>(codec::parse_request(R"({"cmd":"clear_emergency"})").request.value()));
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));

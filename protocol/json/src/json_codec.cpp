@@ -50,6 +50,17 @@ Result<ClientRequest> parse_subscribe(const json& object) {
   return ClientRequest{Subscribe{static_cast<std::uint32_t>(interval)}};
 }
 
+Result<ClientRequest> parse_approve(const json& object) {
+  static constexpr std::array<std::string_view, 1> kArguments{"client"};
+  if (auto checked = only("approve", object, kArguments); !checked) return checked.error();
+  const auto it = object.find("client");
+  const auto client = it == object.end() ? std::nullopt : whole_number(*it);
+  if (!client || *client <= 0) {
+    return argument_error("approve", "client", "must be the number of a waiting client, as pairing messages list them");
+  }
+  return ClientRequest{ApproveClient{static_cast<std::uint64_t>(*client)}};
+}
+
 Result<ClientRequest> parse_auth(const json& object) {
   static constexpr std::string_view kUsage = R"(: give {"cmd":"auth","pin":"..."} or {"cmd":"auth","teacher":"..."})";
   static constexpr std::array<std::string_view, 2> kArguments{"pin", "teacher"};
@@ -296,6 +307,14 @@ std::string emergency_latch(bool latched, std::uint64_t client, std::string_view
                       {"since", since}});
 }
 
+std::string pairing(std::span<const WaitingClient> waiting) {
+  ordered list = ordered::array();
+  for (const WaitingClient& each : waiting) {
+    list.push_back(ordered{{"client", each.client}, {"peer", each.peer}, {"since", each.since}});
+  }
+  return dump(ordered{{"type", "pairing"}, {"waiting", std::move(list)}});
+}
+
 std::string lease(const std::optional<LeaseHolder>& holder, std::string_view reason) {
   ordered message{{"type", "lease"}};
   if (holder) {
@@ -378,6 +397,7 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "release") return ClientRequest{ReleaseControl{}};
   if (cmd == "take") return ClientRequest{TakeControl{}};
   if (cmd == "clear_emergency") return ClientRequest{ClearEmergency{}};
+  if (cmd == "approve") return parse_approve(object);
   if (cmd == "auth") return parse_auth(object);
   return std::nullopt;
 }

@@ -126,6 +126,13 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// clear_emergency: the teacher (or a driver, when [access] allows or no teacher is set) clears the latch.
   void clear_emergency(Session& session, const nlohmann::json& id);
   [[nodiscard]] std::string latch_message() const;
+  /// Whether `client` (on the family's own port) waits to be approved.
+  [[nodiscard]] bool awaiting(std::uint64_t client) const;
+  /// approve: someone with the PIN lets a waiting native connection drive.
+  void approve_client(Session& session, std::uint64_t client, const nlohmann::json& id);
+  [[nodiscard]] std::string pairing_message() const;
+  /// Tells every JSON and WebSocket client which native connections wait to be approved.
+  void broadcast_pairing();
   /// Tells every JSON and WebSocket client who holds control now.
   void broadcast_lease(std::string_view reason = {});
   [[nodiscard]] std::string lease_message(std::string_view reason) const;
@@ -190,6 +197,12 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
     double since = 0;  ///< Unix seconds
   };
   EmergencyLatch latch_;
+  /// Connections on the family's own port waiting to be approved (native_port_mode paired), oldest first.
+  struct Waiting {
+    std::uint64_t client = 0;
+    double since = 0;  ///< Unix seconds
+  };
+  std::vector<Waiting> awaiting_approval_;
   /// Wrong secrets make their address wait.
   LoginGuard logins_;
   bool moving_ = false;

@@ -28,8 +28,10 @@ struct SmrSettings {
 
 /// What a program on a robot family's own port (2005, 8101, 24901) may do.
 enum class NativePortMode : std::uint8_t {
+  Auto,      ///< Paired when a driver PIN is set, else Open
   Open,      ///< drive, under the control lease, as with the original software
   Readonly,  ///< receive only: its commands (stops aside) are refused and counted
+  Paired,    ///< as Readonly until someone with the PIN approves the connection on the dashboard
 };
 
 /// Who may drive ([access]). The secrets come from the file only.
@@ -40,7 +42,12 @@ struct AccessSettings {
   std::string teacher_secret;
   /// A driver that has sent no command this long gives up control of the robot.
   std::chrono::milliseconds lease_idle{10000};
-  NativePortMode native_port_mode = NativePortMode::Open;
+  NativePortMode native_port_mode = NativePortMode::Auto;
+  /// The mode in force: Auto resolved by whether a PIN is set.
+  [[nodiscard]] NativePortMode effective_native_port_mode() const noexcept {
+    if (native_port_mode != NativePortMode::Auto) return native_port_mode;
+    return driver_pin.empty() ? NativePortMode::Open : NativePortMode::Paired;
+  }
   /// A driver may clear a latched emergency stop, not only the teacher (always
   /// so when no teacher secret is set: someone must be able to).
   bool driver_clears_emergency = false;

@@ -76,6 +76,14 @@ struct LeaseHolder {
 /// {"type":"emergency_latch","latched":true,"by":{"client":3,"peer":".."},"since":..}:
 /// an emergency stop latched by a client, or (latched false) cleared by one, at `since` (Unix seconds).
 [[nodiscard]] std::string emergency_latch(bool latched, std::uint64_t client, std::string_view peer, double since);
+/// A connection on the family's own port waiting to be approved (native_port_mode paired).
+struct WaitingClient {
+  std::uint64_t client = 0;
+  std::string_view peer;
+  double since = 0;  ///< Unix seconds
+};
+/// {"type":"pairing","waiting":[{"client":5,"peer":"..","since":..}]}: the connections waiting, oldest first.
+[[nodiscard]] std::string pairing(std::span<const WaitingClient> waiting);
 /// {"type":"stats","id":..,"uptime_s":..,"link":{...},"commands":{...},"sensors":{...},"clients":{...}}
 [[nodiscard]] std::string stats(const nlohmann::json& id, const StatsSnapshot& snapshot);
 

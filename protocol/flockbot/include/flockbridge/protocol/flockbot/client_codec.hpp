@@ -53,6 +53,11 @@ struct ReleaseControl {};
 struct TakeControl {};
 /// A client clears the latched emergency stop (JSON `clear_emergency`).
 struct ClearEmergency {};
+/// A client with the PIN lets a connection on the family's own port drive
+/// (JSON `approve`, in native_port_mode paired).
+struct ApproveClient {
+  std::uint64_t client = 0;
+};
 /// A client gives a secret for a role (JSON `auth`).
 struct Authenticate {
   bool teacher = false;  ///< the teacher's secret; else the driver PIN
@@ -60,7 +65,7 @@ struct Authenticate {
 };
 /// What a client asks of the bridge, whichever port it came through.
 using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
-                                   TakeControl, ClearEmergency, Authenticate>;
+                                   TakeControl, ClearEmergency, ApproveClient, Authenticate>;
 
 /// The version of the port-2005 extensions this bridge speaks.
 inline constexpr std::uint8_t kExtensionsVersion = 1;
