@@ -1,12 +1,13 @@
 #!/bin/sh
 # Installs what the dashboard's browser test needs: Debian's Chromium (no
 # browser is ever downloaded), Node.js and npm when the machine has none, and
-# playwright-core at the version in tests/browser/package-lock.json.
+# playwright-core at the version in tests/browser/package-lock.json, and
+# openssl, which makes the TLS test's certificate.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-install_missing chromium
+install_missing chromium openssl
 if ! command -v node >/dev/null 2>&1; then install_missing nodejs; fi
 if ! command -v npm >/dev/null 2>&1; then install_missing npm; fi
 if [ ! -f tests/browser/node_modules/playwright-core/package.json ]; then

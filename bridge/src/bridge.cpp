@@ -135,7 +135,10 @@ Result<Done> Bridge::start() {
   if (auto started = driver_->start(); !started) return started.error();
   std::string listening = "listening: binary clients on " + host_port(listeners_[0].bind, port()) +
                           ", JSON clients on " + host_port(listeners_[1].bind, json_port());
-  if (config_.http) listening += ", dashboard on http://" + host_port(config_.effective_http_bind(), http_port()) + "/";
+  if (config_.http) {
+    listening += std::string(", dashboard on ") + (config_.http_tls_cert.empty() ? "http://" : "https://") +
+                 host_port(config_.effective_http_bind(), http_port()) + "/";
+  }
   log_info(listening + "; session " + session_id_);
 
   // Everything is bound: systemd may start what waits for the bridge. Its
@@ -167,6 +170,8 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
   // the listeners, and the page's own short connections.
   settings.fd_limit = static_cast<unsigned>(
       std::min<std::uint64_t>(file_limit, std::max<std::uint64_t>(1024, 4 * config_.max_clients + 256)));
+  settings.tls_cert = config_.http_tls_cert;
+  settings.tls_key = config_.http_tls_key;
   settings.allowed_origins = host_list(config_.access.allowed_origins);
   return web_.start(std::move(settings));
 }

@@ -380,6 +380,16 @@ std::vector<Setting> make_settings() {
       {"http", "root", "--http-root",
        "Folder of the dashboard's files (\"\": share/flockbridge/www beside the program's bin/).", kRestart},
       [](auto& c) -> auto& { return c.http_root; }));
+  s.push_back(text(
+      {"http", "tls_cert", "--http-tls-cert",
+       "Serve the dashboard and its WebSocket over TLS (https://, wss://) with this certificate, a PEM "
+       "file with its chain (\"\": plain HTTP). Give http.tls_key with it.",
+       kRestart},
+      [](auto& c) -> auto& { return c.http_tls_cert; }));
+  s.push_back(text(
+      {"http", "tls_key", "--http-tls-key",
+       "The private key of http.tls_cert, a PEM file that only root and the service may read.", kRestart},
+      [](auto& c) -> auto& { return c.http_tls_key; }));
 
   s.push_back(duration(
       {"clients", "message_timeout_ms", "--message-timeout-ms",

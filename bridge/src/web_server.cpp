@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <utility>
 #include <vector>
 
@@ -313,6 +315,17 @@ Result<Done> WebServer::start(Settings settings) {
                  "' (no index.html there): give their folder with --http-root, or turn the web server off with "
                  "--no-http"};
   }
+  const bool tls = !settings_.tls_cert.empty() || !settings_.tls_key.empty();
+  if (tls) {
+    if (settings_.tls_cert.empty() || settings_.tls_key.empty()) {
+      return Error{"http.tls_cert and http.tls_key go together: give both for https, or neither"};
+    }
+    for (const std::string* file : {&settings_.tls_cert, &settings_.tls_key}) {
+      if (std::ifstream readable(*file); !readable) {
+        return Error{"cannot read '" + *file + "' for the dashboard's TLS: " + std::strerror(errno)};
+      }
+    }
+  }
   lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE, log_from_lws);
 
   link_ = new ServerLink{this, 0, settings_.root, {}};
@@ -332,7 +345,7 @@ Result<Done> WebServer::start(Settings settings) {
   info.foreign_loops = loops;
   info.options = LWS_SERVER_OPTION_LIBUV | LWS_SERVER_OPTION_UV_NO_SIGSEGV_SIGFPE_SPIN |
                  LWS_SERVER_OPTION_HTTP_HEADERS_SECURITY_BEST_PRACTICES_ENFORCE | LWS_SERVER_OPTION_VALIDATE_UTF8 |
-                 LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+                 LWS_SERVER_OPTION_EXPLICIT_VHOSTS | (tls ? LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT : 0);
   info.user = link_;
   info.fd_limit_per_thread = settings_.fd_limit;
   info.server_string = "flockbridge";
@@ -351,8 +364,17 @@ Result<Done> WebServer::start(Settings settings) {
   vhost.options = info.options;
   vhost.keepalive_timeout = 5;
   vhost.timeout_secs = 10;
+  if (tls) {
+    vhost.ssl_cert_filepath = settings_.tls_cert.c_str();
+    vhost.ssl_private_key_filepath = settings_.tls_key.c_str();
+  }
   lws_vhost* created = lws_create_vhost(context_, &vhost);
   const std::string where = host_port(settings_.bind, settings_.port);
+  if (created == nullptr && tls) {
+    stop();
+    return Error{"cannot start the dashboard's TLS with '" + settings_.tls_cert + "' and '" + settings_.tls_key +
+                 "' (see the lines before: is the key the certificate's, and both PEM?)"};
+  }
   if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
     stop();
     return Error{"cannot listen on " + where +

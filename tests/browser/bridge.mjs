@@ -70,7 +70,7 @@ export async function startBridge(binary, extraArgs = []) {
                 ...extraArgs];
   const bridge = new Bridge(binary, args);
   const listening = await bridge.waitFor("listening: ");
-  const match = /dashboard on http:\/\/[^ ]*:(\d+)\//.exec(listening);
+  const match = /dashboard on https?:\/\/[^ ]*:(\d+)\//.exec(listening);
   if (!match) throw new Error("no dashboard port in: " + listening);
   bridge.httpPort = Number(match[1]);
   const binaryPort = /binary clients on [^ ]*:(\d+),/.exec(listening);

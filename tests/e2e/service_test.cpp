@@ -156,3 +156,19 @@ TEST_CASE("systemd hears READY once the ports are bound, the link's state, watch
   REQUIRE(rig.bridge().terminate() == 0);
   CHECK_FALSE(systemd.wait_for("STOPPING=1").empty());
 }
+
+TEST_CASE("a TLS certificate without its key, or a key that cannot be read, stops start-up with the reason") {
+  TempDir folder;
+  const auto cert = folder / "cert.pem";
+  write_file(cert, "not a certificate\n");
+  ChildProcess alone({FLOCKBRIDGE_BIN, "--no-config", "--simulate", "--port", "0", "--json-port", "0", "--http-port",
+                      "0", "--http-tls-cert", cert.string()});
+  CHECK(alone.wait_seen(Stream::Stderr, "http.tls_cert and http.tls_key go together"));
+  CHECK(alone.wait_exit() != 0);
+  ChildProcess unreadable({FLOCKBRIDGE_BIN, "--no-config", "--simulate", "--port", "0", "--json-port", "0",
+                           "--http-port", "0", "--http-tls-cert", cert.string(), "--http-tls-key",
+                           (folder / "missing.pem").string()});
+  CHECK(unreadable.wait_seen(Stream::Stderr, "missing.pem' for the dashboard's TLS: No such file or directory"));
+  CHECK(unreadable.wait_exit() != 0);
+  CHECK_FALSE(unreadable.seen(Stream::Stderr, "listening"));
+}

@@ -29,7 +29,7 @@ inline std::optional<ListeningPorts> listening_ports(const std::string& line) {
   const auto binary = port_after(line, "binary clients on ");
   const auto json = port_after(line, "JSON clients on ");
   if (!binary || !json) return std::nullopt;
-  const auto http = port_after(line, "dashboard on http://");
+  const auto http = port_after(line, "dashboard on http");  // http:// or https://
   return ListeningPorts{*binary, *json, http.value_or(0)};
 }
 

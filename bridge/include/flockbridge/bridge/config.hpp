@@ -89,6 +89,10 @@ struct Config {
   std::string http_bind;  ///< empty: the same as `bind`
   std::uint16_t http_port = 8080;
   std::string http_root;  ///< the dashboard's files; empty: share/flockbridge/www beside bin/
+  /// HTTPS and WSS on the dashboard's port: the certificate (PEM, chain
+  /// included) and its private key; both empty: plain HTTP.
+  std::string http_tls_cert;
+  std::string http_tls_key;
 
   /// `link` with the line's speed, which the link needs for its timing.
   [[nodiscard]] protocol::LinkSettings link_settings() const {

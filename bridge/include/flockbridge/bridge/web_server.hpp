@@ -87,6 +87,9 @@ class WebServer {
     std::uint16_t port = 0;    ///< 0: any free port
     std::string root;          ///< folder of the dashboard's files
     unsigned fd_limit = 1024;  ///< highest file descriptor lws may be handed, plus one
+    /// HTTPS and WSS: the certificate's and key's PEM files; both empty: plain HTTP.
+    std::string tls_cert;
+    std::string tls_key;
     /// Host names whose pages may open /ws besides the bridge's own (access.allowed_origins).
     std::vector<std::string> allowed_origins;
   };
