@@ -286,7 +286,12 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.unsubscribe();
                    session.reply_ok(id);
                  },
-                 [&](const protocol::StatsRequest&) { session.send(wire::stats(session.encoding(), id, snapshot())); },
+                 [&](const protocol::StatsRequest&) {
+                   protocol::StatsSnapshot stats = snapshot();
+                   // Who is connected, from where, is the teacher's to see, when there is one.
+                   stats.list_clients = config_.access.teacher_secret.empty() || session.role() == Role::Teacher;
+                   session.send(wire::stats(session.encoding(), id, stats));
+                 },
                  [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
                  [&](const protocol::ReleaseControl&) {
                    end_lease(session, "gave up control", true);
@@ -295,6 +300,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                  [&](const protocol::TakeControl&) { take_control(session, id); },
                  [&](const protocol::ClearEmergency&) { clear_emergency(session, id); },
                  [&](const protocol::ApproveClient& approve) { approve_client(session, approve.client, id); },
+                 [&](const protocol::ChangeSetting& change) { change_setting(session, change, id); },
                  [&](const protocol::Authenticate& auth) { authenticate(session, auth, id); },
              },
              request);
@@ -445,6 +451,23 @@ void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
                 std::string(role_name(session.role())) + ") cleared the emergency stop");
     broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
   }
+  session.reply_ok(id);
+}
+
+void Bridge::change_setting(Session& session, const protocol::ChangeSetting& change, const nlohmann::json& id) {
+  if (session.role() != Role::Teacher) {
+    session.reply_error(id, Error{R"(only the teacher may change settings: {"cmd":"auth","teacher":"..."})",
+                                  protocol::ErrorCode::Denied});
+    return;
+  }
+  auto changed = with_setting(config_, change.key, change.value);
+  if (!changed) {
+    session.reply_error(id, changed.error());
+    return;
+  }
+  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ", teacher) sets " + change.key + " = " +
+           change.value + ", until the next reload or restart");
+  reload(changed.value());
   session.reply_ok(id);
 }
 

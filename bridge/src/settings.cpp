@@ -967,6 +967,19 @@ protocol::Result<Config> load_config(const ConfigSources& sources) {
   return load_config(sources, std::move(defaults));
 }
 
+protocol::Result<Config> with_setting(Config config, std::string_view key, const std::string& typed) {
+  const Setting* setting = find_setting(key);
+  if (setting == nullptr) return Error{"no setting is called " + std::string(key)};
+  if (setting->secret) return Error{std::string(key) + " is a secret: only the configuration file sets it"};
+  if (!setting->reloadable) {
+    return Error{std::string(key) + " needs a restart: set it in the configuration file and restart the bridge"};
+  }
+  if (std::string wrong = apply_value(*setting, from_text(*setting, typed), config); !wrong.empty()) {
+    return Error{std::string(key) + " = " + typed + " is not allowed: it must be " + wrong};
+  }
+  return checked(std::move(config), {});
+}
+
 protocol::Result<Config> load_config(const ConfigSources& sources, Config config) {
   std::vector<std::string> problems;
   if (!sources.file.empty()) {

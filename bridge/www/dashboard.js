@@ -196,8 +196,7 @@
         break;
       case "stats":
         showControl(message.control);
-        showClients(message.clients && message.clients.list ? message.clients.list : [],
-                    message.control ? message.control.holder : null);
+        showClients(message.clients || {}, message.control ? message.control.holder : null);
         break;
       case "error":
         if (message.id !== undefined && message.id === motionId) stopDriving();
@@ -311,10 +310,20 @@
         (control.refused > 0 ? "; " + control.refused + " motion commands of others refused" : "");
   }
 
-  function showClients(list, holder) {
+  /** The client list; only a count when the bridge keeps the list for the teacher. */
+  function showClients(clients, holder) {
     const rows = $("client-rows");
     rows.replaceChildren();
-    for (const c of list) {
+    if (!clients.list) {
+      const row = document.createElement("tr");
+      const cell = document.createElement("td");
+      cell.colSpan = 7;
+      cell.textContent = (clients.connected ?? 0) + " connected; the teacher sees who they are.";
+      row.append(cell);
+      rows.append(row);
+      return;
+    }
+    for (const c of clients.list) {
       const row = document.createElement("tr");
       let kind = c.kind;
       if (c.kind === "binary") {

@@ -343,3 +343,24 @@ TEST_CASE("secrets come from a file only its owner and group may read, and are n
   CHECK(error_of("[access]\ndriver_pin = \"12 34\"\n").find("printable ASCII characters without spaces") !=
         std::string::npos);
 }
+
+TEST_CASE("a live setting changed by name is checked as the file's values are, and secrets and restarts are refused") {
+  const Config running;
+  auto changed = with_setting(running, "access.lease_idle_ms", "2000");
+  REQUIRE(changed);
+  CHECK(changed.value().access.lease_idle == std::chrono::milliseconds(2000));
+  changed = with_setting(running, "access.native_port_mode", "paired");
+  REQUIRE(changed);
+  CHECK(changed.value().access.native_port_mode == NativePortMode::Paired);
+  CHECK(with_setting(running, "access.driver_clears_emergency", "true").value().access.driver_clears_emergency);
+
+  CHECK(with_setting(running, "access.lease_idle_ms", "5").error().message ==
+        "access.lease_idle_ms = 5 is not allowed: it must be a whole number from 100 to 3600000");
+  CHECK(with_setting(running, "access.native_port_mode", "closed").error().message.find("is not allowed") !=
+        std::string::npos);
+  CHECK(with_setting(running, "access.driver_pin", "1234").error().message ==
+        "access.driver_pin is a secret: only the configuration file sets it");
+  CHECK(with_setting(running, "serial.baud", "57600").error().message ==
+        "serial.baud needs a restart: set it in the configuration file and restart the bridge");
+  CHECK(with_setting(running, "serial.nonsense", "1").error().message == "no setting is called serial.nonsense");
+}

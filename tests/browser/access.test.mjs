@@ -98,5 +98,8 @@ test("a program on port 2005 waits until a page with the PIN approves it, then d
   program.write(dms(24));
   await bridge.waitFor("simulated Uno: rx 44 4D 53 18");
   assert.equal(bridge.seen("simulated Uno: rx 44 4D 53 17"), false, "nothing went before the approval");
+  // Who is connected, from where, is the teacher's to see.
+  await page.getByTestId("clients").filter({ hasText: "the teacher sees who they are" }).waitFor();
+  await teacher.getByTestId("clients").locator("tr", { hasText: peer }).waitFor();
   program.destroy();
 });

@@ -291,3 +291,39 @@ TEST_CASE("with a PIN a 2014 program waits until someone with the PIN approves i
   REQUIRE(twice);
   CHECK((*twice)["error"].get<std::string>().find("is not waiting to be approved") != std::string::npos);
 }
+
+TEST_CASE("the teacher changes live settings and sees every client, others see how many") {
+  Rig rig({.config = kAccess});
+  auto teacher = rig.json_client();
+  auto driver = rig.json_client();
+  CHECK(auth(teacher, "teacher", "chalk-and-cheese")["role"] == "teacher");
+  CHECK(auth(driver, "pin", "4711")["role"] == "driver");
+
+  driver.send(R"({"cmd":"set","key":"access.lease_idle_ms","value":2000,"id":"s"})"
+              "\n");
+  auto refused = driver.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "denied");
+  teacher.send(R"({"cmd":"set","key":"access.lease_idle_ms","value":2000,"id":"s"})"
+               "\n");
+  REQUIRE(teacher.read_json_type("ok"));
+  rig.expect_log("reloaded access.lease_idle_ms: 10000 -> 2000");
+  teacher.send(R"({"cmd":"set","key":"access.driver_pin","value":"1","id":"p"})"
+               "\n");
+  refused = teacher.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"] == "access.driver_pin is a secret: only the configuration file sets it");
+
+  // The driver's lease now lasts 2 s without a command.
+  driver.send("{\"cmd\":\"move\",\"speed\":20}\n");
+  rig.expect_sim("rx 44 4D 53 14");
+  const auto ended = read_until(teacher, "lease", [](const json& m) { return m["holder"].is_null(); });
+  REQUIRE(ended);
+  CHECK((*ended)["reason"].get<std::string>().find("sent no command for 2000 ms") != std::string::npos);
+
+  const json all = bridge_stats(teacher);
+  CHECK(all["clients"]["list"].size() == 2);
+  const json counted = bridge_stats(driver);
+  CHECK(counted["clients"]["connected"] == 2);
+  CHECK_FALSE(counted["clients"].contains("list"));
+}

@@ -259,6 +259,15 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(std::get<ApproveClient>(approve.value()).client == 5);
   CHECK_FALSE(codec::parse_request(R"({"cmd":"approve","client":"5"})").request);
   CHECK_FALSE(codec::parse_request(R"({"cmd":"approve"})").request);
+  const auto set = codec::parse_request(R"({"cmd":"set","key":"access.lease_idle_ms","value":2000})").request;
+  REQUIRE(set);
+  CHECK(std::get<ChangeSetting>(set.value()).key == "access.lease_idle_ms");
+  CHECK(std::get<ChangeSetting>(set.value()).value == "2000");
+  CHECK(
+      std::get<ChangeSetting>(codec::parse_request(R"({"cmd":"set","key":"k","value":true})").request.value()).value ==
+      "true");
+  CHECK_FALSE(codec::parse_request(R"({"cmd":"set","key":"k","value":[1]})").request);
+  CHECK_FALSE(codec::parse_request(R"({"cmd":"set","value":1})").request);
   CHECK(std::holds_alternative<ClearEmergency>(codec::parse_request(R"({"cmd":"clear_emergency"})").request.value()));
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));

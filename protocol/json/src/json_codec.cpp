@@ -61,6 +61,21 @@ Result<ClientRequest> parse_approve(const json& object) {
   return ClientRequest{ApproveClient{static_cast<std::uint64_t>(*client)}};
 }
 
+Result<ClientRequest> parse_set(const json& object) {
+  static constexpr std::array<std::string_view, 2> kArguments{"key", "value"};
+  if (auto checked = only("set", object, kArguments); !checked) return checked.error();
+  const auto key = object.find("key");
+  if (key == object.end() || !key->is_string()) {
+    return argument_error("set", "key", "must name a setting, e.g. \"access.lease_idle_ms\"");
+  }
+  const auto value = object.find("value");
+  if (value == object.end() || !(value->is_string() || value->is_number() || value->is_boolean())) {
+    return argument_error("set", "value", "must be a string, a number or true or false");
+  }
+  return ClientRequest{
+      ChangeSetting{key->get<std::string>(), value->is_string() ? value->get<std::string>() : value->dump()}};
+}
+
 Result<ClientRequest> parse_auth(const json& object) {
   static constexpr std::string_view kUsage = R"(: give {"cmd":"auth","pin":"..."} or {"cmd":"auth","teacher":"..."})";
   static constexpr std::array<std::string_view, 2> kArguments{"pin", "teacher"};
@@ -334,7 +349,7 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
     failed[std::string(error_code_name(static_cast<ErrorCode>(i)))] = s.bridge.failed[i];
   }
   ordered clients = ordered::array();
-  for (const ClientSnapshot& c : s.clients) {
+  for (const ClientSnapshot& c : s.list_clients ? std::span(s.clients) : std::span<const ClientSnapshot>()) {
     clients.push_back(ordered{{"id", c.id},
                               {"kind", c.kind},
                               {"peer", c.peer},
@@ -371,8 +386,8 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                                {"refused", s.bridge.clients_refused},
                                {"closed_stalled", s.bridge.clients_closed_stalled},
                                {"closed_behind", s.bridge.clients_closed_behind},
-                               {"dead", s.bridge.clients_dead},
-                               {"list", clients}};
+                               {"dead", s.bridge.clients_dead}};
+  if (s.list_clients) message["clients"]["list"] = std::move(clients);
   return dump(message);
 }
 
@@ -398,6 +413,7 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "take") return ClientRequest{TakeControl{}};
   if (cmd == "clear_emergency") return ClientRequest{ClearEmergency{}};
   if (cmd == "approve") return parse_approve(object);
+  if (cmd == "set") return parse_set(object);
   if (cmd == "auth") return parse_auth(object);
   return std::nullopt;
 }

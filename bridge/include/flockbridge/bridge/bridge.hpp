@@ -126,6 +126,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// clear_emergency: the teacher (or a driver, when [access] allows or no teacher is set) clears the latch.
   void clear_emergency(Session& session, const nlohmann::json& id);
   [[nodiscard]] std::string latch_message() const;
+  /// set: the teacher changes a live setting, until the next reload from the file or restart.
+  void change_setting(Session& session, const protocol::ChangeSetting& change, const nlohmann::json& id);
   /// Whether `client` (on the family's own port) waits to be approved.
   [[nodiscard]] bool awaiting(std::uint64_t client) const;
   /// approve: someone with the PIN lets a waiting native connection drive.

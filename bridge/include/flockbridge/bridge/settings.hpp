@@ -73,6 +73,11 @@ struct ConfigSources {
 /// The same over other defaults.
 [[nodiscard]] protocol::Result<Config> load_config(const ConfigSources& sources, Config defaults);
 
+/// `config` with the setting `key` set to `typed` (as the command line would
+/// give it: "true", "5000", "paired"), checked as a file's value is; refused
+/// for a secret (the file's only) and for what needs a restart.
+[[nodiscard]] protocol::Result<Config> with_setting(Config config, std::string_view key, const std::string& typed);
+
 /// Reads a configuration from TOML text (`origin` names it in messages).
 [[nodiscard]] protocol::Result<Config> parse_config(std::string_view toml_text, std::string_view origin);
 

@@ -58,6 +58,12 @@ struct ClearEmergency {};
 struct ApproveClient {
   std::uint64_t client = 0;
 };
+/// The teacher changes a live setting (JSON `set`): `value` as the command
+/// line would give it ("true", "5000", "paired").
+struct ChangeSetting {
+  std::string key;
+  std::string value;
+};
 /// A client gives a secret for a role (JSON `auth`).
 struct Authenticate {
   bool teacher = false;  ///< the teacher's secret; else the driver PIN
@@ -65,7 +71,7 @@ struct Authenticate {
 };
 /// What a client asks of the bridge, whichever port it came through.
 using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
-                                   TakeControl, ClearEmergency, ApproveClient, Authenticate>;
+                                   TakeControl, ClearEmergency, ApproveClient, ChangeSetting, Authenticate>;
 
 /// The version of the port-2005 extensions this bridge speaks.
 inline constexpr std::uint8_t kExtensionsVersion = 1;
