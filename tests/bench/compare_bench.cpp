@@ -205,12 +205,18 @@ struct CommandProbe {
   std::vector<double> ms;  ///< each command's latency, sorted
 };
 
-/// Sends `count` commands from a new client of each probe's, one every
-/// 20 ms (longer than the bridge's NAK window, so none waits behind
-/// another), each awaited on the serial side. The probes take turns in
-/// blocks of 20 commands, so that every server meets the machine in the
-/// same states. Sensor frames flow to every server meanwhile, as from a real
-/// Uno, and the clients' incoming data is drained.
+/// Sends `count` commands from one client of each probe's, one every 20 ms
+/// (longer than the bridge's NAK window, so none waits behind another), each
+/// awaited on the serial side. The probes take turns in blocks of 20
+/// commands, so that every server meets the machine in the same states. One
+/// client drives the bridge's robot at a time: after its block a bridge
+/// probe's client holds the control lease until it has sent nothing for the
+/// bridge's --lease-idle-ms (100 ms here), and the block ends with the Stop
+/// the bridge then sends, and that Stop's NAK window. The clients stay
+/// connected throughout, as a student's program does (a new connection would
+/// acknowledge at once and hide what Nagle's algorithm does). Sensor frames
+/// flow to every server meanwhile, as from a real Uno, and the clients'
+/// incoming data is drained.
 void command_latency(std::vector<CommandProbe>& probes, Nagle nagle, int count) {
   std::vector<TcpClient> clients;
   std::vector<std::unique_ptr<SensorStream>> streams;
@@ -247,6 +253,11 @@ void command_latency(std::vector<CommandProbe>& probes, Nagle nagle, int count) 
         }
         std::this_thread::sleep_until(sent + 20ms);  // the load's pace
       }
+      if (probe.form != CommandForm::RawFrame) {
+        if (const auto stop = probe.server->uno->wait_command(probe.server->uno->command_count(), "DST", 2s)) {
+          std::this_thread::sleep_until(stop->at + 20ms);
+        }
+      }
     }
   }
   for (CommandProbe& probe : probes) std::sort(probe.ms.begin(), probe.ms.end());
@@ -262,7 +273,8 @@ std::unique_ptr<Server> start_bridge(const Placement& placement) {
   server->name = "flockbridge";
   server->wire = Wire::JsonLines;
   server->uno = std::make_unique<FastUno>();
-  StartedBridge started = start_flockbridge(placement, server->uno->device(), {"--boot-wait-ms", "50"});
+  StartedBridge started =
+      start_flockbridge(placement, server->uno->device(), {"--boot-wait-ms", "50", "--lease-idle-ms", "100"});
   server->process = std::move(started.process);
   server->port = started.ports.json;
   server->binary_port = started.ports.binary;

@@ -46,37 +46,6 @@ double cpu_seconds(pid_t pid) {
   return static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
-namespace {
-
-/// When the kernel received the data a recvmsg returned: the timestamp of
-/// its last segment (so a read that gathers several messages dates them all
-/// by the latest, never earlier than they came).
-std::optional<WallClock::time_point> receive_timestamp(msghdr& message) {
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPNS) continue;
-    timespec stamp{};
-    std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
-    return WallClock::time_point(std::chrono::duration_cast<WallClock::duration>(
-        std::chrono::seconds(stamp.tv_sec) + std::chrono::nanoseconds(stamp.tv_nsec)));
-  }
-  return std::nullopt;
-}
-
-}  // namespace
-
-std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer, WallClock::time_point fallback) {
-  alignas(cmsghdr) std::array<char, 256> control{};
-  iovec into{buffer.data(), buffer.size()};
-  msghdr message{};
-  message.msg_iov = &into;
-  message.msg_iovlen = 1;
-  message.msg_control = control.data();
-  message.msg_controllen = control.size();
-  const ssize_t n = ::recvmsg(fd, &message, MSG_DONTWAIT);
-  if (n <= 0) return std::nullopt;
-  return Received{static_cast<std::size_t>(n), receive_timestamp(message).value_or(fallback)};
-}
-
 // --- PtyEnd ----------------------------------------------------------------
 
 PtyEnd::PtyEnd(OnRead on_read) : on_read_(std::move(on_read)) {

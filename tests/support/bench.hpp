@@ -39,17 +39,6 @@ double seconds_since(Clock::time_point start, Clock::time_point at);
 /// CPU seconds a process has used (user + system).
 double cpu_seconds(pid_t pid);
 
-/// What one read of a socket brought, and when the kernel received it.
-struct Received {
-  std::size_t bytes = 0;
-  WallClock::time_point at;
-};
-/// One read of `fd` into `buffer` without waiting, dated by the kernel's
-/// receive timestamp of its last segment (so a read that gathers several
-/// messages dates them all by the latest, never earlier than they came), or
-/// `fallback` when there is none; nothing when there was nothing to read.
-std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer, WallClock::time_point fallback);
-
 /// The master side of one pseudo-terminal: the robot's end of its serial
 /// line, played by the benchmark. A thread reads what the server writes and
 /// hands it to `on_read` with the time it arrived.

@@ -52,26 +52,10 @@ bool SmrClient::fill(std::chrono::steady_clock::time_point deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
   pollfd readable{tcp_.fd(), POLLIN, 0};
   if (::poll(&readable, 1, static_cast<int>(std::max<long>(left.count(), 0))) != 1) return false;
-  std::array<char, 65536> chunk{};
-  alignas(cmsghdr) std::array<char, 256> control{};
-  iovec into{chunk.data(), chunk.size()};
-  msghdr message{};
-  message.msg_iov = &into;
-  message.msg_iovlen = 1;
-  message.msg_control = control.data();
-  message.msg_controllen = control.size();
-  const ssize_t n = ::recvmsg(tcp_.fd(), &message, 0);
-  if (n <= 0) return false;
-  last_arrival_ = std::chrono::system_clock::now();
-  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
-    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPNS) continue;
-    timespec stamp{};
-    std::memcpy(&stamp, CMSG_DATA(c), sizeof stamp);
-    last_arrival_ =
-        std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
-            std::chrono::seconds(stamp.tv_sec) + std::chrono::nanoseconds(stamp.tv_nsec)));
-  }
-  tcp_.buffer().append(chunk.data(), static_cast<std::size_t>(n));
+  const auto received = receive_timestamped(tcp_.fd(), chunk_, std::chrono::system_clock::now());
+  if (!received) return false;
+  last_arrival_ = received->at;
+  tcp_.buffer().append(chunk_.data(), received->bytes);
   return true;
 }
 

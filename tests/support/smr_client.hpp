@@ -87,6 +87,7 @@ class SmrClient {
   std::vector<std::string> last_other_;
   State state_;
   std::chrono::system_clock::time_point last_arrival_;  ///< of the bytes read last
+  std::vector<char> chunk_ = std::vector<char>(65536);  ///< one read's room
 };
 
 }  // namespace flockbridge::testing

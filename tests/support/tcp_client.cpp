@@ -10,10 +10,41 @@
 
 #include <array>
 #include <cerrno>
+#include <cstring>
 #include <stdexcept>
 #include <utility>
 
 namespace flockbridge::testing {
+
+namespace {
+
+/// When the kernel received the data a recvmsg returned: the timestamp of its last segment.
+std::optional<std::chrono::system_clock::time_point> receive_timestamp(msghdr& message) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&message); c != nullptr; c = CMSG_NXTHDR(&message, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SO_TIMESTAMPNS) continue;
+    timespec stamp{};
+    std::memcpy(&stamp, CMSG_DATA(c), sizeof(stamp));
+    return std::chrono::system_clock::time_point(std::chrono::duration_cast<std::chrono::system_clock::duration>(
+        std::chrono::seconds(stamp.tv_sec) + std::chrono::nanoseconds(stamp.tv_nsec)));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer,
+                                            std::chrono::system_clock::time_point fallback) {
+  alignas(cmsghdr) std::array<char, 256> control{};
+  iovec into{buffer.data(), buffer.size()};
+  msghdr message{};
+  message.msg_iov = &into;
+  message.msg_iovlen = 1;
+  message.msg_control = control.data();
+  message.msg_controllen = control.size();
+  const ssize_t n = ::recvmsg(fd, &message, MSG_DONTWAIT);
+  if (n <= 0) return std::nullopt;
+  return Received{static_cast<std::size_t>(n), receive_timestamp(message).value_or(fallback)};
+}
 
 TcpClient::TcpClient(std::uint16_t port, int receive_buffer, int max_segment) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

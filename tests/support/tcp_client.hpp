@@ -13,6 +13,19 @@
 
 namespace flockbridge::testing {
 
+/// What one read of a socket brought, and when the kernel received it.
+struct Received {
+  std::size_t bytes = 0;
+  std::chrono::system_clock::time_point at;
+};
+/// One read of `fd` into `buffer` without waiting, dated by the kernel's
+/// receive timestamp (SO_TIMESTAMPNS, when the socket asked for it) of its
+/// last segment, so a read that gathers several messages dates them all by
+/// the latest, never earlier than they came; `fallback` when there is none;
+/// nothing when there was nothing to read.
+std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer,
+                                            std::chrono::system_clock::time_point fallback);
+
 using namespace std::chrono_literals;
 
 /// Reads messages with `read(time left)` until one satisfies `match` and
