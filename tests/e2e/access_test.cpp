@@ -5,12 +5,15 @@
 // and stop only.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
 
 #include "e2e/rig.hpp"
+#include "support/aria_client.hpp"
 #include "support/legacy_client.hpp"
+#include "support/smr_client.hpp"
 #include "support/web_client.hpp"
 
 using namespace flockbridge::testing;
@@ -326,4 +329,78 @@ TEST_CASE("the teacher changes live settings and sees every client, others see h
   const json counted = bridge_stats(driver);
   CHECK(counted["clients"]["connected"] == 2);
   CHECK_FALSE(counted["clients"].contains("list"));
+}
+
+namespace {
+
+/// The client number of the one connection waiting to be approved, as `watcher` hears it.
+int waiting_client(TcpClient& watcher) {
+  const auto waiting = read_until(watcher, "pairing", [](const json& m) { return !m["waiting"].empty(); });
+  REQUIRE(waiting);
+  return (*waiting)["waiting"][0]["client"];
+}
+
+/// The refusals counted against `client` so far, as the teacher's stats list them.
+int refused_of(TcpClient& teacher, int client) {
+  const json stats = bridge_stats(teacher);
+  for (const json& each : stats["clients"]["list"]) {
+    if (each["id"] == client) return each["refused"];
+  }
+  return -1;
+}
+
+void approve(TcpClient& teacher, int client) {
+  teacher.send(json{{"cmd", "approve"}, {"client", client}, {"id", "approve"}}.dump() + "\n");
+  REQUIRE(read_until(teacher, "ok", [](const json& m) { return m["id"] == "approve"; }));
+}
+
+}  // namespace
+
+TEST_CASE("with a PIN an ARIA program on port 8101 watches until it is approved, then drives") {
+  RigOptions options = pioneer_rig();
+  options.config = kAccess;
+  Rig rig(options);
+  auto teacher = rig.json_client();
+  CHECK(auth(teacher, "teacher", "chalk-and-cheese")["role"] == "teacher");
+  AriaClient program(rig.port());
+  REQUIRE(program.connect());
+  const int client = waiting_client(teacher);
+  program.set_velocity(200, 0);
+  // Nothing announces a refusal to an ARIA program: its count does.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (refused_of(teacher, client) < 1 && std::chrono::steady_clock::now() < deadline) program.run_for(50ms);
+  CHECK(refused_of(teacher, client) >= 1);
+  approve(teacher, client);
+  program.set_velocity(210, 0);
+  rig.expect_sim("rx VEL 210");  // (a VEL 200 ARIA sent again just before the approval may go too)
+  CHECK(program.violations().empty());
+}
+
+TEST_CASE("with a PIN an SMR program on port 24901 reads every period until it is approved, then drives") {
+  RigOptions options = smr_rig();
+  options.config = kAccess;
+  Rig rig(options);
+  auto teacher = rig.json_client();
+  CHECK(auth(teacher, "teacher", "chalk-and-cheese")["role"] == "teacher");
+  SmrClient program(rig.port());
+  REQUIRE(program.read());
+  const int client = waiting_client(teacher);
+  const std::string left_12 = bytes({0x02, 0x11, 0x0C});
+  const auto echoed = [&](const std::string& message) {
+    return std::ranges::find(program.last_other(), message) != program.last_other().end();
+  };
+  program.write(12, 12);
+  for (int i = 0; i < 5; ++i) {
+    REQUIRE(program.read());
+    CHECK_FALSE(echoed(left_12));  // refused: never on the bus, so never echoed
+  }
+  approve(teacher, client);
+  program.write(12, 12);
+  bool on_the_bus = false;
+  for (int i = 0; i < 20 && !on_the_bus; ++i) {
+    REQUIRE(program.read());
+    on_the_bus = echoed(left_12);
+  }
+  CHECK(on_the_bus);
+  CHECK(program.violations().empty());
 }
