@@ -367,6 +367,10 @@ Result<Done> WebServer::start(Settings settings) {
   if (tls) {
     vhost.ssl_cert_filepath = settings_.tls_cert.c_str();
     vhost.ssl_private_key_filepath = settings_.tls_key.c_str();
+    // HTTP/1.1 only: a browser would otherwise choose HTTP/2 over TLS and
+    // open /ws as an HTTP/2 stream (RFC 8441), which this server does not
+    // take (a WebSocket session owns its own TCP connection).
+    vhost.alpn = "http/1.1";
   }
   lws_vhost* created = lws_create_vhost(context_, &vhost);
   const std::string where = host_port(settings_.bind, settings_.port);

@@ -56,6 +56,29 @@ test("the bridge says https and serves the page over TLS with its certificate", 
   await assert.rejects(get(https, {}), /self[- ]signed|unable to verify/i);
 });
 
+/** A WebSocket upgrade of /ws over TLS from a page of `origin`: resolves with whether the bridge switched protocols. */
+function upgrade(origin) {
+  return new Promise((resolve, reject) => {
+    const request = https.request({
+      host: "127.0.0.1", port: opened.bridge.httpPort, path: "/ws", ca: readFileSync(cert), servername: "localhost",
+      timeout: 5000,
+      headers: { Connection: "Upgrade", Upgrade: "websocket", "Sec-WebSocket-Version": "13",
+                 "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==", Origin: origin },
+    });
+    request.on("upgrade", (response, socket) => { socket.destroy(); resolve(true); });
+    request.on("response", (response) => { response.resume(); resolve(false); });
+    request.on("timeout", () => request.destroy(new Error("no answer")));
+    request.on("error", (error) => (error.code === "ECONNRESET" ? resolve(false) : reject(error)));
+    request.end();
+  });
+}
+
+test("over TLS too, a page from elsewhere may not open the WebSocket, the robot's own may", async () => {
+  assert.equal(await upgrade("https://evil.example"), false);
+  await opened.bridge.waitFor("its page comes from https://evil.example, not from this robot");
+  assert.equal(await upgrade(`https://127.0.0.1:${opened.bridge.httpPort}`), true);
+});
+
 test("plain HTTP on the TLS port gets no page", async () => {
   const answer = await get(http, {}).catch((error) => ({ error }));
   assert.ok(answer.error || answer.status !== 200, "no page over plain HTTP");
@@ -68,6 +91,10 @@ test("Chromium opens the page over https and it speaks to the bridge over wss", 
   await page.goto(`https://127.0.0.1:${opened.bridge.httpPort}/`);
   await page.getByTestId("connection").filter({ hasText: "Bridge connected" }).waitFor();
   await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
+  // Its first WebSocket opened: over TLS a browser must not be led into
+  // HTTP/2, where the bridge does not take /ws.
+  assert.equal(await page.locator('[data-testid="messages"] li', { hasText: "Lost the bridge" }).count(), 0);
+  assert.equal(await page.evaluate(() => window.flockbridge.stats.connects), 1);
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="seq"]').textContent) > 5);
   await page.getByTestId("forward").click();
   await opened.bridge.waitFor("simulated Uno: rx 44 4D 53 1E");
