@@ -17,6 +17,8 @@ scripts/browser-deps.sh || exit 1
 . scripts/lib.sh
 # The second compiler, its sanitizer runtime, and clang-tidy.
 install_missing clang libclang-rt-14-dev clang-tidy || exit 1
+# A real MQTT broker and its command-line clients, for the fleet's tests.
+install_missing mosquitto mosquitto-clients || exit 1
 
 passed=0
 failed=0

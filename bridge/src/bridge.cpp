@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "flockbridge/bridge/client_socket.hpp"
+#include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/overloaded.hpp"
 #include "flockbridge/bridge/settings.hpp"
@@ -64,7 +65,8 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver)
       config_(std::move(config)),
       session_id_(new_session_id()),
       driver_(make_driver(loop, config_, *this)),
-      web_(loop, *this) {
+      web_(loop, *this),
+      fleet_(loop, *this) {
   listeners_[0].bridge = listeners_[1].bridge = this;
   listeners_[0].kind = ClientKind::Binary;
   listeners_[0].bind = config_.effective_binary_bind();
@@ -133,6 +135,7 @@ Result<Done> Bridge::start() {
   }
   arm_stats_timer();
   if (auto started = driver_->start(); !started) return started.error();
+  if (auto joined = fleet_.start(config_); !joined) return joined.error();
   std::string listening = "listening: binary clients on " + host_port(listeners_[0].bind, port()) +
                           ", JSON clients on " + host_port(listeners_[1].bind, json_port());
   if (config_.http) {
@@ -368,7 +371,7 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
     return;
   }
   if (lease == LeaseCheck::Takes) take_lease(session, now);
-  if (effect.emergency) latch_emergency(session);
+  if (effect.emergency) latch_emergency(session.id(), session.peer());
   pending_.emplace(token, PendingCommand{session.id(), id});
   session.command_started();
   if (effect.stops) {
@@ -421,16 +424,88 @@ void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& err
   }
 }
 
-void Bridge::latch_emergency(const Session& session) {
+void Bridge::latch_emergency(std::uint64_t client, const std::string& peer) {
   const bool was_latched = latch_.latched;
-  latch_ = EmergencyLatch{true, session.id(), session.peer(), unix_seconds_now()};
+  latch_ = EmergencyLatch{true, client, peer, unix_seconds_now()};
   moving_ = false;
   motion_owner_.reset();
   if (!was_latched) {
-    log_warning("client " + std::to_string(session.id()) + " (" + session.peer() +
-                ") sent an emergency stop: no motion command goes to the robot until it is cleared");
+    log_warning((client == 0 ? peer : "client " + std::to_string(client) + " (" + peer + ")") +
+                " sent an emergency stop: no motion command goes to the robot until it is cleared");
   }
   broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
+  fleet_.event({{"type", "emergency"}, {"latched", true}, {"client", client}, {"by", peer}});
+  fleet_.status_changed();
+}
+
+void Bridge::fleet_emergency(const std::string& by, const std::string& reason) {
+  // Latched even when the stop cannot go now (the link is down): the robot
+  // must not drive off when it comes back.
+  auto command = driver_->command_from_json("emergency", nlohmann::json{{"cmd", "emergency"}});
+  if (command) {
+    ++counters_.commands_received;
+    auto sent = driver_->submit(next_token_++, command.value());
+    if (!sent) log_warning("the fleet's emergency stop could not go to the robot now: " + sent.error().message);
+  }
+  latch_emergency(0, reason.empty() ? by : by + ": " + reason);
+}
+
+nlohmann::ordered_json Bridge::lease_holder_json() const {
+  if (!lease_) return nullptr;
+  const auto found = sessions_.find(lease_->holder);
+  if (found == sessions_.end()) return nullptr;
+  const Session& s = *found->second;
+  return {{"client", s.id()}, {"peer", s.peer()}, {"kind", client_kind_name(s.kind())}, {"since", lease_->since}};
+}
+
+nlohmann::ordered_json Bridge::fleet_status() const {
+  const std::string scheme = config_.http_tls_cert.empty() ? "http://" : "https://";
+  std::vector<std::string> addresses = interface_addresses();
+  nlohmann::ordered_json status{
+      {"family", driver_->family()},
+      {"model", driver_->model()},
+      {"version", FLOCKBRIDGE_VERSION},
+      {"session", session_id_},
+      {"addresses", addresses},
+      {"ports", {{"native", port()}, {"json", json_port()}, {"http", http_port()}}},
+      {"link", {{"state", protocol::link_state_name(driver_->link_state())}, {"reason", driver_->link_reason()}}},
+      {"lease", lease_holder_json()},
+      {"emergency", latch_.latched},
+  };
+  if (config_.http && http_port() != 0) {
+    const std::string& bind = config_.effective_http_bind();
+    const bool everywhere = bind == "0.0.0.0" || bind == "::";
+    const std::string host = !everywhere ? bind : addresses.empty() ? "localhost" : addresses.front();
+    const bool ipv6 = host.find(':') != std::string::npos;
+    status["dashboard"] = scheme + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(http_port()) + "/";
+  }
+  return status;
+}
+
+nlohmann::ordered_json Bridge::fleet_telemetry() const {
+  const protocol::StatsSnapshot stats = snapshot();
+  nlohmann::ordered_json telemetry{{"link", protocol::link_state_name(stats.link_state)}};
+  if (latest_sensor_ && stats.link_state == protocol::LinkState::Up) {
+    // The family's own sensor message, read for the fields every family shares.
+    const SharedBuffer encoded = latest_sensor_->encode(Encoding::Json, sensor_seq_, unix_seconds_now());
+    const nlohmann::json sensor = encoded ? nlohmann::json::parse(*encoded, nullptr, false) : nlohmann::json{};
+    if (sensor.is_object()) {
+      for (const char* key : {"battery_v", "pose", "v_mm_s", "w_deg_s"}) {
+        if (const auto found = sensor.find(key); found != sensor.end()) telemetry[key] = *found;
+      }
+    }
+  }
+  const nlohmann::ordered_json holder = lease_holder_json();
+  telemetry["lease"] = holder.is_object() ? holder["peer"] : nlohmann::ordered_json(nullptr);
+  telemetry["emergency"] = latch_.latched;
+  telemetry["clients"] = stats.clients.size();
+  std::uint64_t failed = 0;
+  for (const std::uint64_t n : stats.bridge.failed) failed += n;
+  telemetry["errors"] = {{"bad_checksum", stats.link.decoder.bad_checksum},
+                         {"commands_failed", failed},
+                         {"safety_stops", stats.bridge.safety_stops},
+                         {"sensor_messages_dropped", stats.bridge.sensor_messages_dropped}};
+  return telemetry;
 }
 
 void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
@@ -450,6 +525,8 @@ void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
     log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ", " +
                 std::string(role_name(session.role())) + ") cleared the emergency stop");
     broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
+    fleet_.event({{"type", "emergency"}, {"latched", false}, {"client", session.id()}, {"by", session.peer()}});
+    fleet_.status_changed();
   }
   session.reply_ok(id);
 }
@@ -624,6 +701,8 @@ std::string Bridge::lease_message(std::string_view reason) const {
 
 void Bridge::broadcast_lease(std::string_view reason) {
   broadcast([&](Encoding encoding) { return wire::json_only(encoding, lease_message(reason)); });
+  fleet_.event({{"type", "lease"}, {"holder", lease_holder_json()}, {"reason", reason}});
+  fleet_.status_changed();
 }
 
 void Bridge::session_released(Session& session) {
@@ -637,6 +716,7 @@ void Bridge::safety_stop(const std::string& reason) {
   auto sent = driver_->stop_robot(next_token_++);
   log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
   broadcast([&](Encoding encoding) { return wire::safety_stop(encoding, reason); });
+  fleet_.event({{"type", "safety_stop"}, {"reason", reason}});
 }
 
 protocol::StatsSnapshot Bridge::snapshot() const {
@@ -645,6 +725,17 @@ protocol::StatsSnapshot Bridge::snapshot() const {
   driver_->add_stats(snapshot);
   snapshot.bridge = counters_;
   if (lease_) snapshot.control_holder = lease_->holder;
+  if (const MqttCounters* mqtt = fleet_.counters()) {
+    snapshot.mqtt = protocol::NamedCounters{{"connected", fleet_.connected() ? 1 : 0},
+                                            {"connects", mqtt->connects},
+                                            {"connect_failures", mqtt->connect_failures},
+                                            {"disconnects", mqtt->disconnects},
+                                            {"published", mqtt->published},
+                                            {"queued", fleet_.queued()},
+                                            {"replaced", mqtt->replaced},
+                                            {"dropped", mqtt->dropped},
+                                            {"received", mqtt->received}};
+  }
   for (const auto& [id, session] : sessions_) {
     if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
   }
@@ -744,6 +835,8 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   }
   update_service_status();
   broadcast([&](Encoding encoding) { return wire::link(encoding, state, changed.reason); });
+  fleet_.event({{"type", "link"}, {"state", protocol::link_state_name(state)}, {"reason", changed.reason}});
+  fleet_.status_changed();
 }
 
 void Bridge::on_published(const driver_event::Published& published) {
@@ -756,6 +849,7 @@ void Bridge::on_published(const driver_event::Published& published) {
   }
   ++sensor_seq_;
   ++counters_.sensor_packets;
+  if (fleet_.enabled()) latest_sensor_ = published.message;
   const SteadyTime now = steady_now();
   const double received = unix_seconds_now();
   std::array<SharedBuffer, 2> encoded;
@@ -813,6 +907,7 @@ void Bridge::stop() {
   notifier_.notify("STOPPING=1\nSTATUS=stopping");
   // The robot's stop goes out first: do not leave it driving on its own.
   driver_->stop();
+  fleet_.stop();
   for (Listener& listener : listeners_) listener.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);
   session_list_.clear();
@@ -898,6 +993,7 @@ void Bridge::reload(const Config& loaded) {
   arm_stats_timer();
   web_.set_allowed_origins(host_list(config_.access.allowed_origins));
   driver_->reload(config_);
+  fleet_.reload(config_);
 }
 
 }  // namespace flockbridge::bridge

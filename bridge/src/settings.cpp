@@ -177,6 +177,74 @@ void add_smr_settings(std::vector<Setting>& s) {
       [](auto& c) -> auto& { return c.smr.bus_loss_periods; }, 1, 100'000));
 }
 
+std::string topic_level_or_empty(const Value& value) {
+  const auto& name = std::get<std::string>(value);
+  const bool fits = name.size() <= 64 && name.find_first_of("/+#") == std::string::npos &&
+                    (name.empty() || (name[0] != '_' && name[0] != '$')) &&
+                    std::all_of(name.begin(), name.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+  return fits ? "" : "at most 64 printable characters without spaces, '/', '+' or '#', not starting with '_' or '$'";
+}
+std::string topic_prefix(const Value& value) {
+  const auto& prefix = std::get<std::string>(value);
+  const bool fits = !prefix.empty() && prefix.size() <= 128 && prefix.find_first_of("+# ") == std::string::npos &&
+                    prefix.front() != '/' && prefix.back() != '/' && prefix.front() != '$';
+  return fits ? "" : "topic levels joined by '/', without '+', '#' or spaces, such as \"flockbridge/v1\"";
+}
+
+/// The fleet's MQTT broker.
+void add_mqtt_settings(std::vector<Setting>& s) {
+  s.push_back(flag(
+      {"mqtt", "enabled", "--mqtt",
+       "Publish this robot's status, telemetry and events to the fleet's MQTT broker, and obey the fleet's "
+       "emergency stop (docs/fleet.md).",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.enabled; }));
+  s.push_back(text(
+      {"mqtt", "host", "--mqtt-host", "The broker's host name or address (looked up again at each connection).",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.host; }, not_blank));
+  s.push_back(whole(
+      {"mqtt", "port", "--mqtt-port", "The broker's port.", kRestart}, [](auto& c) -> auto& { return c.mqtt.port; }, 1,
+      65535));
+  s.push_back(text(
+      {"mqtt", "robot_name", "--robot-name",
+       "This robot's name in the topics (flockbridge/v1/<name>/...) and its MQTT client id; \"\": the host name.",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.robot_name; }, topic_level_or_empty));
+  s.push_back(text(
+      {"mqtt", "username", "--mqtt-username",
+       "The broker account's user name; \"\": the robot's name when a password file is set, else no account.",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.username; }));
+  s.push_back(text(
+      {"mqtt", "password_file", "--mqtt-password-file",
+       "A file holding the broker account's password on its first line (readable by the bridge only); \"\": none.",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.password_file; }));
+  s.push_back(text(
+      {"mqtt", "topic_prefix", "--mqtt-topic-prefix", "The topics' common beginning, with the topics' version.",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.topic_prefix; }, topic_prefix));
+  s.push_back(real(
+      {"mqtt", "telemetry_hz", "--mqtt-telemetry-hz",
+       "Telemetry messages a second (battery, pose, link, who drives): a summary, not the sensor stream.", kLive},
+      [](auto& c) -> auto& { return c.mqtt.telemetry_hz; }, 0.01, 10));
+  s.push_back(duration(
+      {"mqtt", "keepalive_s", "--mqtt-keepalive-s",
+       "The connection's keepalive: the broker declares the robot offline (its last will) about 1.5 times this "
+       "long after its network vanished.",
+       kRestart},
+      [](auto& c) -> auto& { return c.mqtt.keepalive; }, 5, 3600));
+  s.push_back(duration(
+      {"mqtt", "reconnect_max_ms", "--mqtt-reconnect-max-ms",
+       "The longest wait between attempts to reach the broker (the wait doubles from a quarter second).", kRestart},
+      [](auto& c) -> auto& { return c.mqtt.reconnect_max; }, 250, kHour));
+  s.push_back(whole(
+      {"mqtt", "queue_limit", "--mqtt-queue-limit",
+       "Messages waiting for a slow or absent broker; beyond it the oldest is dropped (and counted).", kRestart},
+      [](auto& c) -> auto& { return c.mqtt.queue_limit; }, 1, 100'000));
+}
+
 void add_flockbot_settings(std::vector<Setting>& s) {
   s.push_back(whole(
       {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
@@ -537,6 +605,7 @@ std::vector<Setting> make_settings() {
       [](auto& c) -> auto& { return c.sim_rate_hz; }, 0.1, 2000));
   add_flockbot_settings(s);
   add_smr_settings(s);
+  add_mqtt_settings(s);
   return s;
 }
 

@@ -68,6 +68,9 @@ class Rig {
   [[nodiscard]] std::filesystem::path config_path() const { return directory_ / "flockbridge.toml"; }
   /// Sends a signal to the bridge (SIGHUP: reload its configuration).
   void signal_bridge(int signal_number);
+  /// Kills the bridge with SIGKILL (it stops nothing, says goodbye to
+  /// nobody) and waits until it is gone.
+  void kill_bridge();
 
   /// Runs a simulator command and waits for it to be done.
   void sim_command(const std::string& command);
@@ -95,6 +98,7 @@ class Rig {
   std::uint16_t port_ = 0;
   std::uint16_t json_port_ = 0;
   std::uint16_t http_port_ = 0;
+  bool bridge_killed_ = false;
 };
 
 /// Reads four sensor messages from a JSON or WebSocket client that asked for

@@ -16,11 +16,15 @@ extern char** environ;
 
 namespace flockbridge::testing {
 
-ChildProcess::ChildProcess(std::vector<std::string> argv, const std::vector<std::string>& extra_env) {
+ChildProcess::ChildProcess(std::vector<std::string> argv, const std::vector<std::string>& extra_env, Program program) {
 #ifdef FLOCKBRIDGE_TEST_EMULATOR
   // A cross-built program runs under the emulator (qemu-aarch64): it is the
   // program's process, so signals and the pid work as they would natively.
-  if (std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty()) argv.insert(argv.begin(), emulator);
+  if (std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty() && program == Program::Ours) {
+    argv.insert(argv.begin(), emulator);
+  }
+#else
+  (void)program;
 #endif
   std::array<int, 2> in{};
   std::array<int, 2> out{};
@@ -70,16 +74,21 @@ void ChildProcess::read_loop(int fd, Output& output) {
     if (n <= 0) break;
     partial.append(buffer.data(), static_cast<std::size_t>(n));
     std::size_t newline;
+    const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(mutex_);
     while ((newline = partial.find('\n')) != std::string::npos) {
       output.lines.push_back(partial.substr(0, newline));
+      output.arrived.push_back(now);
       partial.erase(0, newline + 1);
     }
     changed_.notify_all();
   }
   ::close(fd);
   std::lock_guard lock(mutex_);
-  if (!partial.empty()) output.lines.push_back(partial);
+  if (!partial.empty()) {
+    output.lines.push_back(partial);
+    output.arrived.push_back(std::chrono::steady_clock::now());
+  }
   output.closed = true;
   changed_.notify_all();
 }
@@ -94,13 +103,21 @@ void ChildProcess::send_line(std::string_view line) {
 
 std::optional<std::string> ChildProcess::wait_for(Stream stream, std::string_view needle,
                                                   std::chrono::milliseconds timeout) {
+  auto found = wait_for_timed(stream, needle, timeout);
+  if (!found) return std::nullopt;
+  return std::move(found->first);
+}
+
+std::optional<std::pair<std::string, std::chrono::steady_clock::time_point>> ChildProcess::wait_for_timed(
+    Stream stream, std::string_view needle, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   Output& out = output(stream);
-  std::optional<std::string> found;
+  std::optional<std::pair<std::string, std::chrono::steady_clock::time_point>> found;
   changed_.wait_for(lock, timeout, [&] {
     for (; out.cursor < out.lines.size(); ++out.cursor) {
       if (out.lines[out.cursor].find(needle) != std::string::npos) {
-        found = out.lines[out.cursor++];
+        found.emplace(out.lines[out.cursor], out.arrived[out.cursor]);
+        ++out.cursor;
         return true;
       }
     }

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace flockbridge::testing {
@@ -20,9 +21,14 @@ class ChildProcess {
  public:
   enum class Stream { Stdout, Stderr };
 
-  /// Starts argv[0] (under the emulator of a cross build) with the test's
-  /// environment, plus `extra_env` (NAME=value), which comes first and so wins.
-  explicit ChildProcess(std::vector<std::string> argv, const std::vector<std::string>& extra_env = {});
+  /// Whether the program is one of ours (run under the emulator of a cross
+  /// build) or one of this machine's (mosquitto and the like).
+  enum class Program { Ours, System };
+
+  /// Starts argv[0] with the test's environment, plus `extra_env`
+  /// (NAME=value), which comes first and so wins.
+  explicit ChildProcess(std::vector<std::string> argv, const std::vector<std::string>& extra_env = {},
+                        Program program = Program::Ours);
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
   ~ChildProcess();
@@ -34,6 +40,9 @@ class ChildProcess {
   /// success moves the cursor past it and returns the line.
   std::optional<std::string> wait_for(Stream stream, std::string_view needle,
                                       std::chrono::milliseconds timeout = std::chrono::seconds(10));
+  /// The same, with the time the line arrived (for benchmarks).
+  std::optional<std::pair<std::string, std::chrono::steady_clock::time_point>> wait_for_timed(
+      Stream stream, std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10));
   /// Waits for a line containing `needle` anywhere in the output, from the
   /// start; the cursor does not move.
   bool wait_seen(Stream stream, std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10));
@@ -55,6 +64,7 @@ class ChildProcess {
  private:
   struct Output {
     std::vector<std::string> lines;
+    std::vector<std::chrono::steady_clock::time_point> arrived;  ///< when each line came
     std::size_t cursor = 0;
     bool closed = false;
   };

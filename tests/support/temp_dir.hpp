@@ -2,11 +2,10 @@
 // everything in it when the test is done.
 #pragma once
 
-#include <doctest/doctest.h>
-
 #include <stdlib.h>
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 namespace flockbridge::testing {
@@ -15,7 +14,7 @@ class TempDir {
  public:
   TempDir() {
     std::string pattern = (std::filesystem::temp_directory_path() / "flockbridge-test-XXXXXX").string();
-    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    if (::mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("cannot create " + pattern);
     path_ = pattern;
   }
   ~TempDir() {

@@ -388,6 +388,11 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                                {"closed_behind", s.bridge.clients_closed_behind},
                                {"dead", s.bridge.clients_dead}};
   if (s.list_clients) message["clients"]["list"] = std::move(clients);
+  if (s.mqtt) {
+    ordered mqtt = ordered::object();
+    for (const auto& [name, value] : *s.mqtt) mqtt[name] = value;
+    message["mqtt"] = std::move(mqtt);
+  }
   return dump(message);
 }
 

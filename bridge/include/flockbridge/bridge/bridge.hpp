@@ -21,6 +21,7 @@
 #include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/bridge/fleet.hpp"
 #include "flockbridge/bridge/service_notifier.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
@@ -32,7 +33,7 @@ namespace flockbridge::bridge {
 /// Makes the robot's driver: one entry of the family table (families.hpp).
 using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
 
-class Bridge final : public RobotDriver::Host, public Session::Host, public WebServer::Host {
+class Bridge final : public RobotDriver::Host, public Session::Host, public WebServer::Host, public Fleet::Host {
  public:
   Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver);
   Bridge(const Bridge&) = delete;
@@ -92,6 +93,13 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   // WebServer::Host
   WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection) override;
 
+  // Fleet::Host
+  [[nodiscard]] nlohmann::ordered_json fleet_status() const override;
+  [[nodiscard]] nlohmann::ordered_json fleet_telemetry() const override;
+  void fleet_emergency(const std::string& by, const std::string& reason) override;
+  /// Who drives, for the fleet's topics; null when nobody does.
+  [[nodiscard]] nlohmann::ordered_json lease_holder_json() const;
+
   [[nodiscard]] protocol::Result<protocol::Done> listen(Listener& listener);
   void on_connection(Listener& listener, int status);
   /// Takes a new client in, or refuses it when its port has too many.
@@ -121,8 +129,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void authenticate(Session& session, const protocol::Authenticate& auth, const nlohmann::json& id);
   /// take: the teacher takes control at once; a driver asks the driver to hand over.
   void take_control(Session& session, const nlohmann::json& id);
-  /// An emergency stop from `session` has gone to the robot: no motion until it is cleared.
-  void latch_emergency(const Session& session);
+  /// An emergency stop from client `client` (0: the fleet) at `peer` has
+  /// gone to the robot: no motion until it is cleared.
+  void latch_emergency(std::uint64_t client, const std::string& peer);
   /// clear_emergency: the teacher (or a driver, when [access] allows or no teacher is set) clears the latch.
   void clear_emergency(Session& session, const nlohmann::json& id);
   [[nodiscard]] std::string latch_message() const;
@@ -168,6 +177,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   std::unique_ptr<RobotDriver> driver_;
   std::array<Listener, 2> listeners_;
   WebServer web_;
+  Fleet fleet_;
+  /// The robot's latest sensor message, for the fleet's telemetry.
+  std::shared_ptr<const RobotMessage> latest_sensor_;
   std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
   /// The same sessions, oldest first, in a flat list for the loops that
   /// visit every one at the sensor rate (a map's nodes are a cache miss each).

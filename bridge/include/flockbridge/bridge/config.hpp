@@ -56,6 +56,22 @@ struct AccessSettings {
   std::string allowed_origins;
 };
 
+/// The fleet's MQTT broker ([mqtt]): where the bridge publishes its status,
+/// telemetry and events, and hears the fleet's emergency stop.
+struct MqttConfig {
+  bool enabled = false;
+  std::string host = "localhost";
+  std::uint16_t port = 1883;
+  std::string robot_name;  ///< the topics' robot name and the client id; empty: the host name
+  std::string username;  ///< empty: the robot name when a password file is set, else no credentials
+  std::string password_file;
+  std::string topic_prefix = "flockbridge/v1";
+  double telemetry_hz = 1;
+  std::chrono::seconds keepalive{10};
+  std::chrono::milliseconds reconnect_max{10000};
+  std::size_t queue_limit = 64;
+};
+
 struct Config {
   // The robot.
   std::string family = "flockbot";  ///< the robot family (families.hpp)
@@ -113,6 +129,7 @@ struct Config {
   int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
 
   AccessSettings access;
+  MqttConfig mqtt;
 
   // Safety and dead peers.
   double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)

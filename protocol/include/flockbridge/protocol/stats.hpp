@@ -57,6 +57,8 @@ struct StatsSnapshot {
   BridgeCounters bridge;
   std::optional<std::uint64_t> control_holder;  ///< the client that holds control, on such a port
   std::vector<ClientSnapshot> clients;
+  /// The fleet's MQTT connection ("connected", "published", "dropped", ...), when it is on.
+  std::optional<NamedCounters> mqtt;
   /// Whether the stats message lists the clients (who they are, from where),
   /// or only counts them (for all but the teacher, when one is set).
   bool list_clients = true;

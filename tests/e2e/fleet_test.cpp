@@ -1,0 +1,253 @@
+// The fleet (issue 17): bridges of every family on a real mosquitto on
+// 127.0.0.1 with the project's example ACL; mosquitto_sub and mosquitto_pub
+// play the teacher's and the students' tools.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e/rig.hpp"
+#include "support/mqtt_broker.hpp"
+
+namespace flockbridge::testing {
+namespace {
+
+using json = nlohmann::json;
+using Stream = ChildProcess::Stream;
+
+RigOptions on_broker(RigOptions options, const MqttBroker& broker, const std::string& robot, double telemetry_hz = 5) {
+  const auto args = broker.bridge_args(robot, telemetry_hz);
+  options.bridge_args.insert(options.bridge_args.end(), args.begin(), args.end());
+  return options;
+}
+
+/// Waits until the bridge has been connected to the broker (which may come
+/// before or after its robot link is up).
+void expect_joined(Rig& rig, const std::string& needle = "mqtt: connected to 127.0.0.1:") {
+  REQUIRE_MESSAGE(rig.bridge().wait_seen(Stream::Stderr, needle), "the bridge never logged: " << needle);
+}
+
+/// The payload of the next message a mosquitto_sub -v prints on `topic` whose line holds `needle`.
+json next_on(ChildProcess& subscriber, const std::string& topic, const std::string& needle = "") {
+  for (;;) {
+    const auto line = subscriber.wait_for(Stream::Stdout, topic + " {");
+    REQUIRE_MESSAGE(line, "nothing came on " << topic << (needle.empty() ? "" : " with " + needle));
+    if (!needle.empty() && line->find(needle) == std::string::npos) continue;
+    json payload = json::parse(line->substr(line->find(' ') + 1), nullptr, false);
+    REQUIRE(payload.is_object());
+    return payload;
+  }
+}
+
+/// Whether mosquitto_sub -d said it received `topic` as a retained message.
+bool came_retained(ChildProcess& subscriber, const std::string& topic) {
+  for (const std::string& line : subscriber.lines(Stream::Stdout)) {
+    if (line.find("received PUBLISH") != std::string::npos && line.find(" r1,") != std::string::npos &&
+        line.find("'" + topic + "'") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("fleet: a bridge's status and telemetry are retained for a new subscriber, and its events published") {
+  MqttBroker broker({"smr-1"});
+  Rig rig(on_broker(smr_rig(), broker, "smr-1"));
+  expect_joined(rig, "mqtt: connected to 127.0.0.1:" + std::to_string(broker.port()) + " as smr-1");
+
+  // Someone opens a fleet view later: the broker hands it what it kept.
+  auto viewer = broker.subscribe("student", "flockbridge/v1/smr-1/#");
+  const json status = next_on(*viewer, "flockbridge/v1/smr-1/status", R"("link":{"state":"up")");
+  CHECK(status["state"] == "online");
+  CHECK(status["robot"] == "smr-1");
+  CHECK(status["family"] == "smr");
+  CHECK(status["ports"]["json"] == rig.json_port());
+  CHECK(status["ports"]["native"] == rig.port());
+  CHECK(status["dashboard"] == "http://127.0.0.1:" + std::to_string(rig.http_port()) + "/");
+  CHECK(status["lease"].is_null());
+  CHECK(status["emergency"] == false);
+  CHECK(came_retained(*viewer, "flockbridge/v1/smr-1/status"));
+
+  const json telemetry = next_on(*viewer, "flockbridge/v1/smr-1/telemetry", R"("link":"up")");
+  CHECK(telemetry["battery_v"].get<double>() == doctest::Approx(12.4).epsilon(0.01));
+  CHECK(telemetry["pose"].contains("x_mm"));
+  CHECK(telemetry["emergency"] == false);
+  CHECK(telemetry["errors"].contains("bad_checksum"));
+  CHECK_FALSE(telemetry.contains("line"));  // a summary, not the sensor stream
+  CHECK(came_retained(*viewer, "flockbridge/v1/smr-1/telemetry"));
+
+  // Who drives and the emergency latch come as events and in the status.
+  auto student = rig.json_client();
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":1}\n");
+  REQUIRE(student.read_json_type("ok"));
+  const json lease = next_on(*viewer, "flockbridge/v1/smr-1/events", R"("type":"lease")");
+  CHECK(lease["holder"]["kind"] == "json");
+  CHECK(lease["robot"] == "smr-1");
+  const json driven = next_on(*viewer, "flockbridge/v1/smr-1/status", R"("lease":{)");
+  CHECK(driven["lease"]["peer"].get<std::string>().starts_with("127.0.0.1:"));
+  student.send("{\"cmd\":\"emergency\",\"id\":2}\n");
+  const json latched = next_on(*viewer, "flockbridge/v1/smr-1/events", R"("type":"emergency")");
+  CHECK(latched["latched"] == true);
+  CHECK(next_on(*viewer, "flockbridge/v1/smr-1/status", R"("emergency":true)")["state"] == "online");
+
+  // Its stats say how the connection does.
+  student.send("{\"cmd\":\"stats\",\"id\":3}\n");
+  const auto stats = student.read_json_type("stats");
+  REQUIRE(stats);
+  CHECK((*stats)["mqtt"]["connected"] == 1);
+  CHECK((*stats)["mqtt"]["published"].get<int>() >= 4);
+  CHECK((*stats)["mqtt"]["dropped"] == 0);
+
+  // A bridge that stops says so, and the broker keeps it.
+  REQUIRE(rig.bridge().terminate() == 0);
+  CHECK(next_on(*viewer, "flockbridge/v1/smr-1/status", R"("state":"offline")")["reason"] == "the bridge stopped");
+}
+
+TEST_CASE("fleet: the broker's last will marks a killed bridge offline, and a retained command is not obeyed") {
+  MqttBroker broker({"fb-9"});
+  // A command left retained on the broker would stop the robot at every
+  // connection, long after it was meant: the bridge ignores it.
+  REQUIRE(broker.publish("teacher", "flockbridge/v1/fb-9/cmd/emergency", R"({"by":"yesterday"})", true) == 0);
+  Rig rig(on_broker(RigOptions{}, broker, "fb-9"));
+  expect_joined(rig);
+  REQUIRE(rig.bridge().wait_seen(Stream::Stderr,
+                                 "mqtt: ignored a retained emergency stop on flockbridge/v1/fb-9/cmd/emergency"));
+  auto driver = rig.json_client();
+  driver.send("{\"cmd\":\"move\",\"speed\":20,\"id\":1}\n");
+  CHECK(driver.read_json_type("ok"));  // not latched
+
+  auto teacher = broker.subscribe("teacher", "flockbridge/v1/fb-9/status");
+  next_on(*teacher, "flockbridge/v1/fb-9/status", R"("state":"online")");
+  rig.kill_bridge();
+  const json will = next_on(*teacher, "flockbridge/v1/fb-9/status", R"("state":"offline")");
+  CHECK(will["reason"] == "the bridge's connection was lost");
+  CHECK(will["robot"] == "fb-9");
+  // And it stays so for whoever looks later.
+  auto later = broker.subscribe("student", "flockbridge/v1/fb-9/status");
+  next_on(*later, "flockbridge/v1/fb-9/status", R"("state":"offline")");
+  CHECK(came_retained(*later, "flockbridge/v1/fb-9/status"));
+}
+
+TEST_CASE("fleet: the teacher's emergency stop reaches a Flockbot, a Pioneer and an SMR, and nobody else's does") {
+  MqttBroker broker({"fb-1", "p3-1", "smr-1"});
+  Rig flockbot(on_broker(RigOptions{}, broker, "fb-1"));
+  Rig pioneer(on_broker(pioneer_rig(), broker, "p3-1"));
+  Rig smr(on_broker(smr_rig(), broker, "smr-1"));
+  for (Rig* rig : {&flockbot, &pioneer, &smr}) expect_joined(*rig);
+
+  // The SMR drives (its simulator reports changes of speed only).
+  auto student = smr.json_client();
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":1}\n");
+  REQUIRE(student.read_json_type("ok"));
+  smr.expect_sim("rx left speed");
+
+  // A student's account and a robot's account may not command the fleet:
+  // the broker drops what they publish there.
+  CHECK(broker.publish("student", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":"student"})") == 0);
+  CHECK(broker.publish("fb-1", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":"fb-1"})") == 0);
+  CHECK(broker.publish("student", "flockbridge/v1/p3-1/cmd/emergency", R"({"by":"student"})") == 0);
+
+  // One robot's own topic stops that robot only.
+  CHECK(broker.publish("teacher", "flockbridge/v1/p3-1/cmd/emergency", R"({"by":"teacher","reason":"p3"})") == 0);
+  CHECK(pioneer.expect_log("mqtt: emergency stop from").find("(teacher)") != std::string::npos);
+  pioneer.expect_sim("rx E_STOP");
+
+  CHECK(broker.publish("teacher", "flockbridge/v1/_fleet/cmd/emergency",
+                       R"({"by":"teacher","reason":"end of the lesson"})") == 0);
+  flockbot.expect_sim("rx 45 4D 47");
+  pioneer.expect_sim("rx E_STOP");
+  smr.expect_sim("rx left speed 0");
+  for (Rig* rig : {&flockbot, &pioneer, &smr}) {
+    // What the broker dropped never reached a bridge: the teacher's came first.
+    const std::string line = rig->expect_log("mqtt: emergency stop from the fleet (teacher)");
+    CHECK(line.find("end of the lesson") != std::string::npos);
+    CHECK_FALSE(rig->bridge().seen(Stream::Stderr, "(student)"));
+    CHECK_FALSE(rig->bridge().seen(Stream::Stderr, "(fb-1)"));
+  }
+  CHECK_FALSE(flockbot.bridge().seen(Stream::Stderr, ": p3"));
+  CHECK_FALSE(smr.bridge().seen(Stream::Stderr, ": p3"));
+
+  // Latched: no motion until someone here clears it.
+  const auto latch = student.read_json_type("emergency_latch");
+  REQUIRE(latch);
+  CHECK((*latch)["latched"] == true);
+  CHECK((*latch)["by"]["client"] == 0);
+  CHECK((*latch)["by"]["peer"] == "the fleet (teacher): end of the lesson");
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":2}\n");
+  const auto refused = student.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "latched");
+}
+
+TEST_CASE("fleet: a broker killed and started again: the bridge reconnects by itself and its clients see nothing") {
+  MqttBroker broker({"fb-2"});
+  RigOptions options = on_broker(RigOptions{}, broker, "fb-2", 10);
+  options.rate_hz = 50;
+  Rig rig(options);
+  expect_joined(rig);
+  auto client = rig.json_client();
+  const auto first = client.read_json_type("sensor");
+  REQUIRE(first);
+
+  broker.kill();
+  rig.expect_log("mqtt: lost the connection to 127.0.0.1:" + std::to_string(broker.port()));
+  // The robot's clients go on: every sensor message, in order.
+  long seq = (*first)["seq"].get<long>();
+  for (int i = 0; i < 50; ++i) {
+    const auto sensor = client.read_json_type("sensor");
+    REQUIRE(sensor);
+    CHECK((*sensor)["seq"].get<long>() == ++seq);
+  }
+  broker.start();
+  rig.expect_log("mqtt: connected", std::chrono::seconds(15));
+  // The new broker kept nothing: the bridge says again that it is here.
+  auto viewer = broker.subscribe("student", "flockbridge/v1/fb-2/status");
+  CHECK(next_on(*viewer, "flockbridge/v1/fb-2/status")["state"] == "online");
+  client.send("{\"cmd\":\"stats\",\"id\":1}\n");
+  const auto stats = client.read_json_type("stats");
+  REQUIRE(stats);
+  CHECK((*stats)["mqtt"]["connects"] == 2);
+  CHECK((*stats)["mqtt"]["disconnects"] == 1);
+}
+
+TEST_CASE("fleet: a broker that stops answering holds up neither the robot's clients nor memory") {
+  MqttBroker broker({"fb-3"});
+  RigOptions options = on_broker(RigOptions{}, broker, "fb-3", 10);
+  options.rate_hz = 50;
+  options.bridge_args.insert(options.bridge_args.end(), {"--mqtt-queue-limit", "8"});
+  Rig rig(options);
+  expect_joined(rig);
+  auto client = rig.json_client();
+  REQUIRE(client.read_json_type("sensor"));
+
+  broker.pause(true);
+  // Events the broker does not acknowledge pile up: lease changes, each one
+  // an event (kept, until the queue is full) and a status (the latest only).
+  for (int i = 0; i < 20; ++i) {
+    client.send("{\"cmd\":\"move\",\"speed\":20,\"id\":" + std::to_string(2 * i) + "}\n");
+    REQUIRE(client.read_json_type("ok"));
+    client.send("{\"cmd\":\"release\",\"id\":" + std::to_string(2 * i + 1) + "}\n");
+    REQUIRE(client.read_json_type("ok"));
+  }
+  // Meanwhile every sensor message reaches the client, in order.
+  auto sensor = client.read_json_type("sensor");
+  REQUIRE(sensor);
+  long seq = (*sensor)["seq"].get<long>();
+  for (int i = 0; i < 100; ++i) {
+    sensor = client.read_json_type("sensor");
+    REQUIRE(sensor);
+    CHECK((*sensor)["seq"].get<long>() == ++seq);
+  }
+  client.send("{\"cmd\":\"stats\",\"id\":\"s\"}\n");
+  const auto stats = client.read_json_type("stats");
+  REQUIRE(stats);
+  CHECK((*stats)["mqtt"]["queued"].get<int>() <= 8);
+  CHECK((*stats)["mqtt"]["dropped"].get<int>() > 0);
+  CHECK((*stats)["mqtt"]["replaced"].get<int>() > 0);
+  broker.pause(false);
+}
+
+}  // namespace flockbridge::testing
