@@ -24,6 +24,7 @@ using protocol::Error;
 using protocol::Result;
 
 constexpr std::chrono::milliseconds kHousekeepingInterval{100};
+constexpr std::chrono::milliseconds kFleetInterval{250};
 /// Room for a whole class reconnecting at once (after a Wi-Fi drop, say):
 /// connections the loop has not accepted yet wait here rather than having
 /// their SYNs dropped and retried a second or more later. The kernel caps it
@@ -91,6 +92,8 @@ Result<Done> Bridge::start() {
                 std::to_string(config_.max_clients) + " clients per port need");
   }
   for (Listener& listener : listeners_) {
+    // A bridge with no robot (the class hub) has no port for a family's own programs.
+    if (listener.kind == ClientKind::Binary && driver_->native_client_limit() == 0) continue;
     auto listening = listen(listener);
     if (!listening) return listening.error();
   }
@@ -135,9 +138,14 @@ Result<Done> Bridge::start() {
   }
   arm_stats_timer();
   if (auto started = driver_->start(); !started) return started.error();
-  if (auto joined = fleet_.start(config_); !joined) return joined.error();
-  std::string listening = "listening: binary clients on " + host_port(listeners_[0].bind, port()) +
-                          ", JSON clients on " + host_port(listeners_[1].bind, json_port());
+  if (auto joined = fleet_.start(config_, driver_->has_robot()); !joined) return joined.error();
+  if (fleet_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
+    return Error{"cannot create the loop's timers"};
+  }
+  std::string listening =
+      (listeners_[0].tcp ? "listening: binary clients on " + host_port(listeners_[0].bind, port()) + ", "
+                         : std::string("listening: no robot's programs (no robot), ")) +
+      "JSON clients on " + host_port(listeners_[1].bind, json_port());
   if (config_.http) {
     listening += std::string(", dashboard on ") + (config_.http_tls_cert.empty() ? "http://" : "https://") +
                  host_port(config_.effective_http_bind(), http_port()) + "/";
@@ -305,6 +313,17 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                  [&](const protocol::ApproveClient& approve) { approve_client(session, approve.client, id); },
                  [&](const protocol::ChangeSetting& change) { change_setting(session, change, id); },
                  [&](const protocol::Authenticate& auth) { authenticate(session, auth, id); },
+                 [&](const protocol::FollowFleet&) {
+                   if (!fleet_.hub()) {
+                     session.reply_error(id, Error{"this bridge is not the class hub (fleet.hub); the hub's page "
+                                                   "is /fleet on the bridge started with --hub"});
+                     return;
+                   }
+                   session.follow_fleet();
+                   session.reply_ok(id);
+                   session.send(wire::json_only(session.encoding(), fleet_message()));
+                 },
+                 [&](const protocol::FleetEmergency& request) { stop_fleet(session, request, id); },
              },
              request);
 }
@@ -448,6 +467,56 @@ void Bridge::fleet_emergency(const std::string& by, const std::string& reason) {
     if (!sent) log_warning("the fleet's emergency stop could not go to the robot now: " + sent.error().message);
   }
   latch_emergency(0, reason.empty() ? by : by + ": " + reason);
+}
+
+void Bridge::fleet_changed() {
+  // At most four fleet messages a second, however busy the class.
+  if (fleet_due_ || !fleet_timer_) return;
+  fleet_due_ = true;
+  uv_timer_start(
+      fleet_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = owner_of<Bridge>(timer)) self->send_fleet();
+      },
+      kFleetInterval.count(), 0);
+}
+
+void Bridge::send_fleet() {
+  fleet_due_ = false;
+  std::array<SharedBuffer, 2> encoded;
+  for (Session* session : session_list_) {
+    if (session->closing() || !session->follows_fleet()) continue;
+    SharedBuffer& buffer = encoded[encoding_index(session->encoding())];
+    if (!buffer) buffer = wire::json_only(session->encoding(), fleet_message());
+    session->send(buffer);
+  }
+}
+
+std::string Bridge::fleet_message() const {
+  nlohmann::ordered_json message{{"type", "fleet"}, {"now", unix_seconds_now()}, {"robots", fleet_.robots()}};
+  return message.dump();
+}
+
+void Bridge::stop_fleet(Session& session, const protocol::FleetEmergency& request, const nlohmann::json& id) {
+  if (!fleet_.hub()) {
+    session.reply_error(id, Error{"this bridge is not the class hub (fleet.hub)"});
+    return;
+  }
+  if (session.role() != Role::Teacher) {
+    session.reply_error(
+        id, Error{config_.access.teacher_secret.empty()
+                      ? "only the teacher may stop the class from the hub, and no teacher secret is set on it "
+                        "(access.teacher_secret)"
+                      : R"(only the teacher may stop the class from the hub: {"cmd":"auth","teacher":"..."})",
+                  protocol::ErrorCode::Denied});
+    return;
+  }
+  auto sent = fleet_.publish_emergency(request.robot, "the teacher at " + session.peer());
+  if (!sent) {
+    session.reply_error(id, sent.error());
+    return;
+  }
+  session.reply_ok(id);
 }
 
 nlohmann::ordered_json Bridge::lease_holder_json() const {
@@ -918,6 +987,7 @@ void Bridge::stop() {
   pending_.clear();
   drainer_.reset();
   housekeeping_.reset();
+  fleet_timer_.reset();
   sweeper_.reset();
   stats_timer_.reset();
   watchdog_timer_.reset();

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <optional>
@@ -91,6 +92,17 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(
                                  ? (slot.flag != slot.setting->inverted_flag ? "true" : "false")
                                  : slot.text;
     sources.overrides.emplace_back(slot.setting->key(), text);
+  }
+  // --hub alone: the class hub on a machine with no robot.
+  const auto given_key = [&](std::string_view key) {
+    return std::any_of(sources.overrides.begin(), sources.overrides.end(),
+                       [&](const auto& override) { return override.first == key; });
+  };
+  const auto hub = std::find_if(sources.overrides.begin(), sources.overrides.end(),
+                                [](const auto& override) { return override.first == "fleet.hub"; });
+  if (hub != sources.overrides.end() && hub->second == "true") {
+    if (!given_key("robot.family")) sources.overrides.emplace(sources.overrides.begin(), "robot.family", "none");
+    if (!given_key("mqtt.enabled")) sources.overrides.emplace_back("mqtt.enabled", "true");
   }
   auto loaded = load_config(sources);
   if (!loaded) {

@@ -17,6 +17,8 @@ using protocol::Error;
 using protocol::Result;
 
 constexpr std::size_t kReasonLimit = 200;
+/// The most robots a hub follows: a broker that tells of more is not one class's.
+constexpr std::size_t kMemberLimit = 1000;
 
 double unix_seconds_now() {
   const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -65,9 +67,11 @@ std::string Fleet::topic(std::string_view leaf) const {
   return prefix_ + "/" + robot_ + "/" + std::string(leaf);
 }
 
-Result<Done> Fleet::start(const Config& config) {
+Result<Done> Fleet::start(const Config& config, bool has_robot) {
   const MqttConfig& mqtt = config.mqtt;
   if (!mqtt.enabled) return Done{};
+  announce_ = has_robot;
+  hub_ = config.fleet_hub;
   prefix_ = mqtt.topic_prefix;
   robot_ = mqtt.robot_name.empty() ? default_robot_name() : mqtt.robot_name;
   fleet_emergency_topic_ = prefix_ + "/_fleet/cmd/emergency";
@@ -89,8 +93,13 @@ Result<Done> Fleet::start(const Config& config) {
   } else {
     settings.username = mqtt.username;
   }
-  settings.will = MqttMessage{topic("status"), status_payload(false, "the bridge's connection was lost"), true, 1};
-  settings.subscriptions = {fleet_emergency_topic_, robot_emergency_topic_};
+  if (announce_) {
+    settings.will = MqttMessage{topic("status"), status_payload(false, "the bridge's connection was lost"), true, 1};
+    settings.subscriptions = {fleet_emergency_topic_, robot_emergency_topic_};
+  }
+  if (hub_) {
+    for (const char* leaf : {"status", "telemetry", "events"}) settings.subscriptions.push_back(prefix_ + "/+/" + leaf);
+  }
 
   client_.emplace(loop_, *this);
   if (auto started = client_->start(std::move(settings)); !started) {
@@ -100,15 +109,20 @@ Result<Done> Fleet::start(const Config& config) {
   if (telemetry_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"mqtt: cannot create the loop's timers"};
   }
-  arm_telemetry_timer();
-  log_info("mqtt: this robot is " + robot_ + " on " + client_->broker() + " (topics " + topic("#") + ")");
+  if (announce_) {
+    arm_telemetry_timer();
+    log_info("mqtt: this robot is " + robot_ + " on " + client_->broker() + " (topics " + topic("#") + ")");
+  }
+  if (hub_) log_info("mqtt: the class hub, following " + prefix_ + "/+/ on " + client_->broker() + " as " + robot_);
   return Done{};
 }
 
 void Fleet::stop() {
   telemetry_timer_.reset();
   if (!client_) return;
-  client_->stop(MqttMessage{topic("status"), status_payload(false, "the bridge stopped"), true, 1});
+  std::optional<MqttMessage> last;
+  if (announce_) last = MqttMessage{topic("status"), status_payload(false, "the bridge stopped"), true, 1};
+  client_->stop(last);
   client_.reset();
 }
 
@@ -141,7 +155,7 @@ std::string Fleet::status_payload(bool online, std::string_view reason) const {
 }
 
 void Fleet::status_changed() {
-  if (client_) publish_status();
+  if (client_ && announce_) publish_status();
 }
 
 void Fleet::publish_status() {
@@ -149,7 +163,7 @@ void Fleet::publish_status() {
 }
 
 void Fleet::publish_telemetry() {
-  if (!client_) return;
+  if (!client_ || !announce_) return;
   nlohmann::ordered_json telemetry{{"robot", robot_}, {"ts", unix_seconds_now()}};
   const nlohmann::ordered_json summary = host_.fleet_telemetry();
   for (const auto& [key, value] : summary.items()) telemetry[key] = value;
@@ -158,19 +172,101 @@ void Fleet::publish_telemetry() {
 }
 
 void Fleet::event(const nlohmann::ordered_json& event) {
-  if (!client_) return;
+  if (!client_ || !announce_) return;
   nlohmann::ordered_json message{{"robot", robot_}, {"ts", unix_seconds_now()}};
   for (const auto& [key, value] : event.items()) message[key] = value;
   client_->publish(MqttMessage{topic("events"), message.dump(), false, 1});
 }
 
 void Fleet::mqtt_connected() {
+  if (!announce_) return;
   // The will replaced whatever status was retained: say again that we are here.
   publish_status();
   publish_telemetry();
 }
 
+void Fleet::follow(const MqttMessage& message) {
+  // prefix/<robot>/<leaf>
+  const std::string_view rest = std::string_view(message.topic).substr(prefix_.size() + 1);
+  const std::size_t slash = rest.find('/');
+  if (slash == std::string_view::npos) return;
+  const std::string robot(rest.substr(0, slash));
+  const std::string_view leaf = rest.substr(slash + 1);
+  if (robot.empty() || robot[0] == '_') return;
+  const auto known = members_.find(robot);
+  if (message.payload.empty()) {
+    // A retained status cleared by hand: the robot has left the class.
+    if (leaf == "status" && known != members_.end()) {
+      members_.erase(known);
+      host_.fleet_changed();
+    }
+    return;
+  }
+  nlohmann::json payload = nlohmann::json::parse(message.payload, nullptr, false);
+  if (!payload.is_object()) return;
+  if (known == members_.end() && members_.size() >= kMemberLimit) {
+    log_warning("mqtt: the hub follows " + std::to_string(kMemberLimit) + " robots already; ignored " + robot);
+    return;
+  }
+  Member& member = members_[robot];
+  if (leaf == "status") {
+    // An offline status (the will) says little: the page still shows what the robot was.
+    if (member.status.is_object()) {
+      for (const char* key : {"family", "model"}) {
+        if (!payload.contains(key) && member.status.contains(key)) payload[key] = member.status[key];
+      }
+    }
+    member.status = std::move(payload);
+  } else if (leaf == "telemetry") {
+    member.telemetry = std::move(payload);
+  } else if (leaf == "events") {
+    member.event = std::move(payload);
+  } else {
+    return;
+  }
+  member.seen = unix_seconds_now();
+  host_.fleet_changed();
+}
+
+nlohmann::ordered_json Fleet::robots() const {
+  nlohmann::ordered_json list = nlohmann::ordered_json::array();
+  for (const auto& [name, member] : members_) {
+    const bool online = member.status.is_object() && member.status.value("state", "") == "online";
+    nlohmann::ordered_json entry{{"robot", name}, {"online", online}};
+    // Since when it is in that state, as the robot said (the will carries the time it was set).
+    entry["since"] = member.status.is_object() && member.status.contains("ts") ? member.status["ts"] : nullptr;
+    entry["seen"] = member.seen;
+    entry["status"] = member.status.is_object() ? member.status : nlohmann::json(nullptr);
+    entry["telemetry"] = member.telemetry.is_object() ? member.telemetry : nlohmann::json(nullptr);
+    entry["event"] = member.event.is_object() ? member.event : nlohmann::json(nullptr);
+    list.push_back(std::move(entry));
+  }
+  return list;
+}
+
+Result<Done> Fleet::publish_emergency(const std::string& robot, const std::string& by) {
+  if (!client_) return Error{"this bridge is not on the fleet's broker (mqtt.enabled)"};
+  if (!client_->connected()) {
+    return Error{"the fleet's broker cannot be reached now (" + client_->broker() + "): the stop was not sent",
+                 protocol::ErrorCode::LinkDown};
+  }
+  const std::string target = robot.empty() ? fleet_emergency_topic_ : prefix_ + "/" + robot + "/cmd/emergency";
+  if (!robot.empty() && !members_.contains(robot)) {
+    return Error{"there is no robot '" + robot + "' in the fleet", protocol::ErrorCode::Invalid};
+  }
+  nlohmann::ordered_json payload{
+      {"by", by}, {"reason", robot.empty() ? "stop all, from the class hub" : "stop, from the class hub"}};
+  client_->publish(MqttMessage{target, payload.dump(), false, 1});
+  log_warning("mqtt: " + by + " sent the emergency stop to " + (robot.empty() ? "the whole fleet" : robot));
+  return Done{};
+}
+
 void Fleet::mqtt_message(const MqttMessage& message) {
+  if (hub_ && message.topic.starts_with(prefix_ + "/") && !message.topic.ends_with("/cmd/emergency")) {
+    follow(message);
+    return;
+  }
+  if (!announce_) return;
   if (message.topic != fleet_emergency_topic_ && message.topic != robot_emergency_topic_) return;
   if (message.retain) {
     // A command kept by the broker would stop the robot at every connection, long after it was meant.

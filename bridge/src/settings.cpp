@@ -243,6 +243,13 @@ void add_mqtt_settings(std::vector<Setting>& s) {
       {"mqtt", "queue_limit", "--mqtt-queue-limit",
        "Messages waiting for a slow or absent broker; beyond it the oldest is dropped (and counted).", kRestart},
       [](auto& c) -> auto& { return c.mqtt.queue_limit; }, 1, 100'000));
+  s.push_back(flag(
+      {"fleet", "hub", "--hub",
+       "This bridge is the class hub: it follows every robot on the broker and serves the fleet page (/fleet). "
+       "The option --hub alone makes a hub with no robot (robot.family none, mqtt.enabled true) unless --robot "
+       "is given; a robot that is the hub too sets this in its file.",
+       kRestart},
+      [](auto& c) -> auto& { return c.fleet_hub; }));
 }
 
 void add_flockbot_settings(std::vector<Setting>& s) {
@@ -402,8 +409,9 @@ std::vector<Setting> make_settings() {
 
   s.push_back(text(
       {"robot", "family", "--robot",
-       "The robot family behind the bridge: flockbot, pioneer (Pioneer 2/3 and AmigoBot) or smr (DTU's "
-       "Small Mobile Robot). It sets the defaults of serial.device, serial.baud and binary.port.",
+       "The robot family behind the bridge: flockbot, pioneer (Pioneer 2/3 and AmigoBot), smr (DTU's "
+       "Small Mobile Robot), or none (no robot: a class hub). It sets the defaults of serial.device, serial.baud "
+       "and binary.port.",
        kRestart},
       [](auto& c) -> auto& { return c.family; }, not_blank));
   s.push_back(text(
@@ -777,6 +785,12 @@ std::vector<std::string> cross_checks(const Config& config) {
                            std::to_string(listeners[i].second) + "; each listener needs its own port");
       }
     }
+  }
+  if (config.fleet_hub && !config.mqtt.enabled) {
+    problems.emplace_back("fleet.hub needs the broker: set mqtt.enabled (and mqtt.host) as well");
+  }
+  if (config.fleet_hub && !config.http) {
+    problems.emplace_back("fleet.hub serves the fleet page: http.enabled must not be false");
   }
   return problems;
 }

@@ -82,12 +82,14 @@ struct WebSocketConnection {
 /// nothing once it has stopped, so that lws's callbacks while it finishes
 /// closing never reach a server that is gone; the number of open WebSocket
 /// connections, so that stopping can let their close frames out; and the
-/// mount of the dashboard's folder, which lws reads for every page request.
+/// mounts of the dashboard's folder, which lws reads for every page request:
+/// / (the robot's dashboard) and /fleet (the class hub's page, fleet.html).
 struct ServerLink {
   WebServer* server = nullptr;
   std::size_t websockets = 0;
   std::string root;
   lws_http_mount mount{};
+  lws_http_mount fleet_mount{};
 };
 
 namespace {
@@ -328,17 +330,23 @@ Result<Done> WebServer::start(Settings settings) {
   }
   lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE, log_from_lws);
 
-  link_ = new ServerLink{this, 0, settings_.root, {}};
-  lws_http_mount& mount = link_->mount;
-  mount.mountpoint = "/";
-  mount.mountpoint_len = 1;
-  mount.origin = link_->root.c_str();
-  mount.def = "index.html";
-  mount.origin_protocol = LWSMPRO_FILE;
-  // The page must never be served stale after an update of the bridge.
-  mount.cache_max_age = 0;
-  mount.cache_reusable = 0;
-  mount.cache_revalidate = 1;
+  link_ = new ServerLink{this, 0, settings_.root, {}, {}};
+  for (lws_http_mount* each : {&link_->mount, &link_->fleet_mount}) {
+    each->origin = link_->root.c_str();
+    each->origin_protocol = LWSMPRO_FILE;
+    // The page must never be served stale after an update of the bridge.
+    each->cache_max_age = 0;
+    each->cache_reusable = 0;
+    each->cache_revalidate = 1;
+  }
+  link_->mount.mountpoint = "/";
+  link_->mount.mountpoint_len = 1;
+  link_->mount.def = "index.html";
+  // /fleet (lws adds the slash), its files beside the dashboard's.
+  link_->fleet_mount.mountpoint = "/fleet";
+  link_->fleet_mount.mountpoint_len = 6;
+  link_->fleet_mount.def = "fleet.html";
+  link_->fleet_mount.mount_next = &link_->mount;
 
   lws_context_creation_info info{};
   void* loops[] = {loop_};
@@ -360,7 +368,7 @@ Result<Done> WebServer::start(Settings settings) {
   vhost.port = settings_.port;
   vhost.iface = settings_.bind.c_str();
   vhost.protocols = kProtocols;
-  vhost.mounts = &link_->mount;
+  vhost.mounts = &link_->fleet_mount;
   vhost.options = info.options;
   vhost.keepalive_timeout = 5;
   vhost.timeout_secs = 10;

@@ -251,3 +251,110 @@ TEST_CASE("fleet: a broker that stops answering holds up neither the robot's cli
 }
 
 }  // namespace flockbridge::testing
+
+namespace flockbridge::testing {
+namespace {
+
+/// The next fleet message on the hub's JSON client for which `test` holds.
+template <typename Test>
+json fleet_where(TcpClient& client, Test test) {
+  for (int i = 0; i < 200; ++i) {
+    const auto message = client.read_json_type("fleet");
+    REQUIRE(message);
+    if (test((*message)["robots"])) return *message;
+  }
+  FAIL("no fleet message matched");
+  return {};
+}
+
+json robot_in(const json& robots, const std::string& name) {
+  for (const json& robot : robots) {
+    if (robot["robot"] == name) return robot;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("fleet: the class hub follows every robot, keeps one that went offline, and its teacher stops the class") {
+  MqttBroker broker({"fb-4", "smr-4"});
+  Rig flockbot(on_broker(RigOptions{}, broker, "fb-4", 2));
+  Rig smr(on_broker(smr_rig(), broker, "smr-4", 2));
+  RigOptions hub_options = on_broker(RigOptions{}, broker, "hub");
+  hub_options.robot = "none";  // the teacher's machine: no robot
+  hub_options.start_sim = false;
+  hub_options.bridge_args.emplace_back("--hub");
+  hub_options.config = "[access]\nteacher_secret = \"sesame\"\n";
+  Rig hub(hub_options);
+  expect_joined(hub);
+  CHECK(hub.port() == 0);  // no port for a robot's own programs
+
+  auto teacher = hub.json_client();
+  teacher.send("{\"cmd\":\"fleet\",\"id\":1}\n");
+  REQUIRE(teacher.read_json_type("ok"));
+  const json both = fleet_where(teacher, [](const json& robots) {
+    const json fb = robot_in(robots, "fb-4");
+    const json sm = robot_in(robots, "smr-4");
+    return fb.is_object() && sm.is_object() && fb["online"] == true && sm["online"] == true &&
+           sm["telemetry"].is_object() && sm["telemetry"].contains("battery_v") &&
+           sm["status"]["link"]["state"] == "up";
+  });
+  const json seen_smr = robot_in(both["robots"], "smr-4");
+  CHECK(seen_smr["status"]["family"] == "smr");
+  CHECK(seen_smr["telemetry"]["battery_v"].get<double>() == doctest::Approx(12.4).epsilon(0.01));
+  CHECK(robot_in(both["robots"], "hub").is_null());  // a hub with no robot is not one of the class
+
+  // A student at the hub may watch, not stop the class.
+  auto student = hub.json_client();
+  student.send("{\"cmd\":\"fleet_emergency\",\"id\":\"s\"}\n");
+  const auto denied = student.read_json_type("error");
+  REQUIRE(denied);
+  CHECK((*denied)["code"] == "denied");
+  // A robot's own bridge is not the hub.
+  auto elsewhere = smr.json_client();
+  elsewhere.send("{\"cmd\":\"fleet\",\"id\":\"f\"}\n");
+  const auto not_hub = elsewhere.read_json_type("error");
+  REQUIRE(not_hub);
+  CHECK((*not_hub)["error"].get<std::string>().find("not the class hub") != std::string::npos);
+
+  // One robot dies: the hub keeps it, offline, since when the broker said so.
+  flockbot.kill_bridge();
+  const json gone = fleet_where(teacher, [](const json& robots) {
+    const json fb = robot_in(robots, "fb-4");
+    return fb.is_object() && fb["online"] == false;
+  });
+  CHECK(robot_in(gone["robots"], "fb-4")["status"]["reason"] == "the bridge's connection was lost");
+  CHECK(robot_in(gone["robots"], "fb-4")["since"].is_number());
+  CHECK(robot_in(gone["robots"], "fb-4")["status"]["family"] == "flockbot");  // what it was
+  CHECK(robot_in(gone["robots"], "smr-4")["online"] == true);
+
+  // The teacher stops the class: every robot still there stops and latches.
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"id\":\"d\"}\n");  // the hub has no robot to drive
+  CHECK(student.read_json_type("error"));
+  auto driver = smr.json_client();
+  driver.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":1}\n");
+  REQUIRE(driver.read_json_type("ok"));
+  smr.expect_sim("rx left speed");
+  teacher.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":2}\n");
+  const auto signed_in = teacher.read_json_type("ok");
+  REQUIRE(signed_in);
+  CHECK((*signed_in)["role"] == "teacher");
+  teacher.send("{\"cmd\":\"fleet_emergency\",\"id\":3}\n");
+  const auto sent = teacher.read_json_type("ok");
+  REQUIRE(sent);
+  CHECK((*sent)["id"] == 3);
+  smr.expect_sim("rx left speed 0");
+  CHECK(smr.expect_log("mqtt: emergency stop from the fleet (the teacher at 127.0.0.1:").find("stop all") !=
+        std::string::npos);
+  fleet_where(teacher, [](const json& robots) {
+    const json sm = robot_in(robots, "smr-4");
+    return sm.is_object() && sm["status"]["emergency"] == true;
+  });
+  // One robot by name.
+  teacher.send("{\"cmd\":\"fleet_emergency\",\"robot\":\"nobody\",\"id\":4}\n");
+  const auto unknown = teacher.read_json_type("error");
+  REQUIRE(unknown);
+  CHECK((*unknown)["error"] == "there is no robot 'nobody' in the fleet");
+}
+
+}  // namespace flockbridge::testing

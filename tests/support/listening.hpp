@@ -10,7 +10,7 @@
 namespace flockbridge::testing {
 
 struct ListeningPorts {
-  std::uint16_t binary = 0;
+  std::uint16_t binary = 0;  ///< 0 when there is no robot
   std::uint16_t json = 0;
   std::uint16_t http = 0;  ///< 0 when the web server is off
 };
@@ -26,11 +26,11 @@ inline std::optional<std::uint16_t> port_after(const std::string& line, const st
 }
 
 inline std::optional<ListeningPorts> listening_ports(const std::string& line) {
-  const auto binary = port_after(line, "binary clients on ");
+  const auto binary = port_after(line, "binary clients on ");  // none on a bridge with no robot (the class hub)
   const auto json = port_after(line, "JSON clients on ");
-  if (!binary || !json) return std::nullopt;
+  if (!json) return std::nullopt;
   const auto http = port_after(line, "dashboard on http");  // http:// or https://
-  return ListeningPorts{*binary, *json, http.value_or(0)};
+  return ListeningPorts{binary.value_or(0), *json, http.value_or(0)};
 }
 
 }  // namespace flockbridge::testing

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
+#include "flockbridge/bridge/none/driver.hpp"
 #include "flockbridge/bridge/pioneer/driver.hpp"
 #include "flockbridge/bridge/smr/driver.hpp"
 
@@ -23,6 +24,8 @@ constexpr std::array kFamilies{
                 "/dev/ttyUSB0", &make<pioneer::PioneerDriver>},
     RobotFamily{"smr", "DTU Small Mobile Robot (SMRD's RS485 bus, on a serial adapter)", 24901, 115200, "/dev/ttyS0",
                 &make<smr::SmrDriver>},
+    RobotFamily{"none", "no robot: a bridge that only serves the fleet (the class hub, --hub)", 0, 115200, "",
+                &make<none::NoRobotDriver>},
 };
 
 }  // namespace

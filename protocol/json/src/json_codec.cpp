@@ -61,6 +61,17 @@ Result<ClientRequest> parse_approve(const json& object) {
   return ClientRequest{ApproveClient{static_cast<std::uint64_t>(*client)}};
 }
 
+Result<ClientRequest> parse_fleet_emergency(const json& object) {
+  static constexpr std::array<std::string_view, 1> kArguments{"robot"};
+  if (auto checked = only("fleet_emergency", object, kArguments); !checked) return checked.error();
+  const auto robot = object.find("robot");
+  if (robot == object.end()) return ClientRequest{FleetEmergency{}};
+  if (!robot->is_string() || robot->get<std::string>().empty()) {
+    return argument_error("fleet_emergency", "robot", "must be a robot's name, as fleet messages list them");
+  }
+  return ClientRequest{FleetEmergency{robot->get<std::string>()}};
+}
+
 Result<ClientRequest> parse_set(const json& object) {
   static constexpr std::array<std::string_view, 2> kArguments{"key", "value"};
   if (auto checked = only("set", object, kArguments); !checked) return checked.error();
@@ -420,6 +431,8 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "approve") return parse_approve(object);
   if (cmd == "set") return parse_set(object);
   if (cmd == "auth") return parse_auth(object);
+  if (cmd == "fleet") return ClientRequest{FollowFleet{}};
+  if (cmd == "fleet_emergency") return parse_fleet_emergency(object);
   return std::nullopt;
 }
 

@@ -97,6 +97,12 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   [[nodiscard]] nlohmann::ordered_json fleet_status() const override;
   [[nodiscard]] nlohmann::ordered_json fleet_telemetry() const override;
   void fleet_emergency(const std::string& by, const std::string& reason) override;
+  void fleet_changed() override;
+  /// The hub's fleet message: {"type":"fleet","now":...,"robots":[...]}.
+  [[nodiscard]] std::string fleet_message() const;
+  void send_fleet();
+  /// The hub's stop button (the teacher only).
+  void stop_fleet(Session& session, const protocol::FleetEmergency& request, const nlohmann::json& id);
   /// Who drives, for the fleet's topics; null when nobody does.
   [[nodiscard]] nlohmann::ordered_json lease_holder_json() const;
 
@@ -227,6 +233,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Drains the driver's events after the callbacks of the loop turn that brought them.
   AfterPoll drainer_;
   UvHandle<uv_timer_t> housekeeping_;
+  /// The hub sends the fleet's changes at most this often to those who follow it.
+  UvHandle<uv_timer_t> fleet_timer_;
+  bool fleet_due_ = false;
   /// Forgets closed sessions once the callbacks that closed them are done.
   AfterPoll sweeper_;
   UvHandle<uv_timer_t> stats_timer_;

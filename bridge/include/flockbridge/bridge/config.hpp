@@ -63,7 +63,7 @@ struct MqttConfig {
   std::string host = "localhost";
   std::uint16_t port = 1883;
   std::string robot_name;  ///< the topics' robot name and the client id; empty: the host name
-  std::string username;  ///< empty: the robot name when a password file is set, else no credentials
+  std::string username;    ///< empty: the robot name when a password file is set, else no credentials
   std::string password_file;
   std::string topic_prefix = "flockbridge/v1";
   double telemetry_hz = 1;
@@ -130,6 +130,8 @@ struct Config {
 
   AccessSettings access;
   MqttConfig mqtt;
+  /// The class hub: follows every robot on the broker and serves /fleet.
+  bool fleet_hub = false;
 
   // Safety and dead peers.
   double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)

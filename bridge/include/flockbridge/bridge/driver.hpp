@@ -141,6 +141,9 @@ class RobotDriver {
   [[nodiscard]] virtual std::string_view family() const noexcept = 0;
   /// The family's model of this robot ("p3dx-sh", ...; "flockbot" for the one Flockbot).
   [[nodiscard]] virtual std::string_view model() const noexcept = 0;
+  /// Whether there is a robot at all: false for a bridge that only serves
+  /// the fleet (the class hub), which announces no robot of its own.
+  [[nodiscard]] virtual bool has_robot() const noexcept { return true; }
   /// The JSON commands this robot takes, as clients name them.
   [[nodiscard]] virtual std::span<const std::string> commands() const noexcept = 0;
 

@@ -15,6 +15,7 @@
 
 #include <uv.h>
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -40,6 +41,8 @@ class Fleet final : public MqttClient::Host {
     [[nodiscard]] virtual nlohmann::ordered_json fleet_telemetry() const = 0;
     /// The fleet's emergency stop: stop and latch. `by` names where it came from.
     virtual void fleet_emergency(const std::string& by, const std::string& reason) = 0;
+    /// The class hub: a robot of the fleet changed (robots() has it).
+    virtual void fleet_changed() = 0;
   };
 
   Fleet(uv_loop_t* loop, Host& host);
@@ -48,8 +51,9 @@ class Fleet final : public MqttClient::Host {
   ~Fleet() override;
 
   /// Nothing when [mqtt] is off; fails on what can never work (a password
-  /// file that cannot be read, no robot name).
-  [[nodiscard]] protocol::Result<protocol::Done> start(const Config& config);
+  /// file that cannot be read, no robot name). A bridge with no robot (the
+  /// hub on the teacher's machine) announces nothing.
+  [[nodiscard]] protocol::Result<protocol::Done> start(const Config& config, bool has_robot = true);
   /// Publishes the offline status and disconnects. Safe to call twice.
   void stop();
   void reload(const Config& config);
@@ -70,11 +74,21 @@ class Fleet final : public MqttClient::Host {
   /// "flockbridge/v1/<robot>/<leaf>".
   [[nodiscard]] std::string topic(std::string_view leaf) const;
 
+  /// The class hub (fleet.hub).
+  [[nodiscard]] bool hub() const noexcept { return client_ && hub_; }
+  /// The hub's view: every robot the broker told of, by name, each
+  /// {"robot","online","since","status","telemetry","event","seen"}.
+  [[nodiscard]] nlohmann::ordered_json robots() const;
+  /// The hub's stop button: the fleet's emergency stop, or one robot's.
+  [[nodiscard]] protocol::Result<protocol::Done> publish_emergency(const std::string& robot, const std::string& by);
+
  private:
   // MqttClient::Host
   void mqtt_connected() override;
   void mqtt_message(const MqttMessage& message) override;
 
+  /// A robot's status, telemetry or event, for the hub's view.
+  void follow(const MqttMessage& message);
   void publish_status();
   void publish_telemetry();
   void arm_telemetry_timer();
@@ -88,6 +102,16 @@ class Fleet final : public MqttClient::Host {
   std::string fleet_emergency_topic_;
   std::string robot_emergency_topic_;
   double telemetry_hz_ = 1;
+  bool announce_ = true;  ///< this bridge has a robot to tell the fleet of
+  bool hub_ = false;
+  // NOLINTNEXTLINE(bugprone-exception-escape): nlohmann::json's moves do not throw; clang-tidy cannot tell
+  struct Member {
+    nlohmann::json status;
+    nlohmann::json telemetry;
+    nlohmann::json event;
+    double seen = 0;  ///< Unix seconds of the last message from it
+  };
+  std::map<std::string, Member> members_;
   UvHandle<uv_timer_t> telemetry_timer_;
 };
 

@@ -154,6 +154,9 @@ class Session {
   /// What the client may do (the Bridge sets it at connect and at auth).
   [[nodiscard]] Role role() const noexcept { return role_; }
   void set_role(Role role) noexcept { role_ = role; }
+  /// On the class hub: the client asked for the fleet's messages.
+  void follow_fleet() noexcept { follows_fleet_ = true; }
+  [[nodiscard]] bool follows_fleet() const noexcept { return follows_fleet_; }
   /// The peer's address without its port: whom a wrong secret makes wait.
   [[nodiscard]] std::string address() const;
 
@@ -235,6 +238,7 @@ class Session {
   bool input_closed_ = false;
   std::size_t pending_commands_ = 0;
   bool subscribed_ = false;
+  bool follows_fleet_ = false;
   bool output_held_ = false;
   std::chrono::milliseconds interval_{0};
   SteadyTime last_sensor_{};

@@ -69,9 +69,18 @@ struct Authenticate {
   bool teacher = false;  ///< the teacher's secret; else the driver PIN
   std::string secret;
 };
+/// A client of the class hub follows the fleet (JSON `fleet`): `fleet`
+/// messages, now and whenever a robot changes.
+struct FollowFleet {};
+/// The teacher, on the class hub, stops and latches every robot of the
+/// fleet, or the one named (JSON `fleet_emergency`).
+struct FleetEmergency {
+  std::string robot;  ///< empty: every robot
+};
 /// What a client asks of the bridge, whichever port it came through.
-using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
-                                   TakeControl, ClearEmergency, ApproveClient, ChangeSetting, Authenticate>;
+using ClientRequest =
+    std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl, TakeControl,
+                 ClearEmergency, ApproveClient, ChangeSetting, Authenticate, FollowFleet, FleetEmergency>;
 
 /// The version of the port-2005 extensions this bridge speaks.
 inline constexpr std::uint8_t kExtensionsVersion = 1;

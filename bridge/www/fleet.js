@@ -1,0 +1,191 @@
+// The class hub's page (/fleet): every robot that announced itself on the
+// fleet's MQTT broker, live, through the hub's own WebSocket (/ws), which
+// relays what the broker tells it ({"cmd":"fleet"} asks for it). Robots
+// that went offline stay, greyed, with how long ago. The teacher stops the
+// whole class, or one robot, with {"cmd":"fleet_emergency"}.
+"use strict";
+
+(() => {
+  const RECONNECT_MIN_MS = 500;
+  const RECONNECT_MAX_MS = 10000;
+  const $ = (id) => document.getElementById(id);
+
+  let socket = null;
+  let attempts = 0;
+  let nextId = 1;
+  let role = null;
+  let secret = null;  // the teacher's secret, in memory only, given again after a reconnection
+  let robots = [];
+  let clockOffset = 0;  // the hub's clock minus this page's, in seconds
+
+  function send(message) {
+    if (!socket || socket.readyState !== WebSocket.OPEN) return null;
+    const id = nextId++;
+    socket.send(JSON.stringify({ ...message, id }));
+    return id;
+  }
+
+  function setStatus(element, text, kind) {
+    element.textContent = text;
+    element.className = "status status-" + kind;
+  }
+
+  function notice(text, kind) {
+    $("notice").textContent = text;
+    $("notice").className = kind || "";
+  }
+
+  function connect() {
+    const scheme = location.protocol === "https:" ? "wss://" : "ws://";
+    setStatus($("connection"), "Connecting to the hub…", "connecting");
+    socket = new WebSocket(scheme + location.host + "/ws");
+    socket.onopen = () => {
+      attempts = 0;
+      setStatus($("connection"), "Hub connected", "ok");
+      send({ cmd: "fleet" });
+      if (secret) send({ cmd: "auth", teacher: secret });
+    };
+    socket.onmessage = (event) => {
+      let message;
+      try {
+        message = JSON.parse(event.data);
+      } catch (error) {
+        return;
+      }
+      handle(message);
+    };
+    socket.onclose = () => {
+      socket = null;
+      $("stop-all").disabled = true;
+      const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** attempts);
+      attempts += 1;
+      setStatus($("connection"), "Hub unreachable, retrying in " + Math.ceil(delay / 1000) + " s", "bad");
+      setTimeout(connect, delay);
+    };
+  }
+
+  function handle(message) {
+    switch (message.type) {
+      case "hello":
+        role = message.role;
+        showRole();
+        break;
+      case "fleet":
+        clockOffset = message.now - Date.now() / 1000;
+        robots = message.robots || [];
+        render();
+        break;
+
+      case "error":
+        notice(message.error, "error");
+        if (message.code === "denied" && secret && String(message.error).includes("wrong")) secret = null;
+        break;
+      case "ok":
+        if (message.role) {  // the answer to auth
+          role = message.role;
+          showRole();
+          notice(role === "teacher" ? "Signed in as the teacher." : "Signed in.", "ok");
+        }
+        break;
+      default:
+        break;  // the bridge's other messages are not this page's
+    }
+  }
+
+  function showRole() {
+    $("role").textContent = role === "teacher" ? "the teacher" : "watching";
+    $("teacher-sign-in").hidden = role === "teacher";
+    $("stop-all").disabled = role !== "teacher";
+    render();
+  }
+
+  function ago(seconds) {
+    if (seconds == null) return "";
+    const s = Math.max(0, Math.round(Date.now() / 1000 + clockOffset - seconds));
+    if (s < 60) return s + " s ago";
+    if (s < 3600) return Math.round(s / 60) + " min ago";
+    return Math.round(s / 3600) + " h ago";
+  }
+
+  function describeEvent(event) {
+    if (!event) return "";
+    switch (event.type) {
+      case "link": return "link " + event.state + (event.reason ? ": " + event.reason : "");
+      case "safety_stop": return "safety stop: " + event.reason;
+      case "emergency": return event.latched ? "emergency stop by " + event.by : "emergency stop cleared";
+      case "lease": return event.holder ? event.holder.peer + " drives" : "nobody drives";
+      default: return event.type || "";
+    }
+  }
+
+  function cell(row, text, testid) {
+    const td = document.createElement("td");
+    td.textContent = text;
+    if (testid) td.dataset.testid = testid;
+    row.appendChild(td);
+    return td;
+  }
+
+  function render() {
+    const body = $("robots");
+    body.replaceChildren();
+    let online = 0;
+    for (const robot of robots) {
+      const status = robot.status || {};
+      const telemetry = robot.telemetry || {};
+      const row = document.createElement("tr");
+      row.dataset.robot = robot.robot;
+      row.dataset.testid = "robot-" + robot.robot;
+      row.className = robot.online ? "online" : "offline";
+      if (robot.online) online += 1;
+      const name = cell(row, "");
+      if (robot.online && status.dashboard) {
+        const link = document.createElement("a");
+        link.href = status.dashboard;
+        link.textContent = robot.robot;
+        link.target = "_blank";
+        link.rel = "noopener";
+        name.appendChild(link);
+      } else {
+        name.textContent = robot.robot;
+      }
+      cell(row, status.family || "");
+      cell(row, robot.online ? (status.emergency ? "online, stop latched" : "online")
+        : "offline " + ago(robot.since), "state");
+      cell(row, robot.online && telemetry.battery_v != null ? telemetry.battery_v.toFixed(1) + " V" : "–", "battery");
+      cell(row, robot.online && status.link ? status.link.state : "–", "link");
+      cell(row, robot.online ? (status.lease ? status.lease.peer : "nobody") : "–", "driver");
+      cell(row, robot.event ? describeEvent(robot.event) + " (" + ago(robot.event.ts) + ")" : "", "event");
+      const actions = cell(row, "");
+      if (role === "teacher" && robot.online) {
+        const stop = document.createElement("button");
+        stop.type = "button";
+        stop.textContent = "Stop";
+        stop.dataset.testid = "stop-" + robot.robot;
+        stop.addEventListener("click", () => send({ cmd: "fleet_emergency", robot: robot.robot }));
+        actions.appendChild(stop);
+      }
+      body.appendChild(row);
+    }
+    $("empty").hidden = robots.length > 0;
+    setStatus($("count"), online + " of " + robots.length + " online", robots.length === 0 ? "unknown" : "ok");
+  }
+
+  $("teacher-sign-in").addEventListener("click", () => {
+    $("secret-form").hidden = false;
+    $("secret").focus();
+  });
+  $("secret-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    secret = $("secret").value;
+    $("secret").value = "";
+    $("secret-form").hidden = true;
+    send({ cmd: "auth", teacher: secret });
+  });
+  $("stop-all").addEventListener("click", () => {
+    if (send({ cmd: "fleet_emergency" }) !== null) notice("Stop sent to every robot.", "ok");
+  });
+  // "3 min ago" moves on by itself.
+  setInterval(render, 5000);
+  connect();
+})();
