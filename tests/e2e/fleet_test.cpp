@@ -71,9 +71,10 @@ TEST_CASE("fleet: a bridge's status and telemetry are retained for a new subscri
   CHECK(status["emergency"] == false);
   CHECK(came_retained(*viewer, "flockbridge/v1/smr-1/status"));
 
-  const json telemetry = next_on(*viewer, "flockbridge/v1/smr-1/telemetry", R"("link":"up")");
+  const json telemetry = next_on(*viewer, "flockbridge/v1/smr-1/telemetry", R"("battery_v")");
   CHECK(telemetry["battery_v"].get<double>() == doctest::Approx(12.4).epsilon(0.01));
   CHECK(telemetry["pose"].contains("x_mm"));
+  CHECK(telemetry["link"] == "up");
   CHECK(telemetry["emergency"] == false);
   CHECK(telemetry["errors"].contains("bad_checksum"));
   CHECK_FALSE(telemetry.contains("line"));  // a summary, not the sensor stream
