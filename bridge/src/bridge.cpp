@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <random>
@@ -11,6 +12,7 @@
 #include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/mdns.hpp"
 #include "flockbridge/bridge/overloaded.hpp"
 #include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
@@ -139,6 +141,7 @@ Result<Done> Bridge::start() {
   arm_stats_timer();
   if (auto started = driver_->start(); !started) return started.error();
   if (auto joined = fleet_.start(config_, driver_->has_robot()); !joined) return joined.error();
+  announce();
   if (fleet_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"cannot create the loop's timers"};
   }
@@ -467,6 +470,39 @@ void Bridge::fleet_emergency(const std::string& by, const std::string& reason) {
     if (!sent) log_warning("the fleet's emergency stop could not go to the robot now: " + sent.error().message);
   }
   latch_emergency(0, reason.empty() ? by : by + ": " + reason);
+}
+
+void Bridge::announce() const {
+  const std::string& path = config_.mdns_service_file;
+  if (path.empty()) return;
+  if (::access(path.c_str(), F_OK) != 0) {
+    log_debug("mDNS: no " + path + " (the package installs it): the robot is not announced on the network");
+    return;
+  }
+  const std::string name = config_.mqtt.robot_name.empty() ? default_robot_name() : config_.mqtt.robot_name;
+  MdnsAnnouncement announcement;
+  announcement.json_port = json_port();
+  announcement.http_port = config_.http ? http_port() : 0;
+  announcement.txt = {"txtvers=1", "robot=" + name, "json=" + std::to_string(json_port())};
+  if (config_.http) announcement.txt.push_back("http=" + std::to_string(http_port()));
+  if (driver_->has_robot()) {
+    announcement.name = name + " (" + std::string(driver_->family()) + ")";
+    announcement.txt.push_back("family=" + std::string(driver_->family()));
+    if (!driver_->model().empty()) announcement.txt.push_back("model=" + std::string(driver_->model()));
+    announcement.txt.push_back("native=" + std::to_string(port()));
+  } else {
+    announcement.name = name + " (class hub)";
+  }
+  if (config_.fleet_hub) {
+    announcement.txt.emplace_back("hub=1");
+    if (!driver_->has_robot()) announcement.http_path = "/fleet/";
+  }
+  announcement.txt.emplace_back("version=" FLOCKBRIDGE_VERSION);
+  if (auto written = write_avahi_service_file(path, announcement); !written) {
+    log_warning("mDNS: the robot is not announced on the network: " + written.error().message);
+    return;
+  }
+  log_info("mDNS: announced as \"" + announcement.name + "\" (" + path + ")");
 }
 
 void Bridge::fleet_changed() {

@@ -98,6 +98,7 @@ Result<Done> MqttClient::make_client() {
   mosquitto_disconnect_callback_set(mosq_, &MqttClient::on_disconnect);
   mosquitto_message_callback_set(mosq_, &MqttClient::on_message);
   mosquitto_publish_callback_set(mosq_, &MqttClient::on_publish);
+  mosquitto_subscribe_callback_set(mosq_, &MqttClient::on_subscribe);
   in_flight_.clear();
   return Done{};
 }
@@ -279,11 +280,21 @@ void MqttClient::after_library_call() {
     last_failure_.clear();
     ++counters_.connects;
     in_flight_.clear();
-    log_info("mqtt: connected to " + broker() + " as " + settings_.client_id);
+    subscribing_.clear();
     for (const std::string& topic : settings_.subscriptions) {
-      check(mosquitto_subscribe(mosq_, nullptr, topic.c_str(), 1), "subscribe");
+      int mid = 0;
+      check(mosquitto_subscribe(mosq_, &mid, topic.c_str(), 1), "subscribe");
+      subscribing_.insert(mid);
     }
+    // Said once the broker has the subscriptions too: from then on nothing
+    // published for this robot is missed.
+    if (subscribing_.empty()) just_subscribed_ = true;
     host_.mqtt_connected();
+  }
+  if (just_subscribed_) {
+    just_subscribed_ = false;
+    log_info("mqtt: connected to " + broker() + " as " + settings_.client_id +
+             (settings_.subscriptions.empty() ? "" : ", subscribed"));
   }
   if (!received_.empty()) {
     std::vector<MqttMessage> messages;
@@ -394,6 +405,11 @@ void MqttClient::on_message(mosquitto* /*mosq*/, void* self, const mosquitto_mes
 
 void MqttClient::on_publish(mosquitto* /*mosq*/, void* self, int mid) {
   static_cast<MqttClient*>(self)->in_flight_.erase(mid);
+}
+
+void MqttClient::on_subscribe(mosquitto* /*mosq*/, void* self, int mid, int /*count*/, const int* /*granted*/) {
+  auto* client = static_cast<MqttClient*>(self);
+  if (client->subscribing_.erase(mid) > 0 && client->subscribing_.empty()) client->just_subscribed_ = true;
 }
 
 }  // namespace flockbridge::bridge

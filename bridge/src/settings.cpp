@@ -208,7 +208,8 @@ void add_mqtt_settings(std::vector<Setting>& s) {
       65535));
   s.push_back(text(
       {"mqtt", "robot_name", "--robot-name",
-       "This robot's name in the topics (flockbridge/v1/<name>/...) and its MQTT client id; \"\": the host name.",
+       "This robot's name: in the fleet's topics (flockbridge/v1/<name>/...), as its MQTT client id, and on the "
+       "network (mDNS); \"\": the host name.",
        kRestart},
       [](auto& c) -> auto& { return c.mqtt.robot_name; }, topic_level_or_empty));
   s.push_back(text(
@@ -250,6 +251,13 @@ void add_mqtt_settings(std::vector<Setting>& s) {
        "is given; a robot that is the hub too sets this in its file.",
        kRestart},
       [](auto& c) -> auto& { return c.fleet_hub; }));
+  s.push_back(text(
+      {"mdns", "service_file", "--mdns-service-file",
+       "The Avahi service file the bridge fills in at start, so that avahi-daemon announces the robot on the "
+       "local network: its JSON port as _flockbridge._tcp with its name, family, model and ports, its dashboard "
+       "as _http._tcp. It must exist and be writable by the bridge (the package makes it so); \"\": none.",
+       kRestart},
+      [](auto& c) -> auto& { return c.mdns_service_file; }));
 }
 
 void add_flockbot_settings(std::vector<Setting>& s) {

@@ -203,8 +203,9 @@ int bench(int argc, char** argv) {
   ChildProcess sim({FLOCKBOT_SIM_BIN, "--link", device, "--rate-hz", std::to_string(options.rate_hz), "--timestamps"});
   if (!sim.wait_for(ChildProcess::Stream::Stdout, "ready ")) return 1;
   const int limit = options.clients + options.stalled + 8;
-  ChildProcess bridge({FLOCKBRIDGE_BIN, "--device", device, "--bind", "127.0.0.1", "--port", "0", "--json-port", "0",
-                       "--http-port", "0", "--max-clients", std::to_string(limit), "--stall-timeout-ms", "600000"});
+  ChildProcess bridge({FLOCKBRIDGE_BIN, "--device", device, "--bind", "127.0.0.1", "--mdns-service-file", "", "--port",
+                       "0", "--json-port", "0", "--http-port", "0", "--max-clients", std::to_string(limit),
+                       "--stall-timeout-ms", "600000"});
   const auto listening = bridge.wait_for(ChildProcess::Stream::Stderr, "listening: ");
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;
   if (!ports || !bridge.wait_for(ChildProcess::Stream::Stderr, "robot link up")) {

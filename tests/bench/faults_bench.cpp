@@ -117,9 +117,21 @@ struct Setup {
     sim_argv.insert(sim_argv.end(), sim_args.begin(), sim_args.end());
     sim = std::make_unique<ChildProcess>(sim_argv);
     if (!sim->wait_for(Stream::Stdout, "ready ")) throw std::runtime_error("the simulator did not start");
-    std::vector<std::string> bridge_argv{
-        FLOCKBRIDGE_BIN, "--device", device,        "--bind", "127.0.0.1",     "--port", "0",
-        "--json-port",   "0",        "--http-port", "0",      "--max-clients", "100"};
+    std::vector<std::string> bridge_argv{FLOCKBRIDGE_BIN,
+                                         "--device",
+                                         device,
+                                         "--bind",
+                                         "127.0.0.1",
+                                         "--mdns-service-file",
+                                         "",
+                                         "--port",
+                                         "0",
+                                         "--json-port",
+                                         "0",
+                                         "--http-port",
+                                         "0",
+                                         "--max-clients",
+                                         "100"};
     bridge_argv.insert(bridge_argv.end(), bridge_args.begin(), bridge_args.end());
     bridge = std::make_unique<ChildProcess>(bridge_argv);
     const auto listening = bridge->wait_for(Stream::Stderr, "listening: ");

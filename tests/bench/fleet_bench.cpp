@@ -91,9 +91,10 @@ struct Member {
 
   Member(std::string name, std::string robot_family, bool own_sim, const std::vector<std::string>& extra)
       : robot(std::move(name)), family(std::move(robot_family)) {
-    std::vector<std::string> argv{FLOCKBRIDGE_BIN, "--robot", family,        "--no-config", "--bind",
-                                  "127.0.0.1",     "--port",  "0",           "--json-port", "0",
-                                  "--http-port",   "0",       "--log-level", "info"};
+    std::vector<std::string> argv{
+        FLOCKBRIDGE_BIN, "--robot",   family,        "--no-config", "--mdns-service-file", "",
+        "--bind",        "127.0.0.1", "--port",      "0",           "--json-port",         "0",
+        "--http-port",   "0",         "--log-level", "info"};
     if (own_sim) {
       const std::string device = (folder / "robot").string();
       sim = std::make_unique<ChildProcess>(

@@ -68,7 +68,8 @@ bridge::Config test_config() {
   config.port = 0;
   config.json_port = 0;
   config.http_port = 0;
-  config.reopen_min = 20ms;  // the simulator makes its device a moment after it starts
+  config.reopen_min = 20ms;          // the simulator makes its device a moment after it starts
+  config.mdns_service_file.clear();  // never an installed one
   return config;
 }
 

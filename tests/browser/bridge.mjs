@@ -66,8 +66,9 @@ export class Bridge {
 
 /** Starts a bridge and returns it with the dashboard's port, read from its start-up line. */
 export async function startBridge(binary, extraArgs = []) {
+  // Test bridges never touch an installed Avahi service file.
   const args = ["--bind", "127.0.0.1", "--port", "0", "--json-port", "0", "--http-port", "0", "--log-level", "debug",
-                ...extraArgs];
+                "--mdns-service-file", "", ...extraArgs];
   const bridge = new Bridge(binary, args);
   const listening = await bridge.waitFor("listening: ");
   const match = /dashboard on https?:\/\/[^ ]*:(\d+)\//.exec(listening);

@@ -67,6 +67,8 @@ Rig::Rig(RigOptions options) {
       FLOCKBRIDGE_BIN, "--device", device_,       "--bind", "127.0.0.1",       "--port", "0",
       "--json-port",   "0",        "--http-port", "0",      "--nak-window-ms", "100",    "--reopen-max-ms",
       "500",           "--robot",  options.robot};
+  // Test bridges never touch an installed Avahi service file (a test may give one of its own).
+  bridge_argv.insert(bridge_argv.end(), {"--mdns-service-file", ""});
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   if (!options.config.empty()) {
     std::ofstream(config_path()) << options.config;

@@ -35,6 +35,16 @@ check "its log reaches the journal with levels" sh -c "journalctl -u flockbridge
 hello="$(timeout 5 bash -c 'exec 3<>/dev/tcp/127.0.0.1/2006 && head -n 1 <&3')"
 check "a JSON client on port 2006 is greeted" grep -q '"type":"hello"' <<<"$hello"
 
+# The robot on the network: the service filled in its Avahi service file
+# from inside its sandbox, and avahi-daemon announces it, as a laptop's
+# avahi-browse finds it, with its family in the TXT records.
+check "the service wrote its Avahi service file" grep -q '<txt-record>family=flockbot</txt-record>' \
+  /etc/avahi/services/flockbridge.service
+announced() {
+  timeout 30 avahi-browse --resolve --parsable --no-db-lookup _flockbridge._tcp | grep -q -m 1 '"family=flockbot"'
+}
+check "avahi-daemon announces the robot (_flockbridge._tcp)" announced
+
 mark
 check "systemctl reload is answered" systemctl reload flockbridge.service
 check "the reload happened in the daemon" wait_journal "received SIGHUP: reloading the configuration" 10

@@ -42,6 +42,9 @@ installed_config_is_default() {
 config_readable_by_group_only() {
   [ "$(in_root stat -c '%U:%G %a' /etc/flockbridge/flockbridge.toml)" = "root:flockbridge-config 640" ]
 }
+avahi_file_writable_by_service() {
+  [ "$(in_root stat -c '%U:%G %a' /etc/avahi/services/flockbridge.service)" = "root:flockbridge-config 664" ]
+}
 udev_rule_read() {
   # udevadm test names every rules file it reads, and each line it cannot parse as FILE:LINE.
   grep -q 'Reading rules file: /usr/lib/udev/rules.d/99-flockbot.rules' "$work/udev.log" &&
@@ -91,13 +94,16 @@ echo "== apt-get install ./$(basename "$deb") in it"
 as_root cp "$deb" "$root/tmp/"
 as_root mount -t proc proc "$root/proc"
 as_root mount --rbind /dev "$root/dev"
+# With its recommendations (avahi-daemon), as apt installs it, and
+# avahi-browse for the check that the robot is announced.
 as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-  apt-get install -y -qq /tmp/$(basename "$deb")" >"$work/install.log" 2>&1 ||
+  apt-get install -y -qq /tmp/$(basename "$deb") avahi-utils" >"$work/install.log" 2>&1 ||
   { tail -n 30 "$work/install.log"; exit 1; }
 echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge)"
 
 for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
   /usr/lib/udev/rules.d/99-flockbot.rules /usr/lib/sysusers.d/flockbridge.conf /etc/flockbridge/flockbridge.toml \
+  /etc/avahi/services/flockbridge.service \
   /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
   /usr/share/doc/flockbridge/copyright; do
@@ -105,6 +111,7 @@ for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim 
 done
 check "the configuration is a conffile, kept on upgrade" conffile_listed
 check "the configuration (it may hold secrets) is root:flockbridge-config, mode 640" config_readable_by_group_only
+check "the Avahi service file is root:flockbridge-config, mode 664, for the service to fill in" avahi_file_writable_by_service
 check "the service is enabled at boot" test -L "$root/etc/systemd/system/multi-user.target.wants/flockbridge.service"
 check "the installed configuration file holds every default" installed_config_is_default
 check "flockbot-sim runs there" in_root sh -c "flockbot-sim --version >/dev/null"

@@ -460,6 +460,8 @@ StartedBridge start_flockbridge(const Placement& placement, const std::string& d
                                 const std::vector<std::string>& extra) {
   std::vector<std::string> command{FLOCKBRIDGE_BIN,
                                    "--no-config",
+                                   "--mdns-service-file",
+                                   "",
                                    "--device",
                                    device,
                                    "--bind",

@@ -111,6 +111,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Takes a new client in, or refuses it when its port has too many.
   void admit(std::unique_ptr<Session> session, std::uint16_t port);
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
+  /// mDNS: fills in the Avahi service file with the robot's name, family and ports.
+  void announce() const;
   /// Sends a command in the robot family's form, under the safety rules;
   /// `effect` is what it does to the robot's motion.
   void submit_command(Session& session, protocol::ByteView command, MotionEffect effect, const nlohmann::json& id);

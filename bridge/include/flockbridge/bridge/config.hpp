@@ -132,6 +132,8 @@ struct Config {
   MqttConfig mqtt;
   /// The class hub: follows every robot on the broker and serves /fleet.
   bool fleet_hub = false;
+  /// The Avahi service file filled in at start (mDNS); empty: none.
+  std::string mdns_service_file = "/etc/avahi/services/flockbridge.service";
 
   // Safety and dead peers.
   double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)

@@ -128,6 +128,7 @@ class MqttClient {
   static void on_disconnect(mosquitto* mosq, void* self, int rc);
   static void on_message(mosquitto* mosq, void* self, const mosquitto_message* message);
   static void on_publish(mosquitto* mosq, void* self, int mid);
+  static void on_subscribe(mosquitto* mosq, void* self, int mid, int count, const int* granted);
 
   uv_loop_t* loop_;
   Host& host_;
@@ -149,6 +150,8 @@ class MqttClient {
 
   // What libmosquitto's callbacks saw, for after it returns.
   bool just_connected_ = false;
+  bool just_subscribed_ = false;
+  std::set<int> subscribing_;  ///< subscriptions the broker has not acknowledged yet
   std::optional<std::string> lost_;
   std::vector<MqttMessage> received_;
   std::string last_failure_;  ///< logged once until it changes
