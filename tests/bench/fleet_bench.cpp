@@ -9,7 +9,9 @@
 //     with its simulator on a pseudo-terminal; the teacher publishes on
 //     flockbridge/v1/_fleet/cmd/emergency (libmosquitto, QoS 1) and the time
 //     runs until each simulator reports the stop, over --trials.
-//  3. Reconnection: the broker killed and started again at once; the time
+//  3. A broker that stops answering (SIGSTOP): an SMR bridge's sensor
+//     latency at a local JSON client, broker answering and stopped.
+//  4. Reconnection: the broker killed and started again at once; the time
 //     from the new broker's start to each bridge's "mqtt: connected", over
 //     --restarts.
 //
@@ -186,6 +188,41 @@ void measure_emergency(const MqttBroker& broker, const Options& options, std::ve
   mosquitto_destroy(teacher);
 }
 
+/// Sensor latency at a local JSON client: from the bridge's receipt of a
+/// period (its `ts`) to the client's, over `seconds`.
+std::vector<double> sensor_latency(TcpClient& client, double seconds) {
+  std::vector<double> ms;
+  const auto until = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  while (Clock::now() < until) {
+    const auto sensor = client.read_json_type("sensor");
+    require(sensor.has_value(), "no sensor message");
+    const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    ms.push_back((now - (*sensor)["ts"].get<double>()) * 1000);
+  }
+  return ms;
+}
+
+void measure_stopped_broker(MqttBroker& broker, const Options& options) {
+  Member member("smr-1", "smr", false, broker.bridge_args("smr-1", 10));
+  require(member.bridge->wait_seen(Stream::Stderr, "mqtt: connected"), "the bridge did not reach the broker");
+  TcpClient client(member.json_port);
+  require(client.read_json_type("hello").has_value(), "no hello");
+  const double half = options.seconds / 2;
+  std::printf(
+      "An SMR bridge's sensor latency at a local JSON client (every period), telemetry at 10 Hz, %.0f s each:\n", half);
+  print_spread("broker answering", sensor_latency(client, half));
+  broker.pause(true);
+  print_spread("broker stopped (SIGSTOP)", sensor_latency(client, half));
+  client.send("{\"cmd\":\"stats\"}\n");
+  const auto stats = client.read_json_type("stats");
+  require(stats.has_value(), "no stats");
+  broker.pause(false);
+  std::printf("  meanwhile the MQTT queue held %d messages (of %d at most), %d replaced by newer, %d dropped\n",
+              (*stats)["mqtt"]["queued"].get<int>(), 64, (*stats)["mqtt"]["replaced"].get<int>(),
+              (*stats)["mqtt"]["dropped"].get<int>());
+  member.bridge->terminate();
+}
+
 void measure_reconnect(MqttBroker& broker, const Options& options, std::vector<std::unique_ptr<Member>>& fleet) {
   std::vector<double> times;
   for (int restart = 0; restart < options.restarts; ++restart) {
@@ -223,6 +260,7 @@ int main(int argc, char** argv) try {
   mosquitto_lib_init();
   MqttBroker broker({"fb-1", "p3-1", "smr-1"});
   measure_cpu(broker, options);
+  measure_stopped_broker(broker, options);
 
   std::vector<std::unique_ptr<Member>> fleet;
   fleet.push_back(std::make_unique<Member>("fb-1", "flockbot", true, broker.bridge_args("fb-1", 1)));
