@@ -33,10 +33,6 @@ constexpr std::chrono::milliseconds kFleetInterval{250};
 /// at net.core.somaxconn.
 constexpr int kListenBacklog = SOMAXCONN;
 
-double unix_seconds_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::size_t encoding_index(Encoding encoding) {
   return encoding == Encoding::Binary ? 0 : 1;
 }

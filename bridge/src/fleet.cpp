@@ -20,9 +20,9 @@ constexpr std::size_t kReasonLimit = 200;
 /// The most robots a hub follows: a broker that tells of more is not one class's.
 constexpr std::size_t kMemberLimit = 1000;
 
-double unix_seconds_now() {
-  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  return std::round(now * 1000) / 1000;
+/// Unix seconds to the millisecond: enough for the fleet, and shorter.
+double unix_seconds_ms() {
+  return std::round(unix_seconds_now() * 1000) / 1000;
 }
 
 /// Text from the network, fit for a log line: no control characters, not too long.
@@ -150,7 +150,7 @@ std::string Fleet::status_payload(bool online, std::string_view reason) const {
   } else {
     status["reason"] = reason;
   }
-  status["ts"] = unix_seconds_now();
+  status["ts"] = unix_seconds_ms();
   return status.dump();
 }
 
@@ -164,7 +164,7 @@ void Fleet::publish_status() {
 
 void Fleet::publish_telemetry() {
   if (!client_ || !announce_) return;
-  nlohmann::ordered_json telemetry{{"robot", robot_}, {"ts", unix_seconds_now()}};
+  nlohmann::ordered_json telemetry{{"robot", robot_}, {"ts", unix_seconds_ms()}};
   const nlohmann::ordered_json summary = host_.fleet_telemetry();
   for (const auto& [key, value] : summary.items()) telemetry[key] = value;
   // QoS 0: a newer one follows within the period.
@@ -173,7 +173,7 @@ void Fleet::publish_telemetry() {
 
 void Fleet::event(const nlohmann::ordered_json& event) {
   if (!client_ || !announce_) return;
-  nlohmann::ordered_json message{{"robot", robot_}, {"ts", unix_seconds_now()}};
+  nlohmann::ordered_json message{{"robot", robot_}, {"ts", unix_seconds_ms()}};
   for (const auto& [key, value] : event.items()) message[key] = value;
   client_->publish(MqttMessage{topic("events"), message.dump(), false, 1});
 }
@@ -224,7 +224,7 @@ void Fleet::follow(const MqttMessage& message) {
   } else {
     return;
   }
-  member.seen = unix_seconds_now();
+  member.seen = unix_seconds_ms();
   host_.fleet_changed();
 }
 

@@ -20,6 +20,11 @@ using protocol::SteadyTime;
   return std::chrono::steady_clock::now();
 }
 
+/// The time as clients get it: Unix seconds.
+[[nodiscard]] inline double unix_seconds_now() noexcept {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 /// "connection refused (ECONNREFUSED)".
 [[nodiscard]] std::string uv_error_text(int code);
 
