@@ -220,9 +220,10 @@ void MqttClient::connect_to(const std::string& address) {
   address_ = address;
   state_ = State::Connecting;
   lost_.reset();
-  // A client of its own for each attempt: libmosquitto 2.0 keeps a failed
-  // attempt's state, which would hold back the next CONNECT until the
-  // keepalive gave up on it.
+  // A client of its own for each attempt: nothing of a lost or failed
+  // connection (its unsent packets, its unacknowledged messages) carries
+  // over; what the broker must hear again (status, telemetry) is published
+  // again once connected.
   if (auto made = make_client(); !made) {
     connection_failed(made.error().message);
     return;
