@@ -561,7 +561,11 @@ nlohmann::ordered_json Bridge::lease_holder_json() const {
 
 nlohmann::ordered_json Bridge::fleet_status() const {
   const std::string scheme = config_.http_tls_cert.empty() ? "http://" : "https://";
-  std::vector<std::string> addresses = interface_addresses();
+  // Where clients reach the robot: its JSON listener's address, or every
+  // address of its interfaces when it listens on all of them.
+  const std::string& json_bind = config_.effective_json_bind();
+  std::vector<std::string> addresses =
+      json_bind == "0.0.0.0" || json_bind == "::" ? interface_addresses() : std::vector<std::string>{json_bind};
   nlohmann::ordered_json status{
       {"family", driver_->family()},
       {"model", driver_->model()},

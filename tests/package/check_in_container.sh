@@ -75,6 +75,17 @@ mark
 systemctl restart flockbridge.service
 check "with the simulated Uno the robot link comes up in the sandbox" wait_journal "robot link up" 15
 check "and systemd's status says so" sh -c "systemctl show -p StatusText --value flockbridge | grep -q '^robot link up'"
+# The installed Python client, as a student's program uses it.
+python_client() {
+  timeout 30 python3 -c '
+import flockbridge
+with flockbridge.connect("localhost", pin="4711") as robot:
+    assert robot.family == "flockbot" and robot.role == "driver", (robot.family, robot.role)
+    robot.wait_for(lambda reading: reading.seq > 0, timeout=10)
+    robot.lcd_write(text="hello")
+'
+}
+check "the installed Python client signs in, reads the sensors and sends a command" python_client
 
 # A loop that hangs stops feeding the watchdog: systemd restarts the service.
 main_pid="$(property MainPID)"

@@ -106,7 +106,8 @@ for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim 
   /etc/avahi/services/flockbridge.service \
   /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
-  /usr/share/doc/flockbridge/copyright; do
+  /usr/share/doc/flockbridge/copyright /usr/lib/python3/dist-packages/flockbridge/__init__.py \
+  /usr/lib/python3/dist-packages/flockbridge/py.typed; do
   check "$path is installed" test -f "$root$path"
 done
 check "the configuration is a conffile, kept on upgrade" conffile_listed
@@ -115,6 +116,7 @@ check "the Avahi service file is root:flockbridge-config, mode 664, for the serv
 check "the service is enabled at boot" test -L "$root/etc/systemd/system/multi-user.target.wants/flockbridge.service"
 check "the installed configuration file holds every default" installed_config_is_default
 check "flockbot-sim runs there" in_root sh -c "flockbot-sim --version >/dev/null"
+check "Debian's python3 imports the client there" in_root python3 -c "import flockbridge, flockbridge.__main__"
 check "systemd-analyze verify accepts the unit" in_root systemd-analyze verify flockbridge.service
 exposure="$(in_root systemd-analyze security --offline=true flockbridge.service 2>/dev/null |
   sed -n 's/.*Overall exposure level for flockbridge.service: \([0-9.]*\).*/\1/p')"

@@ -177,12 +177,18 @@ void Link::begin_period(SteadyTime now) {
     if (const auto speed = read_speed(body)) {
       const Queued*& slot = speed_slot[speed->module == module::kLeftSpeed ? 0 : 1];
       append(echoed, queued.message);
+      if (slot != nullptr && slot->message == queued.message) {
+        // The same speed twice (two stops, say): both are carried out.
+        outcomes.emplace_back(queued.token, std::nullopt);
+        continue;
+      }
       if (slot != nullptr && !(queued.overriding && !slot->overriding)) {
         ++stats_.speed_conflicts;
-        outcomes.emplace_back(queued.token, Error{std::string("another client's speed for the ") +
-                                                      (speed->module == module::kLeftSpeed ? "left" : "right") +
-                                                      " motor came first in the same period",
-                                                  ErrorCode::Refused});
+        outcomes.emplace_back(
+            queued.token,
+            Error{std::string("another speed for the ") + (speed->module == module::kLeftSpeed ? "left" : "right") +
+                      " motor came first in the same bus period (another client's, or the bridge's own stop)",
+                  ErrorCode::Refused});
         continue;
       }
       if (slot != nullptr) {

@@ -158,6 +158,18 @@ TEST_CASE("a stop takes the period from speeds that came before it") {
   CHECK(succeeded(f.events.finished[1], 2));
 }
 
+TEST_CASE("two stops in one period both succeed: an emergency stop behind the bridge's own stop is not refused") {
+  Fixture f;
+  REQUIRE(f.link.submit(1, hex("02 11 00 02 12 00"), true));
+  REQUIRE(f.link.submit(2, hex("02 11 00 02 12 00"), true));
+  REQUIRE(f.link.submit(3, hex("02 11 00")));
+  f.next_period();
+  CHECK(f.events.sent.back() == period_bytes(hex("02 11 00 02 12 00")));
+  REQUIRE(f.events.finished.size() == 3);
+  for (const auto& finished : f.events.finished) CHECK_FALSE(finished.second);
+  CHECK(f.link.stats().speed_conflicts == 0);
+}
+
 TEST_CASE("other bus messages go after the polls, one a period - the rest is dropped and said so") {
   Fixture f;
   REQUIRE(f.link.submit(1, hex("02 30 01")));

@@ -1,0 +1,48 @@
+"""Drive and watch robots through a flockbridge, from Python.
+
+    import flockbridge
+
+    with flockbridge.connect("flockbot-07.local") as robot:
+        robot.drive(150)                     # mm/s ahead
+        robot.wait_for(lambda s: s.ir[2] > 300, timeout=10)
+    # leaving the block stops the robot
+
+Every robot family (Flockbot, Pioneer/AmigoBot, SMR) through the bridge's
+JSON port; docs/python.md has the whole API and classroom recipes.
+"""
+
+from .discover import Announcement, discover
+from .errors import (
+    AuthFailed,
+    Busy,
+    CommandFailed,
+    ConnectionLost,
+    EmergencyLatched,
+    FlockbridgeError,
+    InvalidCommand,
+    LinkDown,
+    Timeout,
+)
+from .message import Message
+from .robot import DEFAULT_PORT, Robot, connect, split_address
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DEFAULT_PORT",
+    "Announcement",
+    "AuthFailed",
+    "Busy",
+    "CommandFailed",
+    "ConnectionLost",
+    "EmergencyLatched",
+    "FlockbridgeError",
+    "InvalidCommand",
+    "LinkDown",
+    "Message",
+    "Robot",
+    "Timeout",
+    "connect",
+    "discover",
+    "split_address",
+]

@@ -1,0 +1,281 @@
+"""The command line: python3 -m flockbridge list | watch ROBOT | drive ROBOT."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import os
+import select
+import sys
+import threading
+import time
+from typing import Any, List, Optional, Sequence, Tuple
+
+from .discover import discover
+from .errors import FlockbridgeError, LinkDown, Timeout
+from .message import Message
+from .robot import Robot
+
+_EVENTS = ("link", "lease", "safety_stop", "emergency_latch", "error", "packet", "disconnect", "reconnect")
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python3 -m flockbridge", description="Find, watch and drive robots through their flockbridge."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    listing = commands.add_parser("list", help="the robots on the network (mDNS, or the class hub)")
+    listing.add_argument("--hub", help="ask this class hub (host or host:port) for the robots on its broker")
+    listing.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
+
+    watch = commands.add_parser("watch", help="print a robot's readings and events until Ctrl-C")
+    watch.add_argument("robot", metavar="ROBOT", help="the robot's host name or address, optionally :port")
+    watch.add_argument("--interval-ms", type=int, default=500, help="at most one reading per interval (default 500)")
+    watch.add_argument("--json", action="store_true", help="print every message as the bridge sent it")
+
+    drive = commands.add_parser("drive", help="drive a robot with the arrow keys (space stops, q quits)")
+    drive.add_argument("robot", metavar="ROBOT", help="the robot's host name or address, optionally :port")
+    drive.add_argument("--pin", default=os.environ.get("FLOCKBRIDGE_PIN"), help="the driver PIN, if the robot has one")
+    drive.add_argument("--speed", type=float, default=200.0, help="mm/s ahead and back (default 200)")
+    drive.add_argument("--turn", type=float, default=45.0, help="degrees/s turning (default 45)")
+
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "list":
+            return list_robots(args.hub, args.timeout)
+        if args.command == "watch":
+            return watch_robot(args.robot, args.interval_ms, args.json)
+        return drive_robot(args.robot, args.pin, args.speed, args.turn)
+    except FlockbridgeError as e:
+        print(f"flockbridge: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 0
+
+
+def list_robots(hub: Optional[str], timeout: float) -> int:
+    robots = discover(timeout, hub=hub)
+    if not robots:
+        print("no robots found" + (f" on {hub}'s broker" if hub else " (is avahi-daemon running on the robots?)"))
+        return 0
+    rows: List[Tuple[str, ...]] = [("ROBOT", "FAMILY", "MODEL", "STATE", "BATTERY", "CONNECT", "DASHBOARD")]
+    for robot in robots:
+        telemetry = robot.details.get("telemetry") or {}
+        battery = telemetry.get("battery_v") if isinstance(telemetry, dict) else None
+        state = ("online" if robot.online else "offline") if hub else ("hub" if robot.hub else "announced")
+        rows.append(
+            (
+                robot.name,
+                robot.family or "-",
+                robot.model or "-",
+                state,
+                f"{battery:.1f} V" if isinstance(battery, (int, float)) else "-",
+                robot.address,
+                robot.dashboard or "-",
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
+    return 0
+
+
+def describe(message: Message) -> str:
+    """One line for a reading: its fields, numbers rounded, the raw block left out."""
+    parts = []
+    for key, value in message.items():
+        if key in ("type", "ts", "raw"):
+            continue
+        parts.append(f"{key}={_short(value)}")
+    return " ".join(parts)
+
+
+def _short(value: Any) -> str:
+    if isinstance(value, Message):
+        return "{" + ",".join(f"{k}:{_short(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ",".join(_short(v) for v in value) + "]"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    return json.dumps(value) if isinstance(value, str) else str(value)
+
+
+def watch_robot(address: str, interval_ms: int, as_json: bool) -> int:
+    printing = threading.Lock()
+
+    def say(line: str) -> None:
+        with printing:
+            print(line, flush=True)
+
+    with Robot(address) as robot:
+        say(f"{robot.family} {robot.model} at {robot.host}:{robot.port}, link {robot.link}; Ctrl-C ends")
+
+        def event(message: Message) -> None:
+            kind = message.get("type")
+            if as_json and kind not in ("disconnect", "reconnect"):
+                say(json.dumps(message.to_dict(), separators=(",", ":")))
+            elif kind in _EVENTS:
+                say(f"-- {kind}: {describe(message)}")
+
+        for kind in _EVENTS:
+            robot.on(kind, event)
+        while True:
+            try:
+                for reading in robot.stream(interval_ms=interval_ms):
+                    if as_json:
+                        say(json.dumps(reading.to_dict(), separators=(",", ":")))
+                    else:
+                        say(f"{time.strftime('%H:%M:%S')} {describe(reading)}")
+            except (LinkDown, Timeout) as e:
+                if not as_json:
+                    say(f"-- {e}; waiting for the robot")
+                robot.wait_for(lambda reading: True, timeout=None)
+
+
+# ---- drive ------------------------------------------------------------------
+
+_ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
+_FIRST_REPEAT_S = 0.75  # longer than a terminal's delay before a held key repeats
+_MIN_RELEASE_S = 0.1
+
+
+def parse_keys(data: bytes) -> Tuple[List[str], bytes]:
+    """Key names in terminal input, and the unfinished rest of an escape sequence."""
+    keys: List[str] = []
+    i = 0
+    while i < len(data):
+        byte = data[i : i + 1]
+        if byte == b"\x1b":
+            if i + 1 >= len(data):
+                return keys, data[i:]
+            if data[i + 1 : i + 2] in (b"[", b"O"):
+                if i + 2 >= len(data):
+                    return keys, data[i:]
+                keys.append(_ARROWS.get(data[i + 2 : i + 3], "other"))
+                i += 3
+                continue
+            keys.append("escape")
+            i += 1
+            continue
+        keys.append({b" ": "space", b"q": "quit", b"Q": "quit", b"+": "faster", b"-": "slower"}.get(byte, "other"))
+        i += 1
+    return keys, b""
+
+
+class _Driver:
+    """Hold an arrow key to drive; releasing it stops the robot.
+
+    A terminal reports no key releases: a held key repeats, so the robot
+    stops when the repeats stop (three repeat gaps after the last, or
+    _FIRST_REPEAT_S before the first repeat came).
+    """
+
+    def __init__(self, robot: Robot, speed: float, turn: float) -> None:
+        self.robot, self.speed, self.turn = robot, speed, turn
+        self.key: Optional[str] = None
+        self.last_press = 0.0
+        self.gap: Optional[float] = None
+        self.note = ""
+
+    def press(self, key: str, now: float) -> bool:
+        if key in ("quit", "escape"):
+            return False
+        if key == "space":
+            self.halt()
+        elif key in ("faster", "slower"):
+            factor = 1.25 if key == "faster" else 0.8
+            self.speed, self.turn = self.speed * factor, self.turn * factor
+            if self.key is not None:
+                self.send(self.key)
+        elif key in ("up", "down", "left", "right"):
+            if key == self.key:
+                gap = now - self.last_press
+                self.gap = gap if self.gap is None else min(self.gap, gap)
+            else:
+                self.gap = None
+                self.send(key)
+            self.last_press = now
+        return True
+
+    def tick(self, now: float) -> None:
+        if self.key is None:
+            return
+        patience = _FIRST_REPEAT_S if self.gap is None else max(3 * self.gap, _MIN_RELEASE_S)
+        if now - self.last_press > patience:
+            self.halt()
+
+    def send(self, key: str) -> None:
+        v = {"up": self.speed, "down": -self.speed}.get(key, 0.0)
+        w = {"left": self.turn, "right": -self.turn}.get(key, 0.0)
+        try:
+            self.robot.drive(v, w)
+            self.key, self.note = key, ""
+        except FlockbridgeError as e:
+            self.key, self.note = None, str(e)
+
+    def halt(self) -> None:
+        self.key, self.gap = None, None
+        try:
+            self.robot.stop()
+        except FlockbridgeError as e:
+            self.note = str(e)
+
+    def status(self) -> str:
+        doing = {"up": "ahead", "down": "back", "left": "turning left", "right": "turning right"}.get(
+            self.key or "", "stopped"
+        )
+        reading = self.robot.last("sensor")
+        battery = reading.get("battery_v") if reading is not None else None
+        parts = [doing, f"speed {self.speed:.0f} mm/s, turn {self.turn:.0f} deg/s", f"link {self.robot.link}"]
+        if isinstance(battery, (int, float)):
+            parts.append(f"battery {battery:.1f} V")
+        if self.note:
+            parts.append(self.note)
+        return " | ".join(parts)
+
+
+def drive_robot(address: str, pin: Optional[str], speed: float, turn: float) -> int:
+    if not sys.stdin.isatty():
+        raise FlockbridgeError("drive reads the arrow keys: run it in a terminal")
+    try:
+        import termios
+        import tty
+    except ImportError:
+        raise FlockbridgeError("drive needs a POSIX terminal (Linux, macOS)") from None
+    with Robot(address, pin=pin) as robot:
+        if robot.role == "viewer":
+            robot.auth(pin=getpass.getpass(f"Driver PIN for {address}: "))
+        print(f"{robot.family} {robot.model} at {robot.host}:{robot.port}")
+        print("hold an arrow key to drive; space stops; + and - change the speed; q quits", flush=True)
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+        tty.setcbreak(fd)  # keys one at a time, no echo; Ctrl-C still interrupts
+        driver = _Driver(robot, speed, turn)
+        rest = b""
+        shown = ""
+        try:
+            while True:
+                ready, _, _ = select.select([fd], [], [], 0.03)
+                now = time.monotonic()
+                if ready:
+                    keys, rest = parse_keys(rest + os.read(fd, 64))
+                    if not all(driver.press(key, now) for key in keys):
+                        break
+                elif rest == b"\x1b":
+                    break  # Escape alone: no arrow key follows it
+                driver.tick(now)
+                line = driver.status()
+                if line != shown:
+                    sys.stdout.write("\r\x1b[K" + line)
+                    sys.stdout.flush()
+                    shown = line
+        finally:
+            termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+            print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

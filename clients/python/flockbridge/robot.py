@@ -1,0 +1,750 @@
+"""A robot behind a flockbridge, over the bridge's JSON lines (port 2006).
+
+One background thread reads everything the bridge sends; the program's own
+thread sends commands and waits for their answers. Nothing here retries a
+command that moves the robot: a command whose answer was lost raises, and
+the program decides.
+"""
+
+from __future__ import annotations
+
+import atexit
+import itertools
+import json
+import logging
+import socket
+import threading
+import time
+import weakref
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
+
+from .errors import AuthFailed, ConnectionLost, FlockbridgeError, InvalidCommand, LinkDown, Timeout, error_for
+from .message import Message
+
+DEFAULT_PORT = 2006
+"""The bridge's JSON port, the same for every robot family."""
+
+Callback = Callable[[Message], Any]
+
+_log = logging.getLogger("flockbridge")
+
+# Commands that never set a robot moving: the bridge's own commands, and the
+# two stops. Every other command may drive, so a program that sent one stops
+# the robot when it ends.
+_NEVER_MOVES = frozenset(
+    {
+        "approve",
+        "auth",
+        "clear_emergency",
+        "emergency",
+        "fleet",
+        "fleet_emergency",
+        "release",
+        "set",
+        "stats",
+        "stop",
+        "subscribe",
+        "take",
+        "unsubscribe",
+    }
+)
+_STOPS = frozenset({"stop", "emergency"})
+
+_MAX_LINE = 1 << 20
+_RECONNECT_FIRST_S = 0.2
+_RECONNECT_MAX_S = 2.0
+_STOP_ON_EXIT_TIMEOUT_S = 1.0
+
+
+def split_address(address: str, port: Optional[int] = None) -> Tuple[str, int]:
+    """("host", port) from "host", "host:port", "[v6]:port" or "v6"."""
+    host = address.strip()
+    if host.startswith("[") and "]" in host:
+        inside, _, rest = host[1:].partition("]")
+        if rest.startswith(":") and port is None:
+            return inside, int(rest[1:])
+        return inside, port or DEFAULT_PORT
+    if host.count(":") == 1:
+        name, _, number = host.partition(":")
+        if port is None:
+            return name, int(number)
+        return name, port
+    return host, port or DEFAULT_PORT
+
+
+class _Pending:
+    __slots__ = ("name", "reply", "lost", "was_moving")
+
+    def __init__(self, name: str, was_moving: bool) -> None:
+        self.name = name
+        self.reply: Optional[Dict[str, Any]] = None
+        self.lost = False
+        self.was_moving = was_moving  # whether the robot might have been moving by us before it
+
+
+class Robot:
+    """A robot, through its bridge. Use it as a context manager:
+
+        with flockbridge.Robot("flockbot-07.local") as robot:
+            robot.drive(200)            # 200 mm/s ahead
+            robot.wait_for(lambda s: s.ir[2] > 300, timeout=10)
+        # here the robot has stopped, whatever happened inside
+
+    `host` may carry the port ("10.0.3.7:2006"); the JSON port is 2006.
+    `pin` is the robot's driver PIN and `teacher` the teacher secret, when
+    the bridge has them set. Commands wait `timeout` seconds for the
+    bridge's answer. `interval_ms` asks the bridge for at most one sensor
+    message per interval (less traffic; `sensors` is then that old at most).
+    When the connection is lost the client connects again for `reconnect_s`
+    seconds, signs in again and carries on; it never sends a motion command
+    again by itself.
+    """
+
+    def __init__(
+        self,
+        host: str = "localhost",
+        port: Optional[int] = None,
+        *,
+        pin: Optional[str] = None,
+        teacher: Optional[str] = None,
+        timeout: float = 5.0,
+        interval_ms: Optional[int] = None,
+        reconnect_s: float = 30.0,
+    ) -> None:
+        self.host, self.port = split_address(host, port)
+        self.timeout = timeout
+        self.reconnect_s = reconnect_s
+        self._pin = pin
+        self._teacher = teacher
+        self._interval_ms = interval_ms
+
+        self._cond = threading.Condition(threading.RLock())
+        self._send_lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._sock: Optional[socket.socket] = None
+        self._buffer = b""
+        self._skipping = False
+        self._connected = False
+        self._closed = False
+        self._closing = threading.Event()
+        self._pending: Dict[int, _Pending] = {}
+        self._handlers: Dict[str, List[Callback]] = {}
+        self._last: Dict[str, Message] = {}
+        self._hello: Message = Message({})
+        self._latest: Optional[Message] = None
+        self._readings = 0
+        self._link = "unknown"
+        self._link_reason = ""
+        self._lease: Optional[Message] = None
+        self._latched = False
+        self._may_be_moving = False
+        self._lost_reason = ""
+        self._hello_seen = False
+        self.ignored_lines = 0
+        """Lines from the bridge that were not a JSON object (skipped)."""
+
+        self._open()
+        self._reader = threading.Thread(target=self._read_forever, name="flockbridge-reader", daemon=True)
+        self._reader.start()
+        _open_robots.add(self)
+
+    # ---- what the bridge said -------------------------------------------
+
+    @property
+    def family(self) -> str:
+        """The robot's family: "flockbot", "pioneer", "smr" (or "none" on a class hub)."""
+        return str(self._hello.get("robot", ""))
+
+    @property
+    def model(self) -> str:
+        """The robot's model ("p3dx", "amigo", "smr", ...)."""
+        return str(self._hello.get("model", ""))
+
+    @property
+    def capabilities(self) -> Tuple[str, ...]:
+        """The commands this robot takes; each is a method of this object too."""
+        return tuple(str(name) for name in self._hello.get("capabilities", []))
+
+    @property
+    def session(self) -> str:
+        """The bridge's run: a new value after the bridge restarted."""
+        return str(self._hello.get("session", ""))
+
+    @property
+    def client_id(self) -> int:
+        """This connection's number, as the bridge's lease messages name it."""
+        return int(self._hello.get("client", 0))
+
+    @property
+    def role(self) -> str:
+        """"viewer", "driver" or "teacher"."""
+        with self._cond:
+            return str(self._hello.get("role", ""))
+
+    @property
+    def link(self) -> str:
+        """The robot link's state: "up", "handshaking", "stale", "down", ..."""
+        with self._cond:
+            return self._link
+
+    @property
+    def link_reason(self) -> str:
+        """Why the link is not up ("" when it is)."""
+        with self._cond:
+            return self._link_reason
+
+    @property
+    def connected(self) -> bool:
+        """True while the connection to the bridge is open."""
+        with self._cond:
+            return self._connected
+
+    @property
+    def lease(self) -> Optional[Message]:
+        """Who drives the robot (client, peer, kind, since), or None."""
+        with self._cond:
+            return self._lease
+
+    @property
+    def driving(self) -> bool:
+        """True while this program holds the robot's control lease."""
+        with self._cond:
+            return self._lease is not None and self._lease.get("client") == self.client_id
+
+    @property
+    def latched(self) -> bool:
+        """True while an emergency stop is latched on the robot."""
+        with self._cond:
+            return self._latched
+
+    def last(self, kind: str) -> Optional[Message]:
+        """The last message of this type ("link", "safety_stop", ...), or None."""
+        with self._cond:
+            return self._last.get(kind)
+
+    @property
+    def sensors(self) -> Message:
+        """The latest sensor reading; waits up to `timeout` for the first one."""
+        with self._cond:
+            if self._latest is None:
+                self._cond.wait_for(lambda: self._latest is not None or self._closed, self.timeout)
+            if self._latest is None:
+                raise self._no_reading(self.timeout)
+            return self._latest
+
+    # ---- waiting for readings -------------------------------------------
+
+    def wait_for(self, predicate: Callable[[Message], Any], timeout: Optional[float] = 10.0) -> Message:
+        """Waits until `predicate(reading)` is true, and returns that reading.
+
+        The latest reading counts too. Raises Timeout after `timeout`
+        seconds (None: wait as long as it takes).
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        seen = -1
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._readings != seen or self._closed, _left(deadline))
+                if self._closed:
+                    raise ConnectionLost(self._lost_reason or "the robot was closed")
+                reading, seen = self._latest, self._readings
+            if reading is not None and predicate(reading):
+                return reading
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Timeout(f"the condition was not met within {timeout:g} s" + self._why_quiet())
+
+    def stream(self, interval_ms: int = 100, timeout: Optional[float] = None) -> Iterator[Message]:
+        """Yields readings, at most one per `interval_ms` (0: every one).
+
+        Each is the newest at its time; older ones in between are skipped.
+        Raises Timeout when no reading comes for `timeout` seconds (by
+        default the robot's `timeout`; the link is probably down).
+        """
+        quiet = self.timeout if timeout is None else timeout
+        seen = -1
+        due = 0.0
+        while True:
+            with self._cond:
+                arrived = self._cond.wait_for(
+                    lambda: (self._latest is not None and self._readings != seen) or self._closed, quiet
+                )
+                if self._closed:
+                    raise ConnectionLost(self._lost_reason or "the robot was closed")
+                if not arrived or self._latest is None:
+                    raise self._no_reading(quiet)
+                wait = due - time.monotonic()
+                if wait > 0:
+                    self._cond.wait_for(lambda: self._closed, wait)
+                    continue
+                reading, seen = self._latest, self._readings
+            due = time.monotonic() + interval_ms / 1000.0
+            yield reading
+
+    def on(self, kind: str, callback: Callback) -> Callback:
+        """Calls `callback(message)` for every message of this kind.
+
+        `kind` is a message type ("sensor", "link", "lease", "safety_stop",
+        "emergency_latch", ...), a robot packet's tag ("dmc": a Flockbot's
+        move completed), "disconnect" or "reconnect" (the connection to the
+        bridge), or "*" for everything. Callbacks run on the reader thread:
+        keep them short. An exception in one is logged, never fatal.
+        Returns the callback, so `on` works as a decorator's body too.
+        """
+        with self._cond:
+            self._handlers.setdefault(kind.lower(), []).append(callback)
+        return callback
+
+    def off(self, kind: str, callback: Callback) -> None:
+        """Stops calling a callback given to `on`."""
+        with self._cond:
+            handlers = self._handlers.get(kind.lower(), [])
+            if callback in handlers:
+                handlers.remove(callback)
+
+    # ---- commands -------------------------------------------------------
+
+    def command(self, name: str, *, wait: bool = True, timeout: Optional[float] = None, **arguments: Any) -> Message:
+        """Sends a command and waits for the bridge's answer.
+
+        Returns the answer (`ok`, or `stats` for stats). Raises the
+        exception matching the bridge's error code, with its words. With
+        wait=False it returns at once (an error then goes to `on("error")`).
+        """
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        try:
+            json.dumps(arguments, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            raise InvalidCommand(f"{name}: the arguments cannot be sent as JSON ({e})", command=name) from None
+        with self._cond:
+            if not self._connected and not self._closed:
+                self._cond.wait_for(lambda: self._connected or self._closed, _left(deadline))
+            if not self._connected:
+                raise ConnectionLost(f"{name}: not connected to the bridge" + self._lost_suffix())
+            number = next(self._ids)
+            pending = _Pending(name, self._may_be_moving)
+            self._pending[number] = pending
+            if name not in _NEVER_MOVES:
+                self._may_be_moving = True
+        try:
+            self._send({"cmd": name, **arguments, "id": number})
+        except OSError as e:
+            with self._cond:
+                self._pending.pop(number, None)
+            raise ConnectionLost(f"{name}: the connection to the bridge broke while sending ({e})") from None
+        if not wait:
+            return Message({"type": "sent", "id": number})
+        with self._cond:
+            self._cond.wait_for(lambda: pending.reply is not None or pending.lost, _left(deadline))
+            self._pending.pop(number, None)
+            reply = pending.reply
+        if reply is None:
+            if pending.lost:
+                raise ConnectionLost(
+                    f"{name}: the connection to the bridge was lost before it answered; the command may or may "
+                    "not have reached the robot" + self._lost_suffix()
+                )
+            raise Timeout(f"{name}: no answer from the bridge within {limit:g} s", command=name)
+        if reply.get("type") == "error":
+            raise error_for(reply.get("code"), str(reply.get("error", "refused")), name)
+        return Message(reply)
+
+    def drive(self, v_mm_s: float, w_deg_s: float = 0.0) -> None:
+        """Drives at v_mm_s (mm/s, negative: backwards) turning at w_deg_s (degrees/s, positive: left).
+
+        The robot keeps going until stop(), another drive, or the end of
+        the program.
+        """
+        self.command("drive", v_mm_s=v_mm_s, w_deg_s=w_deg_s)
+
+    def stop(self) -> None:
+        """Stops the robot. Anyone may stop it, driver or not."""
+        self.command("stop")
+
+    def emergency(self) -> None:
+        """Emergency stop: the robot stops and stays stopped (latched) until cleared."""
+        self.command("emergency")
+
+    def clear_emergency(self) -> None:
+        """Clears a latched emergency stop (the teacher, or a driver if the bridge allows)."""
+        self.command("clear_emergency")
+
+    def release(self) -> None:
+        """Gives up driving (the robot is stopped) so that someone else may drive."""
+        self.command("release")
+
+    def take(self) -> None:
+        """Asks the driver to hand over; the teacher takes control at once."""
+        self.command("take")
+
+    def subscribe(self, interval_ms: int) -> None:
+        """Asks the bridge for at most one sensor message per interval (0: all), kept after reconnects."""
+        self.command("subscribe", interval_ms=interval_ms)
+        self._interval_ms = interval_ms
+
+    def stats(self) -> Message:
+        """The bridge's counters: link, commands, sensors, clients."""
+        return self.command("stats")
+
+    def auth(self, *, pin: Optional[str] = None, teacher: Optional[str] = None) -> str:
+        """Signs in with the driver PIN or the teacher secret; returns the new role.
+
+        Raises AuthFailed for a wrong one. Remembered for reconnects.
+        """
+        if (pin is None) == (teacher is None):
+            raise ValueError("auth takes either pin= or teacher=")
+        secret: Dict[str, Any] = {"pin": pin} if pin is not None else {"teacher": teacher}
+        reply = self.command("auth", **secret)
+        if pin is not None:
+            self._pin = pin
+        else:
+            self._teacher = teacher
+        with self._cond:
+            self._hello = Message({**self._hello.to_dict(), "role": reply.get("role", "")})
+        return str(reply.get("role", ""))
+
+    def __getattr__(self, name: str) -> Callable[..., Message]:
+        # The robot family's own commands, from the bridge's hello.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        hello = self.__dict__.get("_hello")
+        names = [str(c) for c in hello.get("capabilities", [])] if hello is not None else []
+        if name not in names:
+            family = hello.get("robot", "this robot") if hello is not None else "this robot"
+            raise AttributeError(f"{family} has no command {name!r}; it takes: {', '.join(names) or 'none'}")
+
+        def family_command(**arguments: Any) -> Message:
+            return self.command(name, **arguments)
+
+        family_command.__name__ = name
+        family_command.__doc__ = f"The robot's {name!r} command; arguments by keyword, as the bridge names them."
+        return family_command
+
+    def __dir__(self) -> List[str]:
+        return sorted(set(super().__dir__()) | set(self.capabilities))
+
+    # ---- the end --------------------------------------------------------
+
+    def close(self) -> None:
+        """Stops the robot if this program may have set it moving, and disconnects."""
+        with self._cond:
+            if self._closed:
+                return
+            stop = self._connected and (self._may_be_moving or self.driving)
+        if stop:
+            try:
+                self.command("stop", timeout=_STOP_ON_EXIT_TIMEOUT_S)
+            except FlockbridgeError as e:
+                # Closing the connection stops it too: the bridge stops a
+                # robot whose driver went away.
+                _log.warning("stop on close: %s", e)
+        with self._cond:
+            self._closed = True
+            self._connected = False
+            self._lost_reason = self._lost_reason or "the robot was closed"
+            self._fail_pending()
+            self._cond.notify_all()
+        self._closing.set()
+        self._shutdown_socket()
+        if threading.current_thread() is not self._reader:
+            self._reader.join(timeout=2.0)
+        _open_robots.discard(self)
+
+    def __enter__(self) -> Robot:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "connected" if self.connected else "closed" if self._closed else "reconnecting"
+        return f"<Robot {self.family or '?'} {self.model or '?'} at {self.host}:{self.port}, {state}, link {self.link}>"
+
+    # ---- inside ---------------------------------------------------------
+
+    def _open(self) -> None:
+        """Connects, reads the hello, signs in and subscribes as before."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
+        except OSError as e:
+            raise ConnectionLost(f"cannot connect to the bridge at {self.host}:{self.port}: {e}") from None
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        _keepalive(sock)
+        self._sock, self._buffer, self._skipping = sock, b"", False
+        self._hello_seen = False
+        try:
+            while not self._hello_seen:
+                message = self._receive(deadline)
+                if message is None:
+                    raise ConnectionLost(
+                        f"{self.host}:{self.port} sent no hello within {self.timeout:g} s: is it a flockbridge "
+                        "JSON port (2006)?"
+                    )
+                self._dispatch(message)
+            if self._pin is not None:
+                self._handshake({"cmd": "auth", "pin": self._pin}, deadline)
+            if self._teacher is not None:
+                self._handshake({"cmd": "auth", "teacher": self._teacher}, deadline)
+            if self._interval_ms is not None:
+                self._handshake({"cmd": "subscribe", "interval_ms": self._interval_ms}, deadline)
+        except BaseException:
+            self._shutdown_socket()
+            raise
+        sock.settimeout(None)
+        with self._cond:
+            self._connected = True
+            self._cond.notify_all()
+
+    def _handshake(self, request: Dict[str, Any], deadline: float) -> None:
+        number = next(self._ids)
+        self._send({**request, "id": number})
+        while True:
+            message = self._receive(deadline)
+            if message is None:
+                raise ConnectionLost(f"{request['cmd']}: no answer from the bridge within {self.timeout:g} s")
+            if message.get("id") == number and _answers(message, str(request["cmd"])):
+                if message.get("type") == "error":
+                    raise error_for(message.get("code"), str(message.get("error", "refused")), str(request["cmd"]))
+                if "role" in message:
+                    with self._cond:
+                        self._hello = Message({**self._hello.to_dict(), "role": message["role"]})
+                return
+            self._dispatch(message)
+
+    def _receive(self, deadline: Optional[float]) -> Optional[Dict[str, Any]]:
+        """The next JSON object from the bridge; None at the deadline. Raises OSError or ConnectionLost."""
+        sock = self._sock
+        if sock is None:
+            raise ConnectionLost("not connected")
+        while True:
+            newline = self._buffer.find(b"\n")
+            if newline >= 0:
+                line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
+                message = self._parse(line)
+                if message is not None:
+                    return message
+                continue
+            if len(self._buffer) > _MAX_LINE:
+                # A runaway line: dropped, and the rest of it when it comes.
+                self.ignored_lines += 1
+                self._buffer = b""
+                self._skipping = True
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return None
+                sock.settimeout(left)
+            try:
+                data = sock.recv(65536)
+            except socket.timeout:
+                return None
+            if not data:
+                raise ConnectionLost("the bridge closed the connection")
+            if self._skipping:
+                end = data.find(b"\n")
+                if end < 0:
+                    continue
+                data, self._skipping = data[end + 1 :], False
+            self._buffer += data
+
+    def _parse(self, line: bytes) -> Optional[Dict[str, Any]]:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        if not isinstance(message, dict):
+            if line.strip():
+                self.ignored_lines += 1
+            return None
+        return message
+
+    def _read_forever(self) -> None:
+        while not self._closing.is_set():
+            try:
+                message = self._receive(None)
+                if message is not None:
+                    self._dispatch(message)
+                continue
+            except (OSError, FlockbridgeError) as e:
+                reason = str(e) if isinstance(e, FlockbridgeError) else f"the connection to the bridge broke ({e})"
+            except Exception:  # noqa: BLE001 - the reader must outlive any surprise
+                _log.exception("flockbridge reader: unexpected error; reading on")
+                continue
+            if self._closing.is_set():
+                return
+            self._connection_lost(reason)
+            if not self._reconnect():
+                return
+
+    def _dispatch(self, raw: Dict[str, Any]) -> None:
+        kind = str(raw.get("type", ""))
+        message = Message(raw)
+        with self._cond:
+            if kind == "hello":
+                self._hello = message
+                self._hello_seen = True
+                self._link = str(raw.get("link", "unknown"))
+                self._link_reason = str(raw.get("reason", ""))
+            elif kind == "sensor":
+                self._latest = message
+                self._readings += 1
+            elif kind == "link":
+                self._link = str(raw.get("state", "unknown"))
+                self._link_reason = str(raw.get("reason", ""))
+            elif kind == "lease":
+                holder = message.get("holder")
+                self._lease = holder if isinstance(holder, Message) else None
+            elif kind == "emergency_latch":
+                self._latched = bool(raw.get("latched"))
+            if kind in ("safety_stop", "emergency_latch") or (kind == "lease" and self._lease is None):
+                self._may_be_moving = False
+            self._last[kind] = message
+            number = raw.get("id")
+            pending = self._pending.get(number) if isinstance(number, int) else None
+            if pending is not None and _answers(raw, pending.name):
+                pending.reply = raw
+                if kind == "ok" and pending.name in _STOPS:
+                    self._may_be_moving = False
+                elif kind == "error" and raw.get("code") in ("busy", "latched", "denied"):
+                    self._may_be_moving = False  # somebody else drives, or nobody may
+                elif kind == "error" and raw.get("code") == "invalid":
+                    self._may_be_moving = pending.was_moving  # it never went out
+            handlers = list(self._handlers.get(kind, [])) + list(self._handlers.get("*", []))
+            if kind == "packet" and isinstance(raw.get("tag"), str):
+                handlers += self._handlers.get(str(raw["tag"]).lower(), [])
+            self._cond.notify_all()
+        self._call(handlers, message)
+
+    def _call(self, handlers: List[Callback], message: Message) -> None:
+        for handler in handlers:
+            try:
+                handler(message)
+            except Exception:  # noqa: BLE001 - a student's callback must not end the reader
+                _log.exception("flockbridge: a callback for %r raised", message.get("type"))
+
+    def _connection_lost(self, reason: str) -> None:
+        with self._cond:
+            self._connected = False
+            self._lost_reason = reason
+            self._latest = None
+            self._lease = None
+            self._may_be_moving = False  # the bridge stops the robot of a driver that went away
+            self._fail_pending()
+            handlers = list(self._handlers.get("disconnect", [])) + list(self._handlers.get("*", []))
+            self._cond.notify_all()
+        self._shutdown_socket()
+        _log.warning("flockbridge: %s; connecting again", reason)
+        self._call(handlers, Message({"type": "disconnect", "reason": reason}))
+
+    def _reconnect(self) -> bool:
+        deadline = time.monotonic() + self.reconnect_s
+        delay = _RECONNECT_FIRST_S
+        session = self.session
+        while not self._closing.is_set():
+            try:
+                self._open()
+            except AuthFailed as e:
+                return self._give_up(f"signing in again failed: {e}")
+            except (OSError, FlockbridgeError) as e:
+                if time.monotonic() + delay > deadline:
+                    return self._give_up(f"{self._lost_reason}; no bridge at {self.host}:{self.port} since ({e})")
+                self._closing.wait(delay)
+                delay = min(delay * 2, _RECONNECT_MAX_S)
+                continue
+            restarted = self.session != session
+            _log.warning("flockbridge: connected again%s", " (the bridge had restarted)" if restarted else "")
+            with self._cond:
+                handlers = list(self._handlers.get("reconnect", [])) + list(self._handlers.get("*", []))
+            self._call(handlers, Message({"type": "reconnect", "restarted": restarted, "session": self.session}))
+            return True
+        return False
+
+    def _give_up(self, reason: str) -> bool:
+        with self._cond:
+            self._closed = True
+            self._lost_reason = reason
+            self._cond.notify_all()
+        _open_robots.discard(self)
+        _log.error("flockbridge: %s", reason)
+        return False
+
+    def _fail_pending(self) -> None:
+        for pending in self._pending.values():
+            pending.lost = True
+
+    def _send(self, message: Dict[str, Any]) -> None:
+        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
+        with self._send_lock:
+            sock = self._sock
+            if sock is None:
+                raise ConnectionLost("not connected")
+            sock.sendall(data)
+
+    def _shutdown_socket(self) -> None:
+        sock, self._sock = self._sock, None
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
+
+    def _lost_suffix(self) -> str:
+        return f" ({self._lost_reason})" if self._lost_reason else ""
+
+    def _why_quiet(self) -> str:
+        if self._link != "up":
+            return f"; the robot link is {self._link}" + (f": {self._link_reason}" if self._link_reason else "")
+        return ""
+
+    def _no_reading(self, waited: float) -> FlockbridgeError:
+        if self._closed:
+            return ConnectionLost(self._lost_reason or "the robot was closed")
+        if not self._connected:
+            return ConnectionLost("no sensor reading: not connected to the bridge" + self._lost_suffix())
+        if self._link != "up":
+            return LinkDown(f"no sensor reading within {waited:g} s" + self._why_quiet())
+        return Timeout(f"no sensor reading within {waited:g} s")
+
+
+def connect(host: str = "localhost", port: Optional[int] = None, **options: Any) -> Robot:
+    """Connects to a robot's bridge: `flockbridge.connect("flockbot-07.local")`.
+
+    The same as Robot(host, port, **options). The robot is stopped when the
+    program ends, or when the connection closes, if this program drove it.
+    """
+    return Robot(host, port, **options)
+
+
+def _answers(message: Dict[str, Any], command: str) -> bool:
+    """Whether a message carrying a command's id is its answer: ok, error, or
+    the message named after it (stats). Others with the id (a later bridge's
+    progress reports, say) are only messages."""
+    return message.get("type") in ("ok", "error", command)
+
+
+def _left(deadline: Optional[float]) -> Optional[float]:
+    return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+
+def _keepalive(sock: socket.socket) -> None:
+    """Finds a bridge whose network vanished in about ten seconds."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+    for option, value in (("TCP_KEEPIDLE", 4), ("TCP_KEEPINTVL", 2), ("TCP_KEEPCNT", 3)):
+        if hasattr(socket, option):
+            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
+
+
+_open_robots: "weakref.WeakSet[Robot]" = weakref.WeakSet()
+
+
+@atexit.register
+def _stop_at_exit() -> None:
+    # A program that ends (normally, by an exception, by Ctrl-C) stops the
+    # robots it set moving.
+    for robot in list(_open_robots):
+        try:
+            robot.close()
+        except Exception:  # noqa: BLE001 - exiting anyway
+            pass

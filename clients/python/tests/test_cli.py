@@ -1,0 +1,148 @@
+"""python3 -m flockbridge: watch and drive, against the real daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import flockbridge
+from conftest import PACKAGE_ROOT, Bridge, moving, still
+from flockbridge.__main__ import describe, parse_keys
+
+UP = b"\x1b[A"
+
+
+def cli(*arguments: str, **options: Any) -> "subprocess.Popen[str]":
+    return subprocess.Popen(
+        [sys.executable, "-m", "flockbridge", *arguments],
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        text=True,
+        **options,
+    )
+
+
+def test_watch_prints_readings_and_ends_on_ctrl_c(smr: Bridge) -> None:
+    watching = cli("watch", smr.address, "--interval-ms", "100", "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert watching.stdout is not None
+        first = watching.stdout.readline()
+        assert first.startswith("smr smr at 127.0.0.1:"), first
+        readings = [json.loads(watching.stdout.readline()) for _ in range(3)]
+        assert all(r["type"] == "sensor" for r in readings)
+        assert readings[0]["seq"] < readings[1]["seq"] < readings[2]["seq"]
+        watching.send_signal(signal.SIGINT)
+        assert watching.wait(timeout=10) == 0
+    finally:
+        if watching.poll() is None:
+            watching.kill()
+
+
+def test_watch_says_what_is_wrong_with_the_address() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "flockbridge", "watch", "127.0.0.1:1"],
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("flockbridge: cannot connect to the bridge at 127.0.0.1:1")
+
+
+def read_until(fd: int, text: bytes, timeout: float = 10.0) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while text not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {text!r} from the program; it wrote {seen!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            seen += os.read(fd, 4096)
+    return seen
+
+
+def test_drive_with_the_arrow_keys_stops_on_release_and_on_quit(smr: Bridge) -> None:
+    with flockbridge.connect(smr.address, reconnect_s=0) as watch:
+        terminal, program_side = pty.openpty()
+        driving = cli("drive", smr.address, "--speed", "150", stdin=program_side, stdout=program_side, stderr=program_side)
+        os.close(program_side)
+        try:
+            read_until(terminal, b"q quits")
+            # A held key: the terminal repeats it every 30 ms or so.
+            holding = threading.Event()
+            holding.set()
+
+            def hold() -> None:
+                while holding.is_set():
+                    os.write(terminal, UP)
+                    time.sleep(0.03)
+
+            before = int(watch.stats().commands.received)
+            repeating = threading.Thread(target=hold)
+            repeating.start()
+            try:
+                watch.wait_for(moving, timeout=10)
+                held_since = time.monotonic()
+                # Still driving well after the wait for the first repeat (0.75 s).
+                watch.wait_for(lambda s: moving(s) and time.monotonic() - held_since > 1.5, timeout=10)
+            finally:
+                holding.clear()
+                repeating.join()
+            # Let go: the repeats stop, and so does the robot.
+            watch.wait_for(still, timeout=5)
+            # One drive for the whole hold, one stop at the release.
+            assert int(watch.stats().commands.received) - before == 2
+            os.write(terminal, UP)
+            watch.wait_for(moving, timeout=5)
+            os.write(terminal, b"q")  # quit while it drives
+            assert driving.wait(timeout=10) == 0
+            watch.wait_for(still, timeout=5)
+        finally:
+            if driving.poll() is None:
+                driving.kill()
+            os.close(terminal)
+
+
+def test_drive_refuses_without_a_terminal(smr: Bridge) -> None:
+    done = cli("drive", smr.address, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, errors = done.communicate(timeout=30)
+    assert done.returncode == 1
+    assert "run it in a terminal" in errors
+
+
+def test_parse_keys() -> None:
+    assert parse_keys(b"\x1b[A\x1b[B\x1b[C\x1b[D") == (["up", "down", "right", "left"], b"")
+    assert parse_keys(b"\x1bOA q+-x") == (["up", "space", "quit", "faster", "slower", "other"], b"")
+    assert parse_keys(b"\x1b[") == ([], b"\x1b[")  # the rest comes with the next read
+    assert parse_keys(b"\x1b") == ([], b"\x1b")
+    assert parse_keys(b"\x1bq") == (["escape", "quit"], b"")
+
+
+def test_describe_rounds_and_leaves_out_the_raw_block() -> None:
+    line = describe(
+        flockbridge.Message({"type": "sensor", "ts": 1.0, "seq": 3, "v_mm_s": 12.345, "pose": {"x_mm": 1.25}, "raw": [1]})
+    )
+    assert line == "seq=3 v_mm_s=12.3 pose={x_mm:1.2}"
+
+
+def test_the_command_line_explains_itself() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "flockbridge", "--help"],
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0
+    for command in ("list", "watch", "drive"):
+        assert command in done.stdout
+
+
