@@ -280,6 +280,35 @@ class Robot:
             due = time.monotonic() + interval_ms / 1000.0
             yield reading
 
+    def wait_event(self, kind: str, timeout: Optional[float] = 10.0) -> Message:
+        """Waits for the next message of this kind from now on, and returns it.
+
+        `kind` as for on(): "dmc" (a Flockbot's move completed), "lease",
+        "safety_stop", "link", ... Raises Timeout after `timeout` seconds.
+
+            robot.move_distance(speed=20, dist=30)
+            robot.wait_event("dmc")        # the Flockbot has driven 30 cm
+        """
+        got: List[Message] = []
+
+        def keep(message: Message) -> None:
+            with self._cond:
+                got.append(message)
+                self._cond.notify_all()
+
+        self.on(kind, keep)
+        try:
+            with self._cond:
+                self._cond.wait_for(lambda: bool(got) or self._closed, timeout)
+                if got:
+                    return got[0]
+                if self._closed:
+                    raise ConnectionLost(self._lost_reason or "the robot was closed")
+        finally:
+            self.off(kind, keep)
+        limit = "" if timeout is None else f" within {timeout:g} s"
+        raise Timeout(f"no {kind!r} message{limit}" + self._why_quiet())
+
     def on(self, kind: str, callback: Callback) -> Callback:
         """Calls `callback(message)` for every message of this kind.
 

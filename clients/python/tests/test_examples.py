@@ -1,0 +1,122 @@
+"""The programs of docs/python.md (clients/python/examples), run against the
+simulated robots as a student runs them."""
+
+from __future__ import annotations
+
+import csv
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, Dict, List, Tuple
+
+import pytest
+
+import flockbridge
+from conftest import PACKAGE_ROOT, Bridge, still
+
+EXAMPLES = PACKAGE_ROOT / "examples"
+
+
+def run(example: str, *arguments: str, **options: object) -> "subprocess.Popen[str]":
+    return subprocess.Popen(
+        [sys.executable, str(EXAMPLES / example), *arguments],
+        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def finish(program: "subprocess.Popen[str]", timeout: float = 90) -> str:
+    try:
+        output, errors = program.communicate(timeout=timeout)
+    finally:
+        if program.poll() is None:
+            program.kill()
+    assert program.returncode == 0, errors
+    return output
+
+
+def started(bridges: Callable[..., Bridge], *families: str) -> Dict[str, Bridge]:
+    running = {family: bridges(family) for family in families}
+    for bridge in running.values():
+        bridge.wait_link_up()
+    return running
+
+
+def test_the_first_programs(bridges: Callable[..., Bridge]) -> None:
+    robots = started(bridges, "flockbot", "pioneer", "smr")
+    programs = {family: run(f"first_{family}.py", robot.address) for family, robot in robots.items()}
+    flockbot = finish(programs["flockbot"])
+    assert flockbot.startswith("battery: ") and "back; odometer:" in flockbot
+    pioneer = finish(programs["pioneer"])
+    assert "closest sonar:" in pioneer
+    smr = finish(programs["smr"])
+    # The simulated room's wall is 2 m ahead of the start.
+    x_mm = float(smr.split("a wall ahead at x =")[1].split()[0])
+    assert 1000 < x_mm < 1800, smr
+    with flockbridge.connect(robots["smr"].address) as watch:
+        watch.wait_for(still, timeout=5)
+
+
+def test_a_square_with_every_family(bridges: Callable[..., Bridge]) -> None:
+    robots = started(bridges, "flockbot", "pioneer", "smr")
+    programs = {family: run("square.py", robot.address) for family, robot in robots.items()}
+    for family, program in programs.items():
+        output = finish(program)
+        if family != "flockbot":
+            assert output.count("corner") == 4, output
+    # Back where each started, give or take a wheel's slip.
+    for family in ("pioneer", "smr"):
+        with flockbridge.connect(robots[family].address) as robot:
+            pose = robot.wait_for(still, timeout=5).pose
+            assert abs(pose.x_mm) < 100 and abs(pose.y_mm) < 100, (family, pose)
+
+
+def test_following_a_wall(bridges: Callable[..., Bridge]) -> None:
+    robot = bridges("smr")
+    robot.wait_link_up()
+    track: List[Tuple[float, float, int]] = []
+    with flockbridge.connect(robot.address) as watch:
+        watch.on("sensor", lambda s: track.append((float(s.pose.x_mm), float(s.pose.y_mm), int(s.ir[0]))))
+        finish(run("wall_follow.py", robot.address, "6"))
+        watch.wait_for(still, timeout=5)
+    # Along the wall at x = 2 m, which it met first and turned right at:
+    # that wall on its left, a steady distance away.
+    along = [(x, y, left) for x, y, left in track if y < -300]
+    assert along, "the robot never went along the wall"
+    assert all(x > 1300 for x, _, _ in along[-50:])
+    assert all(left > 40 for _, _, left in along[-50:])
+
+
+@pytest.mark.parametrize("family", ["smr", "flockbot"])
+def test_logging_the_battery_to_csv(bridges: Callable[..., Bridge], tmp_path: Path, family: str) -> None:
+    robot = bridges(family)
+    robot.wait_link_up()
+    path = tmp_path / "battery.csv"
+    program = run("battery_csv.py", robot.address, str(path))
+    rows: List[List[str]] = []
+    written = threading.Event()
+
+    def watch_file() -> None:
+        while program.poll() is None and not written.is_set():
+            if path.exists() and len(path.read_text().splitlines()) >= 3:
+                written.set()
+                return
+            written.wait(0.2)
+
+    watcher = threading.Thread(target=watch_file)
+    watcher.start()
+    watcher.join(timeout=30)
+    program.send_signal(signal.SIGINT)
+    output = finish(program)
+    assert output.strip() == f"saved {path}"
+    with path.open() as file:
+        rows = list(csv.reader(file))
+    assert rows[0] == ["time", "battery_v" if family == "smr" else "battery", "link"]
+    assert len(rows) >= 3
+    for row in rows[1:]:
+        assert float(row[1]) > 0 and row[2] == "up"
