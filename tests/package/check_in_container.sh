@@ -79,11 +79,11 @@ check "and systemd's status says so" sh -c "systemctl show -p StatusText --value
 python_client() {
   timeout 30 python3 -c '
 import flockbridge
-with flockbridge.connect("localhost", pin="4711") as robot:
+with flockbridge.connect("127.0.0.1", pin="4711") as robot:
     assert robot.family == "flockbot" and robot.role == "driver", (robot.family, robot.role)
     robot.wait_for(lambda reading: reading.seq > 0, timeout=10)
     robot.lcd_write(text="hello")
-'
+' >/tmp/python-client.log 2>&1 || { tail -n 5 /tmp/python-client.log | sed 's/^/  /' | tee -a "$result"; return 1; }
 }
 check "the installed Python client signs in, reads the sensors and sends a command" python_client
 

@@ -90,6 +90,12 @@ def test_flockbot_drives_by_its_own_commands_and_reports_dmc(bridges: Callable[.
         assert robot.wait_for(lambda s: s.odometer.avg != start, timeout=5)
         robot.off("dmc", completed)
         robot.lcd_write(text="Hello, class!")
+        # The same, waited for in the program's own thread.
+        robot.rotate_degrees(speed=30, deg=45)
+        assert robot.wait_event("dmc", timeout=15).tag == "DMC"
+        assert len(seen) == 1  # off() took the callback away
+        with pytest.raises(flockbridge.Timeout, match="no 'dmc' message within 0.2 s"):
+            robot.wait_event("dmc", timeout=0.2)
 
 
 def test_a_family_command_takes_keywords_and_says_the_bridges_words(bridges: Callable[..., Bridge]) -> None:
