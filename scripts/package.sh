@@ -1,7 +1,9 @@
 #!/bin/sh
-# Builds the Debian package of flockbridge for this machine's architecture:
-# build/package/flockbridge_<version>_<arch>.deb. (scripts/arm64.sh makes the
-# arm64 one.) Install it with: sudo apt install ./build/package/flockbridge_*.deb
+# Builds the Debian packages of flockbridge for this machine's architecture:
+# build/package/flockbridge_<version>_<arch>.deb, the bridge, and
+# build/package/python3-flockbridge_<version>_all.deb, the Python client.
+# (scripts/arm64.sh makes the arm64 ones.) Install them with:
+# sudo apt install ./build/package/*.deb
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh

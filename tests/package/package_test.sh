@@ -69,9 +69,13 @@ fi
 as_root rm -rf "$build_dir/package"
 (cd "$build_dir" && cpack -G DEB -B "$build_dir/package" >/dev/null)
 deb="$(ls "$build_dir"/package/flockbridge_*.deb)"
-echo "$(basename "$deb"): $(stat -c %s "$deb") bytes"
-dpkg-deb -I "$deb" | sed -n '/Depends:/p;/Recommends:/p;/Installed-Size:/p'
-dpkg-deb -c "$deb" | awk '{ print $1, $3, $6 }'
+python_deb="$(ls "$build_dir"/package/python3-flockbridge_*_all.deb)"
+for package in "$deb" "$python_deb"; do
+  echo "$(basename "$package"): $(stat -c %s "$package") bytes"
+  dpkg-deb -I "$package" | sed -n '/Depends:/p;/Recommends:/p;/Suggests:/p;/Installed-Size:/p'
+  dpkg-deb -c "$package" | awk '{ print $1, $3, $6 }'
+done
+check "the daemon's package holds none of the Python client" sh -c "! dpkg-deb -c '$deb' | grep -q dist-packages"
 
 echo "== a clean Debian 12 root"
 # The same archive apt uses on this machine.
@@ -90,16 +94,25 @@ as_root rm -rf "$root" "$out"
 as_root cp -a "$base" "$root"
 as_root mkdir -p "$out"
 
-echo "== apt-get install ./$(basename "$deb") in it"
-as_root cp "$deb" "$root/tmp/"
+as_root cp "$deb" "$python_deb" "$root/tmp/"
 as_root mount -t proc proc "$root/proc"
 as_root mount --rbind /dev "$root/dev"
+
+echo "== apt-get install ./$(basename "$python_deb") in it: a student's laptop"
+as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq /tmp/$(basename "$python_deb")" >"$work/install.log" 2>&1 ||
+  { tail -n 30 "$work/install.log"; exit 1; }
+check "Debian's python3 imports the client, installed alone" in_root python3 -c "import flockbridge, flockbridge.__main__"
+check "python3 -m flockbridge runs" in_root sh -c "python3 -m flockbridge --help | grep -q 'watch'"
+check "and no bridge came with it" test ! -e "$root/usr/bin/flockbridge"
+
+echo "== apt-get install ./$(basename "$deb") in it"
 # With its recommendations (avahi-daemon), as apt installs it, and
 # avahi-browse for the check that the robot is announced.
-as_root chroot "$root" sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+as_root chroot "$root" sh -c "DEBIAN_FRONTEND=noninteractive \
   apt-get install -y -qq /tmp/$(basename "$deb") avahi-utils" >"$work/install.log" 2>&1 ||
   { tail -n 30 "$work/install.log"; exit 1; }
-echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge)"
+echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge); $(in_root dpkg-query -W -f='${Depends}' python3-flockbridge)"
 
 for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
   /usr/lib/udev/rules.d/99-flockbot.rules /usr/lib/sysusers.d/flockbridge.conf /etc/flockbridge/flockbridge.toml \
@@ -107,7 +120,8 @@ for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim 
   /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
   /usr/share/doc/flockbridge/copyright /usr/lib/python3/dist-packages/flockbridge/__init__.py \
-  /usr/lib/python3/dist-packages/flockbridge/py.typed; do
+  /usr/lib/python3/dist-packages/flockbridge/py.typed /usr/share/doc/python3-flockbridge/copyright \
+  /usr/share/doc/python3-flockbridge/python.md /usr/share/doc/python3-flockbridge/examples/first_smr.py; do
   check "$path is installed" test -f "$root$path"
 done
 check "the configuration is a conffile, kept on upgrade" conffile_listed
@@ -116,7 +130,6 @@ check "the Avahi service file is root:flockbridge-config, mode 664, for the serv
 check "the service is enabled at boot" test -L "$root/etc/systemd/system/multi-user.target.wants/flockbridge.service"
 check "the installed configuration file holds every default" installed_config_is_default
 check "flockbot-sim runs there" in_root sh -c "flockbot-sim --version >/dev/null"
-check "Debian's python3 imports the client there" in_root python3 -c "import flockbridge, flockbridge.__main__"
 check "systemd-analyze verify accepts the unit" in_root systemd-analyze verify flockbridge.service
 exposure="$(in_root systemd-analyze security --offline=true flockbridge.service 2>/dev/null |
   sed -n 's/.*Overall exposure level for flockbridge.service: \([0-9.]*\).*/\1/p')"
