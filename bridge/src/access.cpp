@@ -23,7 +23,8 @@ bool same_secret(std::string_view given, std::string_view expected) noexcept {
   unsigned difference = given.size() == expected.size() ? 0U : 1U;
   if (expected.empty()) return false;
   for (std::size_t i = 0; i < given.size(); ++i) {
-    difference |= static_cast<unsigned char>(given[i]) ^ static_cast<unsigned char>(expected[i % expected.size()]);
+    difference |= static_cast<unsigned>(static_cast<unsigned char>(given[i]) ^
+                                        static_cast<unsigned char>(expected[i % expected.size()]));
   }
   return difference == 0;
 }

@@ -322,7 +322,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.reply_ok(id);
                    session.send(wire::json_only(session.encoding(), fleet_message()));
                  },
-                 [&](const protocol::FleetEmergency& request) { stop_fleet(session, request, id); },
+                 [&](const protocol::FleetEmergency& emergency) { stop_fleet(session, emergency, id); },
              },
              request);
 }
