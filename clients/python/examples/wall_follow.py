@@ -15,16 +15,17 @@ SPEED = 150  # mm/s
 GAIN = 0.5  # degrees/s of turning per count away from KEEP
 
 robot_name = sys.argv[1] if len(sys.argv) > 1 else "smr-1.local"
-seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 60
+seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 60  # along the walls, from the first one on
 with flockbridge.connect(robot_name) as robot:
-    robot.drive(SPEED)
-    robot.wait_for(lambda s: s.ir[AHEAD] > KEEP, timeout=30)  # to the first wall
-    end = time.monotonic() + seconds
-    for s in robot.stream(interval_ms=100):
-        if time.monotonic() > end:
+    end = None
+    for s in robot.stream(interval_ms=100):  # each reading gets a command: the robot stays ours
+        if end is not None and time.monotonic() > end:
             break
         if s.ir[AHEAD] > KEEP:  # a wall ahead, a corner: turn right on the spot
+            end = end or time.monotonic() + seconds
             robot.drive(0, -60)
+        elif end is None:  # straight on to the first wall
+            robot.drive(SPEED)
         else:  # too far from the wall (low reading): turn left, towards it; too near: right
             error = KEEP - s.ir[LEFT]
             robot.drive(SPEED, max(-60.0, min(60.0, GAIN * error)))

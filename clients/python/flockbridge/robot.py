@@ -138,6 +138,7 @@ class Robot:
         self._lease: Optional[Message] = None
         self._latched = False
         self._may_be_moving = False
+        self._stopped: Optional[Tuple[float, str]] = None  # when and why the bridge took this program's drive
         self._lost_reason = ""
         self._hello_seen = False
         self.ignored_lines = 0
@@ -240,7 +241,8 @@ class Robot:
         The latest reading counts too. Raises Timeout after `timeout`
         seconds (None: wait as long as it takes).
         """
-        deadline = None if timeout is None else time.monotonic() + timeout
+        began = time.monotonic()
+        deadline = None if timeout is None else began + timeout
         seen = -1
         while True:
             with self._cond:
@@ -251,7 +253,9 @@ class Robot:
             if reading is not None and predicate(reading):
                 return reading
             if deadline is not None and time.monotonic() >= deadline:
-                raise Timeout(f"the condition was not met within {timeout:g} s" + self._why_quiet())
+                raise Timeout(
+                    f"the condition was not met within {timeout:g} s" + self._why_quiet() + self._stopped_since(began)
+                )
 
     def stream(self, interval_ms: int = 100, timeout: Optional[float] = None) -> Iterator[Message]:
         """Yields readings, at most one per `interval_ms` (0: every one).
@@ -290,6 +294,7 @@ class Robot:
             robot.wait_event("dmc")        # the Flockbot has driven 30 cm
         """
         got: List[Message] = []
+        began = time.monotonic()
 
         def keep(message: Message) -> None:
             with self._cond:
@@ -307,7 +312,7 @@ class Robot:
         finally:
             self.off(kind, keep)
         limit = "" if timeout is None else f" within {timeout:g} s"
-        raise Timeout(f"no {kind!r} message{limit}" + self._why_quiet())
+        raise Timeout(f"no {kind!r} message{limit}" + self._why_quiet() + self._stopped_since(began))
 
     def on(self, kind: str, callback: Callback) -> Callback:
         """Calls `callback(message)` for every message of this kind.
@@ -623,7 +628,15 @@ class Robot:
                 self._link_reason = str(raw.get("reason", ""))
             elif kind == "lease":
                 holder = message.get("holder")
+                was_ours = self._lease is not None and self._lease.get("client") == self.client_id
                 self._lease = holder if isinstance(holder, Message) else None
+                releasing = any(p.name == "release" for p in self._pending.values())
+                if was_ours and self._lease is None and not releasing:
+                    # The bridge stopped the robot: no command for
+                    # access.lease_idle_ms, or the teacher took over.
+                    reason = str(raw.get("reason", "")) or "this program no longer drives it"
+                    self._stopped = (time.monotonic(), reason)
+                    _log.warning("flockbridge: the bridge stopped the robot: %s", reason)
             elif kind == "emergency_latch":
                 self._latched = bool(raw.get("latched"))
             if kind in ("safety_stop", "emergency_latch") or (kind == "lease" and self._lease is None):
@@ -721,6 +734,12 @@ class Robot:
 
     def _lost_suffix(self) -> str:
         return f" ({self._lost_reason})" if self._lost_reason else ""
+
+    def _stopped_since(self, began: float) -> str:
+        stopped = self._stopped
+        if stopped is None or stopped[0] < began:
+            return ""
+        return f"; meanwhile the bridge stopped the robot: {stopped[1]}"
 
     def _why_quiet(self) -> str:
         if self._link != "up":

@@ -294,6 +294,27 @@ def test_busy_take_and_release(smr: Bridge) -> None:
             first.drive(50)
 
 
+def test_a_timeout_says_when_the_bridge_stopped_a_program_that_sent_nothing(bridges: Callable[..., Bridge]) -> None:
+    bridge = bridges("smr", "--lease-idle-ms", "300")
+    bridge.wait_link_up()
+    with flockbridge.connect(bridge.address) as robot, observer(bridge) as watch:
+        robot.drive(100)
+        watch.wait_for(moving, timeout=10)
+        with pytest.raises(flockbridge.Timeout, match="meanwhile the bridge stopped the robot: .*sent no command for 300 ms"):
+            robot.wait_for(lambda s: float(s.pose.x_mm) > 10_000, timeout=3)
+        watch.wait_for(still, timeout=5)
+        assert not robot.driving
+        # A release of its own, while it waits, is no surprise: nothing is said of it.
+        robot.drive(100)
+        releasing = threading.Timer(0.1, robot.release)
+        releasing.start()
+        with pytest.raises(flockbridge.Timeout) as quiet:
+            robot.wait_for(lambda s: False, timeout=0.25)
+        releasing.join()
+        assert robot.lease is None
+        assert "meanwhile" not in str(quiet.value)
+
+
 def test_pin_roles_and_auth_failures(bridges: Callable[..., Bridge]) -> None:
     bridge = bridges("smr", config=PIN_CONFIG)
     bridge.wait_link_up()
