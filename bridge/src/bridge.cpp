@@ -37,6 +37,11 @@ std::size_t encoding_index(Encoding encoding) {
   return encoding == Encoding::Binary ? 0 : 1;
 }
 
+/// Whether a listener bound to `bind` listens on every interface.
+bool listens_everywhere(std::string_view bind) {
+  return bind == "0.0.0.0" || bind == "::";
+}
+
 }  // namespace
 
 std::uint64_t raise_file_limit() {
@@ -564,8 +569,8 @@ nlohmann::ordered_json Bridge::fleet_status() const {
   // Where clients reach the robot: its JSON listener's address, or every
   // address of its interfaces when it listens on all of them.
   const std::string& json_bind = config_.effective_json_bind();
-  std::vector<std::string> addresses =
-      json_bind == "0.0.0.0" || json_bind == "::" ? interface_addresses() : std::vector<std::string>{json_bind};
+  const std::vector<std::string> addresses =
+      listens_everywhere(json_bind) ? interface_addresses() : std::vector<std::string>{json_bind};
   nlohmann::ordered_json status{
       {"family", driver_->family()},
       {"model", driver_->model()},
@@ -579,8 +584,7 @@ nlohmann::ordered_json Bridge::fleet_status() const {
   };
   if (config_.http && http_port() != 0) {
     const std::string& bind = config_.effective_http_bind();
-    const bool everywhere = bind == "0.0.0.0" || bind == "::";
-    const std::string host = !everywhere ? bind : addresses.empty() ? "localhost" : addresses.front();
+    const std::string host = !listens_everywhere(bind) ? bind : addresses.empty() ? "localhost" : addresses.front();
     const bool ipv6 = host.find(':') != std::string::npos;
     status["dashboard"] = scheme + (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(http_port()) + "/";
   }

@@ -31,6 +31,13 @@ def percentiles(values: List[float]) -> str:
     return f"p50 {statistics.median(ordered):.3f} ms, p99 {p99:.3f} ms (n={len(ordered)})"
 
 
+def cpu_share(seconds: float) -> float:
+    """This process's CPU over `seconds` of waiting, in % of one core: the reader thread's work."""
+    cpu, wall = time.process_time(), time.monotonic()
+    time.sleep(seconds)
+    return 100 * (time.process_time() - cpu) / (time.monotonic() - wall)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="length of each CPU and latency run")
@@ -60,19 +67,14 @@ def main() -> None:
             # Sensor latency: the bridge's receipt time (ts) to the client's reader.
             delays: List[float] = []
             record = robot.on("sensor", lambda m: delays.append((time.time() - float(m.ts)) * 1000))
-            cpu, wall = time.process_time(), time.monotonic()
-            time.sleep(args.seconds)
-            cpu, wall = time.process_time() - cpu, time.monotonic() - wall
+            share = cpu_share(args.seconds)
             robot.off("sensor", record)
             print(f"sensor message, bridge to a callback: {percentiles(delays)}")
-            print(f"client CPU while 100 sensor messages a second arrive: {100 * cpu / wall:.2f} % of one core")
+            print(f"client CPU while 100 sensor messages a second arrive: {share:.2f} % of one core")
 
             robot.subscribe(100)
             robot.wait_for(lambda s: True, timeout=5)
-            cpu, wall = time.process_time(), time.monotonic()
-            time.sleep(args.seconds)
-            cpu, wall = time.process_time() - cpu, time.monotonic() - wall
-            print(f"client CPU with subscribe(100), 10 a second: {100 * cpu / wall:.2f} % of one core")
+            print(f"client CPU with subscribe(100), 10 a second: {cpu_share(args.seconds):.2f} % of one core")
     finally:
         bridge.stop()
 

@@ -248,7 +248,7 @@ class Robot:
             with self._cond:
                 self._cond.wait_for(lambda: self._readings != seen or self._closed, _left(deadline))
                 if self._closed:
-                    raise ConnectionLost(self._lost_reason or "the robot was closed")
+                    raise self._closed_error()
                 reading, seen = self._latest, self._readings
             if reading is not None and predicate(reading):
                 return reading
@@ -273,7 +273,7 @@ class Robot:
                     lambda: (self._latest is not None and self._readings != seen) or self._closed, quiet
                 )
                 if self._closed:
-                    raise ConnectionLost(self._lost_reason or "the robot was closed")
+                    raise self._closed_error()
                 if not arrived or self._latest is None:
                     raise self._no_reading(quiet)
                 wait = due - time.monotonic()
@@ -308,7 +308,7 @@ class Robot:
                 if got:
                     return got[0]
                 if self._closed:
-                    raise ConnectionLost(self._lost_reason or "the robot was closed")
+                    raise self._closed_error()
         finally:
             self.off(kind, keep)
         limit = "" if timeout is None else f" within {timeout:g} s"
@@ -732,6 +732,10 @@ class Robot:
                 pass
             sock.close()
 
+    def _closed_error(self) -> ConnectionLost:
+        # close() and giving up on reconnecting both say why.
+        return ConnectionLost(self._lost_reason or "the robot was closed")
+
     def _lost_suffix(self) -> str:
         return f" ({self._lost_reason})" if self._lost_reason else ""
 
@@ -748,7 +752,7 @@ class Robot:
 
     def _no_reading(self, waited: float) -> FlockbridgeError:
         if self._closed:
-            return ConnectionLost(self._lost_reason or "the robot was closed")
+            return self._closed_error()
         if not self._connected:
             return ConnectionLost("no sensor reading: not connected to the bridge" + self._lost_suffix())
         if self._link != "up":

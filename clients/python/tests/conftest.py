@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Iterator, List, Optional
+from typing import Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -33,6 +33,16 @@ def bridge_binary() -> str:
     if not os.access(path, os.X_OK):
         pytest.fail(f"no flockbridge executable at {path}: build it, or set FLOCKBRIDGE_BIN")
     return path
+
+
+def client_env() -> Dict[str, str]:
+    """The environment of a child process that imports this repository's client."""
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+
+
+def received(watch: flockbridge.Robot) -> int:
+    """Commands for the robot the bridge has received from all its clients."""
+    return int(watch.stats().commands.received)
 
 
 def free_port() -> int:

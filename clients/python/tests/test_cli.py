@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, moving, still
+from conftest import Bridge, client_env, moving, received, still
 from flockbridge.__main__ import describe, parse_keys
 
 UP = b"\x1b[A"
@@ -23,7 +23,7 @@ UP = b"\x1b[A"
 def cli(*arguments: str, **options: Any) -> "subprocess.Popen[str]":
     return subprocess.Popen(
         [sys.executable, "-m", "flockbridge", *arguments],
-        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        env=client_env(),
         text=True,
         **options,
     )
@@ -48,7 +48,7 @@ def test_watch_prints_readings_and_ends_on_ctrl_c(smr: Bridge) -> None:
 def test_watch_says_what_is_wrong_with_the_address() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "flockbridge", "watch", "127.0.0.1:1"],
-        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        env=client_env(),
         capture_output=True,
         text=True,
         timeout=30,
@@ -85,7 +85,7 @@ def test_drive_with_the_arrow_keys_stops_on_release_and_on_quit(smr: Bridge) -> 
                     os.write(terminal, UP)
                     time.sleep(0.03)
 
-            before = int(watch.stats().commands.received)
+            before = received(watch)
             repeating = threading.Thread(target=hold)
             repeating.start()
             try:
@@ -99,7 +99,7 @@ def test_drive_with_the_arrow_keys_stops_on_release_and_on_quit(smr: Bridge) -> 
             # Let go: the repeats stop, and so does the robot.
             watch.wait_for(still, timeout=5)
             # One drive for the whole hold, one stop at the release.
-            assert int(watch.stats().commands.received) - before == 2
+            assert received(watch) - before == 2
             os.write(terminal, UP)
             watch.wait_for(moving, timeout=5)
             os.write(terminal, b"q")  # quit while it drives
@@ -136,7 +136,7 @@ def test_describe_rounds_and_leaves_out_the_raw_block() -> None:
 def test_the_command_line_explains_itself() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "flockbridge", "--help"],
-        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        env=client_env(),
         capture_output=True,
         text=True,
         timeout=30,

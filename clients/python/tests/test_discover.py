@@ -17,7 +17,7 @@ from typing import Callable, Dict, Iterator, List
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, free_port
+from conftest import Bridge, client_env, free_port
 from flockbridge.discover import parse_avahi_browse
 
 
@@ -79,7 +79,7 @@ def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bri
         capture_output=True,
         text=True,
         timeout=30,
-        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        env=client_env(),
     )
     assert listing.returncode == 0, listing.stderr
     header, *rows = listing.stdout.splitlines()

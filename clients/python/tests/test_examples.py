@@ -4,7 +4,6 @@ simulated robots as a student runs them."""
 from __future__ import annotations
 
 import csv
-import os
 import signal
 import subprocess
 import sys
@@ -15,7 +14,7 @@ from typing import Callable, Dict, List, Tuple
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, still
+from conftest import PACKAGE_ROOT, Bridge, client_env, still
 
 EXAMPLES = PACKAGE_ROOT / "examples"
 
@@ -23,7 +22,7 @@ EXAMPLES = PACKAGE_ROOT / "examples"
 def run(example: str, *arguments: str, **options: object) -> "subprocess.Popen[str]":
     return subprocess.Popen(
         [sys.executable, str(EXAMPLES / example), *arguments],
-        env={**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)},
+        env=client_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -98,7 +97,6 @@ def test_logging_the_battery_to_csv(bridges: Callable[..., Bridge], tmp_path: Pa
     robot.wait_link_up()
     path = tmp_path / "battery.csv"
     program = run("battery_csv.py", robot.address, str(path))
-    rows: List[List[str]] = []
     written = threading.Event()
 
     def watch_file() -> None:

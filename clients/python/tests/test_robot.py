@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -13,7 +12,7 @@ from typing import Callable, List
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, moving, still
+from conftest import PACKAGE_ROOT, Bridge, moving, received, still
 
 FAMILIES = ("flockbot", "pioneer", "smr")
 PIN_CONFIG = '[access]\ndriver_pin = "4711"\nteacher_secret = "chalk-and-cheese"\n'
@@ -176,11 +175,6 @@ def settle(robot: flockbridge.Robot) -> None:
     period is refused."""
     after = int(robot.sensors.seq)
     robot.wait_for(lambda s: int(s.seq) > after + 1, timeout=5)
-
-
-def received(watch: flockbridge.Robot) -> int:
-    """Commands for the robot the bridge has received from all its clients."""
-    return int(watch.stats().commands.received)
 
 
 def test_an_exception_inside_with_stops_the_robot(smr: Bridge) -> None:
