@@ -112,8 +112,12 @@ std::chrono::milliseconds LoginGuard::failed(const std::string& address, SteadyT
   Failures& f = failures_[address];
   ++f.count;
   f.last = now;
+  if (f.count <= settings_.free_tries) {
+    f.until = now;
+    return std::chrono::milliseconds{0};
+  }
   auto delay = settings_.first_delay;
-  for (unsigned i = 1; i < f.count && delay < settings_.longest; ++i) delay *= 2;
+  for (unsigned i = settings_.free_tries + 1; i < f.count && delay < settings_.longest; ++i) delay *= 2;
   delay = std::min(delay, settings_.longest);
   f.until = now + delay;
   return delay;

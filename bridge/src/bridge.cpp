@@ -180,6 +180,8 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
   settings.bind = config_.effective_http_bind();
   settings.port = config_.http_port;
   settings.root = config_.http_root.empty() ? WebServer::default_root() : config_.http_root;
+  // A hub with no robot has no robot's dashboard to show: its home is the class's page.
+  if (!driver_->has_robot()) settings.home = "fleet.html";
   // lws finds a connection by its descriptor's number, so it must know of
   // every number the process may hand it: each port's clients, the device,
   // the listeners, and the page's own short connections.
@@ -275,10 +277,12 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
            ") connected");
   added.start(wire::json_only(
       added.encoding(),
-      protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
-                            {driver_->family(), driver_->model(), driver_->commands()})));
+      protocol::json::hello(
+          session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
+          {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(), driver_->simulated_room()},
+          {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
   if (lease_) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
-  if (latch_.latched) added.send(wire::json_only(added.encoding(), latch_message()));
+  if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_message()));
   if (!awaiting_approval_.empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
   if (kind == ClientKind::Binary && native_mode == NativePortMode::Paired) {
     awaiting_approval_.push_back(Waiting{id, unix_seconds_now()});
@@ -374,15 +378,18 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
             protocol::ErrorCode::Denied});
     return;
   }
-  if (effect.motion && latch_.latched) {
+  if (effect.motion && latch_.latched()) {
     ++counters_.control_refused;
+    const EmergencyLatch::Hold& hold = *latch_.first_hold();
+    const std::string who = hold.client == 0 ? hold.by : "client " + std::to_string(hold.client) + ", " + hold.by;
+    const bool fleet = latch_.hold(StopSource::Fleet).has_value();
     refuse(session, id,
-           Error{"not sent: the robot's emergency stop is latched (by client " + std::to_string(latch_.client) + ", " +
-                     latch_.peer + "); " +
-                     (config_.access.teacher_secret.empty() || config_.access.driver_clears_emergency ? "a driver"
-                                                                                                      : "the teacher") +
-                     R"( clears it with {"cmd":"clear_emergency"} or on the dashboard)",
-                 protocol::ErrorCode::Latched});
+           Error{"not sent: the robot's emergency stop is latched (by " + who +
+                     (hold.reason.empty() ? "" : ": " + hold.reason) + "); " + latch_.who_may_clear(config_.access) +
+                     (fleet ? " clears it" : R"( clears it with {"cmd":"clear_emergency"} or on the dashboard)"),
+                 protocol::ErrorCode::Latched,
+                 fleet ? "not sent: the class's emergency stop is latched; the teacher clears it"
+                       : "not sent: the emergency stop is latched; it must be cleared on the dashboard first"});
     return;
   }
   const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
@@ -390,11 +397,22 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
   const protocol::CommandToken token = next_token_++;
   auto submitted = driver_->submit(token, payload);
   if (!submitted) {
-    session.reply_error(id, submitted.error());
+    const protocol::Error& error = submitted.error();
+    if (error.code == protocol::ErrorCode::LinkDown) {
+      // Said the same way for every family, with why the link is down (a
+      // missing robot says which device was tried and what to do).
+      const std::string state(protocol::link_state_name(driver_->link_state()));
+      session.reply_error(id, Error{"the robot link is " + state +
+                                        (driver_->link_reason().empty() ? "" : " (" + driver_->link_reason() + ")") +
+                                        "; command not sent",
+                                    error.code, "the robot link is " + state + "; command not sent"});
+      return;
+    }
+    session.reply_error(id, error);
     return;
   }
   if (lease == LeaseCheck::Takes) take_lease(session, now);
-  if (effect.emergency) latch_emergency(session.id(), session.peer());
+  if (effect.emergency) latch_emergency(StopSource::Local, {session.id(), session.peer(), {}, unix_seconds_now()});
   pending_.emplace(token, PendingCommand{session.id(), id});
   session.command_started();
   if (effect.stops) {
@@ -447,17 +465,27 @@ void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& err
   }
 }
 
-void Bridge::latch_emergency(std::uint64_t client, const std::string& peer) {
-  const bool was_latched = latch_.latched;
-  latch_ = EmergencyLatch{true, client, peer, unix_seconds_now()};
+void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
+  const bool was_free = latch_.latch(source, hold);
   moving_ = false;
   motion_owner_.reset();
-  if (!was_latched) {
-    log_warning((client == 0 ? peer : "client " + std::to_string(client) + " (" + peer + ")") +
-                " sent an emergency stop: no motion command goes to the robot until it is cleared");
+  if (was_free || source == StopSource::Fleet) {
+    log_warning((hold.client == 0 ? hold.by : "client " + std::to_string(hold.client) + " (" + hold.by + ")") +
+                " sent " + (source == StopSource::Fleet ? "the class's emergency stop" : "an emergency stop") +
+                (hold.reason.empty() ? "" : " (" + hold.reason + ")") + ": no motion command goes to the robot until " +
+                latch_.who_may_clear(config_.access) + " clears it");
   }
+  fleet_.event({{"type", "emergency"},
+                {"latched", true},
+                {"source", stop_source_name(source)},
+                {"client", hold.client},
+                {"by", hold.by},
+                {"reason", hold.reason}});
+  latch_changed();
+}
+
+void Bridge::latch_changed() {
   broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
-  fleet_.event({{"type", "emergency"}, {"latched", true}, {"client", client}, {"by", peer}});
   fleet_.status_changed();
 }
 
@@ -470,7 +498,27 @@ void Bridge::fleet_emergency(const std::string& by, const std::string& reason) {
     auto sent = driver_->submit(next_token_++, command.value());
     if (!sent) log_warning("the fleet's emergency stop could not go to the robot now: " + sent.error().message);
   }
-  latch_emergency(0, reason.empty() ? by : by + ": " + reason);
+  latch_emergency(StopSource::Fleet, {0, by, reason, unix_seconds_now()});
+}
+
+void Bridge::fleet_clear(const std::string& by, const std::string& reason) {
+  auto cleared = latch_.clear(EmergencyLatch::Clearer::Fleet, config_.access, {0, by, reason, unix_seconds_now()});
+  if (!cleared.value().fleet) {
+    log_info("mqtt: " + by + " cleared the class's emergency stop; this robot had none");
+    return;
+  }
+  const EmergencyLatch::Hold* local = latch_.first_hold();
+  log_warning(by + " cleared the class's emergency stop" +
+              (local == nullptr ? std::string(": the robot may drive again")
+                                : "; the robot's own emergency stop (client " + std::to_string(local->client) + ", " +
+                                      local->by + ") still holds"));
+  fleet_.event({{"type", "emergency"},
+                {"latched", latch_.latched()},
+                {"source", "fleet"},
+                {"client", 0},
+                {"by", by},
+                {"reason", reason}});
+  latch_changed();
 }
 
 void Bridge::announce() const {
@@ -535,25 +583,39 @@ std::string Bridge::fleet_message() const {
 }
 
 void Bridge::stop_fleet(Session& session, const protocol::FleetEmergency& request, const nlohmann::json& id) {
+  const char* what = request.clear ? "clear the class's emergency stop" : "stop the class";
   if (!fleet_.hub()) {
     session.reply_error(id, Error{"this bridge is not the class hub (fleet.hub)"});
     return;
   }
   if (session.role() != Role::Teacher) {
-    session.reply_error(
-        id, Error{config_.access.teacher_secret.empty()
-                      ? "only the teacher may stop the class from the hub, and no teacher secret is set on it "
-                        "(access.teacher_secret)"
-                      : R"(only the teacher may stop the class from the hub: {"cmd":"auth","teacher":"..."})",
-                  protocol::ErrorCode::Denied});
+    session.reply_error(id, Error{config_.access.teacher_secret.empty()
+                                      ? std::string("only the teacher may ") + what +
+                                            " from the hub, and no teacher secret is set on it (access.teacher_secret)"
+                                      : std::string("only the teacher may ") + what +
+                                            R"( from the hub: {"cmd":"auth","teacher":"..."})",
+                                  protocol::ErrorCode::Denied});
     return;
   }
-  auto sent = fleet_.publish_emergency(request.robot, "the teacher at " + session.peer());
+  const std::string by = "the teacher at " + session.peer();
+  auto sent = request.clear ? fleet_.publish_clear(request.robot, by) : fleet_.publish_emergency(request.robot, by);
   if (!sent) {
     session.reply_error(id, sent.error());
     return;
   }
-  session.reply_ok(id);
+  const std::vector<std::string>& offline = sent.value().offline;
+  if (offline.empty()) {
+    session.reply_ok(id);
+    return;
+  }
+  // A robot that is offline does not hear it now: say so, and what happens.
+  std::string names;
+  for (const std::string& name : offline) names += (names.empty() ? "" : ", ") + name;
+  const std::string note = names + (offline.size() == 1 ? " is" : " are") +
+                           " offline and did not hear it; the hub keeps the " + (request.clear ? "clearing" : "stop") +
+                           " and sends it the moment " + (offline.size() == 1 ? "it is" : "each is") +
+                           " back on the broker" + (request.clear ? "" : " (Clear on the hub cancels it)");
+  session.send(wire::json_only(session.encoding(), protocol::json::fleet_sent(id, offline, note)));
 }
 
 nlohmann::ordered_json Bridge::lease_holder_json() const {
@@ -580,7 +642,8 @@ nlohmann::ordered_json Bridge::fleet_status() const {
       {"ports", {{"native", port()}, {"json", json_port()}, {"http", http_port()}}},
       {"link", {{"state", protocol::link_state_name(driver_->link_state())}, {"reason", driver_->link_reason()}}},
       {"lease", lease_holder_json()},
-      {"emergency", latch_.latched},
+      {"emergency", latch_.latched()},
+      {"latch", latch_json()},
   };
   if (config_.http && http_port() != 0) {
     const std::string& bind = config_.effective_http_bind();
@@ -606,7 +669,7 @@ nlohmann::ordered_json Bridge::fleet_telemetry() const {
   }
   const nlohmann::ordered_json holder = lease_holder_json();
   telemetry["lease"] = holder.is_object() ? holder["peer"] : nlohmann::ordered_json(nullptr);
-  telemetry["emergency"] = latch_.latched;
+  telemetry["emergency"] = latch_.latched();
   telemetry["clients"] = stats.clients.size();
   std::uint64_t failed = 0;
   for (const std::uint64_t n : stats.bridge.failed) failed += n;
@@ -618,24 +681,23 @@ nlohmann::ordered_json Bridge::fleet_telemetry() const {
 }
 
 void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
-  const bool drivers_may = config_.access.teacher_secret.empty() || config_.access.driver_clears_emergency;
-  if (session.role() != Role::Teacher && !(drivers_may && session.role() == Role::Driver)) {
-    session.reply_error(
-        id,
-        Error{
-            drivers_may
-                ? R"(only a driver may clear the emergency stop: give the robot's PIN first: {"cmd":"auth","pin":"..."})"
-                : "only the teacher may clear the emergency stop (access.driver_clears_emergency is false)",
-            protocol::ErrorCode::Denied});
+  auto cleared = latch_.clear(EmergencyLatch::clearer(session.role()), config_.access,
+                              {session.id(), session.peer(), {}, unix_seconds_now()});
+  if (!cleared) {
+    session.reply_error(id, cleared.error());
     return;
   }
-  if (latch_.latched) {
-    latch_ = EmergencyLatch{false, session.id(), session.peer(), unix_seconds_now()};
+  if (cleared.value().any()) {
     log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ", " +
-                std::string(role_name(session.role())) + ") cleared the emergency stop");
-    broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
-    fleet_.event({{"type", "emergency"}, {"latched", false}, {"client", session.id()}, {"by", session.peer()}});
-    fleet_.status_changed();
+                std::string(role_name(session.role())) + ") cleared the emergency stop" +
+                (cleared.value().fleet ? " (the class's too)" : ""));
+    fleet_.event({{"type", "emergency"},
+                  {"latched", false},
+                  {"source", "local"},
+                  {"client", session.id()},
+                  {"by", session.peer()},
+                  {"reason", ""}});
+    latch_changed();
   }
   session.reply_ok(id);
 }
@@ -698,7 +760,42 @@ void Bridge::broadcast_pairing() {
 }
 
 std::string Bridge::latch_message() const {
-  return protocol::json::emergency_latch(latch_.latched, latch_.client, latch_.peer, latch_.since);
+  const AccessSettings& access = config_.access;
+  const auto describe = [&](StopSource source, const EmergencyLatch::Hold& hold, bool latched) {
+    return protocol::json::LatchHold{stop_source_name(source),
+                                     hold.client,
+                                     hold.by,
+                                     hold.reason,
+                                     hold.since,
+                                     latched ? EmergencyLatch::may_clear(source, access) : std::vector<std::string>{}};
+  };
+  protocol::json::LatchState state;
+  const std::string clear_by = latch_.who_may_clear(access);
+  state.latched = latch_.latched();
+  state.clear_by = clear_by;
+  state.may_clear = latch_.may_clear(access);
+  for (const StopSource source : {StopSource::Fleet, StopSource::Local}) {
+    if (const auto& hold = latch_.hold(source)) state.holds.push_back(describe(source, *hold, true));
+  }
+  if (!state.holds.empty()) {
+    state.by = state.holds.front();
+  } else if (const auto& cleared = latch_.last_cleared()) {
+    state.by = describe(latch_.last_cleared_by(), *cleared, false);
+  }
+  return protocol::json::emergency_latch(state);
+}
+
+nlohmann::ordered_json Bridge::latch_json() const {
+  const EmergencyLatch::Hold* hold = latch_.first_hold();
+  if (hold == nullptr) return nullptr;
+  return {{"source", latch_.hold(StopSource::Fleet) ? "fleet" : "local"},
+          {"client", hold->client},
+          {"by", hold->by},
+          {"reason", hold->reason},
+          {"since", hold->since},
+          {"local_too", latch_.hold(StopSource::Fleet) && latch_.hold(StopSource::Local)},
+          {"may_clear", latch_.may_clear(config_.access)},
+          {"clear_by", latch_.who_may_clear(config_.access)}};
 }
 
 void Bridge::take_lease(const Session& session, SteadyTime now) {
@@ -727,11 +824,12 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
   }
   if (!same_secret(auth.secret, expected)) {
     const auto delay = logins_.failed(address, now);
+    const std::string wait = delay.count() == 0
+                                 ? std::string("try again")
+                                 : "the next try is taken in " + std::to_string((delay.count() + 999) / 1000) + " s";
     log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ") gave a wrong " + what +
-                "; its address waits " + std::to_string(delay.count()) + " ms before the next try");
-    session.reply_error(
-        id, Error{std::string("wrong ") + what + "; the next try is taken in " + std::to_string(delay.count()) + " ms",
-                  protocol::ErrorCode::Denied});
+                (delay.count() == 0 ? std::string() : "; its address waits " + std::to_string(delay.count()) + " ms"));
+    session.reply_error(id, Error{std::string("wrong ") + what + "; " + wait, protocol::ErrorCode::Denied});
     return;
   }
   logins_.succeeded(address);

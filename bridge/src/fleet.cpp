@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <fstream>
 
 #include "flockbridge/bridge/log.hpp"
@@ -31,6 +32,23 @@ std::string printable(std::string text) {
   std::ranges::replace_if(
       text, [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; }, ' ');
   return text;
+}
+
+/// "fb-1, smr-2".
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
+}
+
+/// "14:03:27", local time, for log lines and messages.
+std::string clock_time(double unix_seconds) {
+  const auto seconds = static_cast<std::time_t>(unix_seconds);
+  std::tm local{};
+  localtime_r(&seconds, &local);
+  std::array<char, 16> text{};
+  std::strftime(text.data(), text.size(), "%H:%M:%S", &local);
+  return text.data();
 }
 
 Result<std::string> read_password(const std::string& path) {
@@ -74,8 +92,8 @@ Result<Done> Fleet::start(const Config& config, bool has_robot) {
   hub_ = config.fleet_hub;
   prefix_ = mqtt.topic_prefix;
   robot_ = mqtt.robot_name.empty() ? default_robot_name() : mqtt.robot_name;
-  fleet_emergency_topic_ = prefix_ + "/_fleet/cmd/emergency";
-  robot_emergency_topic_ = topic("cmd/emergency");
+  fleet_commands_ = prefix_ + "/_fleet/cmd/";
+  robot_commands_ = topic("cmd/");
   telemetry_hz_ = mqtt.telemetry_hz;
 
   MqttSettings settings;
@@ -95,7 +113,7 @@ Result<Done> Fleet::start(const Config& config, bool has_robot) {
   }
   if (announce_) {
     settings.will = MqttMessage{topic("status"), status_payload(false, "the bridge's connection was lost"), true, 1};
-    settings.subscriptions = {fleet_emergency_topic_, robot_emergency_topic_};
+    settings.subscriptions = {fleet_commands_ + "#", robot_commands_ + "#"};
   }
   if (hub_) {
     for (const char* leaf : {"status", "telemetry", "events"}) settings.subscriptions.push_back(prefix_ + "/+/" + leaf);
@@ -109,11 +127,16 @@ Result<Done> Fleet::start(const Config& config, bool has_robot) {
   if (telemetry_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"mqtt: cannot create the loop's timers"};
   }
+  const std::string user = client_->user().empty() ? "no user name" : "user " + client_->user();
   if (announce_) {
     arm_telemetry_timer();
-    log_info("mqtt: this robot is " + robot_ + " on " + client_->broker() + " (topics " + topic("#") + ")");
+    log_info("mqtt: this robot is " + robot_ + " on " + client_->broker() + ", as " + user + " (topics " + topic("#") +
+             ")");
   }
-  if (hub_) log_info("mqtt: the class hub, following " + prefix_ + "/+/ on " + client_->broker() + " as " + robot_);
+  if (hub_) {
+    log_info("mqtt: the class hub, following " + prefix_ + "/+/ on " + client_->broker() + " as " + user +
+             " (client id " + robot_ + ")");
+  }
   return Done{};
 }
 
@@ -210,6 +233,10 @@ void Fleet::follow(const MqttMessage& message) {
   }
   Member& member = members_[robot];
   if (leaf == "status") {
+    if (payload.value("state", "") == "online" && pending_stops_.contains(robot)) {
+      // Said once its subscriptions were in place: it hears what goes now.
+      deliver_pending_stop(robot);
+    }
     // An offline status (the will) says little: the page still shows what the robot was.
     if (member.status.is_object()) {
       for (const char* key : {"family", "model"}) {
@@ -228,66 +255,148 @@ void Fleet::follow(const MqttMessage& message) {
   host_.fleet_changed();
 }
 
+bool Fleet::Member::online() const {
+  return status.is_object() && status.value("state", "") == "online";
+}
+
 nlohmann::ordered_json Fleet::robots() const {
   nlohmann::ordered_json list = nlohmann::ordered_json::array();
   for (const auto& [name, member] : members_) {
-    const bool online = member.status.is_object() && member.status.value("state", "") == "online";
-    nlohmann::ordered_json entry{{"robot", name}, {"online", online}};
+    nlohmann::ordered_json entry{{"robot", name}, {"online", member.online()}};
     // Since when it is in that state, as the robot said (the will carries the time it was set).
     entry["since"] = member.status.is_object() && member.status.contains("ts") ? member.status["ts"] : nullptr;
     entry["seen"] = member.seen;
     entry["status"] = member.status.is_object() ? member.status : nlohmann::json(nullptr);
     entry["telemetry"] = member.telemetry.is_object() ? member.telemetry : nlohmann::json(nullptr);
     entry["event"] = member.event.is_object() ? member.event : nlohmann::json(nullptr);
+    const auto pending = pending_stops_.find(name);
+    entry["pending"] = pending == pending_stops_.end() ? nlohmann::ordered_json(nullptr)
+                                                       : nlohmann::ordered_json{{"command", pending->second.command},
+                                                                                {"by", pending->second.by},
+                                                                                {"since", pending->second.since}};
     list.push_back(std::move(entry));
   }
   return list;
 }
 
-Result<Done> Fleet::publish_emergency(const std::string& robot, const std::string& by) {
+void Fleet::publish_command(const std::string& robot, std::string_view leaf, const std::string& by,
+                            const std::string& reason) {
+  const std::string target = (robot.empty() ? fleet_commands_ : prefix_ + "/" + robot + "/cmd/") + std::string(leaf);
+  const nlohmann::ordered_json payload{{"by", by}, {"reason", reason}};
+  client_->publish(MqttMessage{target, payload.dump(), false, 1});
+}
+
+Result<Fleet::Sent> Fleet::publish_emergency(const std::string& robot, const std::string& by) {
+  return send_from_hub(robot, "emergency", by);
+}
+
+Result<Fleet::Sent> Fleet::publish_clear(const std::string& robot, const std::string& by) {
+  return send_from_hub(robot, "clear", by);
+}
+
+Result<Fleet::Sent> Fleet::send_from_hub(const std::string& robot, std::string_view command, const std::string& by) {
   if (!client_) return Error{"this bridge is not on the fleet's broker (mqtt.enabled)"};
+  const bool stop = command == "emergency";
+  const std::string what = stop ? "stop" : "clear";
   if (!client_->connected()) {
-    return Error{"the fleet's broker cannot be reached now (" + client_->broker() + "): the stop was not sent",
+    return Error{"the fleet's broker cannot be reached now (" + client_->broker() + "): the " + what + " was not sent",
                  protocol::ErrorCode::LinkDown};
   }
-  const std::string target = robot.empty() ? fleet_emergency_topic_ : prefix_ + "/" + robot + "/cmd/emergency";
   if (!robot.empty() && !members_.contains(robot)) {
     return Error{"there is no robot '" + robot + "' in the fleet", protocol::ErrorCode::Invalid};
   }
-  nlohmann::ordered_json payload{
-      {"by", by}, {"reason", robot.empty() ? "stop all, from the class hub" : "stop, from the class hub"}};
-  client_->publish(MqttMessage{target, payload.dump(), false, 1});
-  log_warning("mqtt: " + by + " sent the emergency stop to " + (robot.empty() ? "the whole fleet" : robot));
-  return Done{};
+  const std::string reason = stop ? (robot.empty() ? "stop all, from the class hub" : "stop, from the class hub")
+                                  : (robot.empty() ? "clear all, from the class hub" : "clear, from the class hub");
+  publish_command(robot, command, by, reason);
+  // A robot that is offline hears nothing now: what the teacher meant for
+  // it waits here, the latest only, and goes out when it is back.
+  Sent sent;
+  const double now = unix_seconds_ms();
+  for (const auto& [name, member] : members_) {
+    if ((!robot.empty() && name != robot) || member.online()) continue;
+    sent.offline.push_back(name);
+    pending_stops_[name] = PendingStop{std::string(command), by, reason, now};
+  }
+  log_warning("mqtt: " + by + " sent the " + (stop ? "emergency stop" : "clearing of the emergency stop") + " to " +
+              (robot.empty() ? "the whole fleet" : robot) +
+              (sent.offline.empty() ? "" : "; it waits for the robots that are offline: " + joined(sent.offline)));
+  host_.fleet_changed();
+  return sent;
+}
+
+void Fleet::deliver_pending_stop(const std::string& robot) {
+  const auto pending = pending_stops_.find(robot);
+  if (pending == pending_stops_.end()) return;
+  const PendingStop waiting = std::move(pending->second);
+  pending_stops_.erase(pending);
+  publish_command(robot, waiting.command, waiting.by,
+                  waiting.reason + " at " + clock_time(waiting.since) + ", while the robot was offline");
+  log_warning("mqtt: " + robot + " is back: it gets the " +
+              (waiting.command == "emergency" ? "emergency stop" : "clearing") + " that waited for it");
 }
 
 void Fleet::mqtt_message(const MqttMessage& message) {
-  if (hub_ && message.topic.starts_with(prefix_ + "/") && !message.topic.ends_with("/cmd/emergency")) {
-    follow(message);
-    return;
-  }
-  if (!announce_) return;
-  if (message.topic != fleet_emergency_topic_ && message.topic != robot_emergency_topic_) return;
-  if (message.retain) {
-    // A command kept by the broker would stop the robot at every connection, long after it was meant.
-    log_warning("mqtt: ignored a retained emergency stop on " + message.topic +
-                " (commands must not be retained; clear it with: mosquitto_pub -r -n -t '" + message.topic + "')");
-    return;
-  }
-  std::string by = message.topic == fleet_emergency_topic_ ? "the fleet" : "MQTT";
-  std::string reason;
-  const nlohmann::json body = nlohmann::json::parse(message.payload, nullptr, false);
-  if (body.is_object()) {
-    if (const auto who = body.find("by"); who != body.end() && who->is_string()) {
-      by += " (" + printable(who->get<std::string>()) + ")";
+  const bool fleet_wide = message.topic.starts_with(fleet_commands_);
+  if (fleet_wide || message.topic.starts_with(robot_commands_)) {
+    if (announce_) {
+      command(message, std::string_view(message.topic).substr((fleet_wide ? fleet_commands_ : robot_commands_).size()),
+              fleet_wide);
     }
-    if (const auto why = body.find("reason"); why != body.end() && why->is_string()) reason = why->get<std::string>();
-  } else if (!message.payload.empty()) {
-    reason = message.payload;
+    return;
   }
-  reason = printable(std::move(reason));
-  log_warning("mqtt: emergency stop from " + by + " on " + message.topic + (reason.empty() ? "" : ": " + reason));
-  host_.fleet_emergency(by, reason);
+  if (hub_ && message.topic.starts_with(prefix_ + "/")) follow(message);
+}
+
+void Fleet::command(const MqttMessage& message, std::string_view leaf, bool fleet_wide) {
+  const auto read = read_fleet_command(message.payload, message.retain);
+  if (const auto* ignored = std::get_if<IgnoredCommand>(&read)) {
+    const std::string line = "mqtt: ignored the message on " + message.topic + ": " + ignored->why;
+    if (ignored->quiet) {
+      warned_retained_.erase(message.topic);  // a retained command deleted: warn of the next one
+      log_debug(line);
+    } else if (message.retain && !warned_retained_.insert(message.topic).second) {
+      log_debug(line);  // said once already, at a warning's level
+    } else {
+      log_warning(line);
+    }
+    return;
+  }
+  const FleetCommand& obeyed = std::get<FleetCommand>(read);
+  const std::string by =
+      std::string(fleet_wide ? "the fleet" : "MQTT") + (obeyed.by.empty() ? "" : " (" + obeyed.by + ")");
+  const std::string said = " from " + by + " on " + message.topic + (obeyed.reason.empty() ? "" : ": " + obeyed.reason);
+  if (leaf == "emergency") {
+    log_warning("mqtt: emergency stop" + said);
+    host_.fleet_emergency(by, obeyed.reason);
+  } else if (leaf == "clear") {
+    log_warning("mqtt: clearing of the emergency stop" + said);
+    host_.fleet_clear(by, obeyed.reason);
+  } else {
+    log_warning("mqtt: ignored " + message.topic + ": the commands are emergency and clear");
+  }
+}
+
+std::variant<FleetCommand, IgnoredCommand> read_fleet_command(std::string_view payload, bool retained) {
+  if (payload.empty()) {
+    return IgnoredCommand{"it is empty (how MQTT deletes a retained message); nothing to do", true};
+  }
+  if (retained) {
+    return IgnoredCommand{
+        "it was retained by the broker, and a command must not be: it would act again at every connection, long "
+        "after it was meant. Delete it with: mosquitto_pub -r -n -t <topic>"};
+  }
+  const nlohmann::json body = nlohmann::json::parse(payload, nullptr, false);
+  if (!body.is_object()) {
+    return IgnoredCommand{R"(a command is a JSON object: {} or {"by":"who","reason":"why"})"};
+  }
+  FleetCommand command;
+  for (const auto& [key, text] : {std::pair{"by", &command.by}, std::pair{"reason", &command.reason}}) {
+    const auto found = body.find(key);
+    if (found == body.end()) continue;
+    if (!found->is_string()) return IgnoredCommand{std::string("\"") + key + "\" must be text"};
+    *text = printable(found->get<std::string>());
+  }
+  return command;
 }
 
 }  // namespace flockbridge::bridge

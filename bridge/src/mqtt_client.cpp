@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/mqtt_client.hpp"
 
 #include <mosquitto.h>
+#include <mqtt_protocol.h>
 
 #include <netdb.h>
 
@@ -81,7 +82,7 @@ Result<Done> MqttClient::make_client() {
   }
   mosq_ = mosquitto_new(settings_.client_id.c_str(), true, this);
   if (mosq_ == nullptr) return Error{"mqtt: cannot create a client (" + std::string(std::strerror(errno)) + ")"};
-  mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+  mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5);
   mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, 1);
   if (!settings_.username.empty()) {
     const int rc = mosquitto_username_pw_set(mosq_, settings_.username.c_str(),
@@ -284,7 +285,8 @@ void MqttClient::after_library_call() {
     subscribing_.clear();
     for (const std::string& topic : settings_.subscriptions) {
       int mid = 0;
-      check(mosquitto_subscribe(mosq_, &mid, topic.c_str(), 1), "subscribe");
+      check(mosquitto_subscribe_v5(mosq_, &mid, topic.c_str(), 1, MQTT_SUB_OPT_RETAIN_AS_PUBLISHED, nullptr),
+            "subscribe");
       subscribing_.insert(mid);
     }
     // Said once the broker has the subscriptions too: from then on nothing
@@ -294,7 +296,8 @@ void MqttClient::after_library_call() {
   }
   if (just_subscribed_) {
     just_subscribed_ = false;
-    log_info("mqtt: connected to " + broker() + " as " + settings_.client_id +
+    log_info("mqtt: connected to " + broker() + " as " + settings_.client_id + " (MQTT 5, " +
+             (settings_.username.empty() ? "no user name" : "user " + settings_.username) + ")" +
              (settings_.subscriptions.empty() ? "" : ", subscribed"));
   }
   if (!received_.empty()) {
@@ -382,8 +385,10 @@ void MqttClient::on_connect(mosquitto* /*mosq*/, void* self, int rc) {
   auto* client = static_cast<MqttClient*>(self);
   if (rc == 0) {
     client->just_connected_ = true;
+  } else if (rc == 1 || rc == MQTT_RC_UNSUPPORTED_PROTOCOL_VERSION) {
+    client->lost_ = "refused: the broker does not speak MQTT 5 (mosquitto 1.6 and later do)";
   } else {
-    client->lost_ = std::string("refused: ") + mosquitto_connack_string(rc);
+    client->lost_ = std::string("refused: ") + (rc < 128 ? mosquitto_connack_string(rc) : mosquitto_reason_string(rc));
   }
 }
 

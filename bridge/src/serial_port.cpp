@@ -83,6 +83,24 @@ protocol::Result<int> open_terminal(const std::string& path, int baud) {
   return fd;
 }
 
+/// What a failure to open `path` means, and what to do about it.
+OpenFailure explain_open_failure(const std::string& path, const std::string& error) {
+  if (::access(path.c_str(), F_OK) != 0) {
+    return {"no robot at " + path + " (no such device)", "check that the robot is switched on and its cable plugged in",
+            "give its device with --device, or try --simulate", true};
+  }
+  if (::access(path.c_str(), R_OK | W_OK) != 0) {
+    return {"the bridge may not open " + path + " (permission denied)",
+            "run it as a member of the group that owns the device (dialout; the package's service is)",
+            "or give another --device"};
+  }
+  if (error.find("is in use") != std::string::npos) {
+    return {error, "stop the other program (sudo systemctl stop flockbridge, for a bridge the package started)",
+            "or give another --device"};
+  }
+  return {error, "check the robot's cable", "give another --device, or try --simulate"};
+}
+
 std::string sp_error_text(const char* what, const std::string& path) {
   char* message = sp_last_error_message();
   std::string text = std::string(what) + " " + path + ": " + (message != nullptr ? message : "unknown error");
@@ -177,10 +195,10 @@ void SerialPort::try_open() {
   if (!running_ || device_.is_open()) return;
   auto device = SerialDevice::open(settings_.path, settings_.baud);
   if (!device) {
-    // Say it once per kind of failure, not at every retry.
+    // Said once per kind of failure, not at every retry.
     if (device.error().message != last_failure_) {
       last_failure_ = device.error().message;
-      log_warning(last_failure_ + "; retrying");
+      listener_.serial_open_failed(explain_open_failure(settings_.path, last_failure_));
     }
     backoff_ = std::clamp(backoff_ * 2, settings_.reopen_min, settings_.reopen_max);
     reopen_.start_after(backoff_);

@@ -17,6 +17,7 @@
 #include <toml++/toml.h>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/suggest.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -902,7 +903,8 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
     if (table == nullptr || !is_section_or_parent(section)) {
       problems.emplace_back(section_key.source().begin.line,
                             where(origin, section_key.source()) + ": unknown section or setting '" +
-                                std::string(section) + "'; the sections are " + joined(known_sections, ", "));
+                                std::string(section) + "'" + did_you_mean(section, known_sections) +
+                                "; the sections are " + joined(known_sections, ", "));
       continue;
     }
     collect_values(*table, std::string(section), values);
@@ -925,6 +927,7 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
       problems.emplace_back(
           node.source().begin.line,
           place + ": unknown setting '" + value.section + "." + std::string(value.name) + "'" +
+              did_you_mean(value.name, known) +
               (known.empty() ? std::string("; the sections are ") + joined(known_sections, ", ")
                              : "; the settings of [" + value.section + "] are " + joined(known, ", ")));
       continue;

@@ -117,7 +117,15 @@ void SimulatorProcess::on_output(ssize_t nread, const uv_buf_t* buf) {
     const std::string line = partial_.substr(0, end);
     partial_.erase(0, end + 1);
     log_debug(name_ + ": " + line);
-    if (line.starts_with("ready ") && ready_) std::exchange(ready_, nullptr)();
+    if (line.starts_with("ready ")) {
+      // "ready DEVICE [room MIN_X MIN_Y MAX_X MAX_Y]"
+      std::istringstream words(line);
+      std::string word;
+      std::array<double, 4> room{};
+      words >> word >> word >> word;
+      if (word == "room" && (words >> room[0] >> room[1] >> room[2] >> room[3])) room_ = room;
+      if (ready_) std::exchange(ready_, nullptr)();
+    }
   }
 }
 

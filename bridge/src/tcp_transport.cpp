@@ -165,8 +165,10 @@ void TcpTransport::retry_later(const std::string& reason) {
   if (!running_) return;
   backoff_ = backoff_.count() == 0 ? settings_.reopen_min : std::min(backoff_ * 2, settings_.reopen_max);
   if (reason != last_failure_) {
-    log_warning(reason + "; retrying");
     last_failure_ = reason;
+    listener_.serial_open_failed(
+        {reason, "check that the robot (or its network serial bridge, or the simulator) listens at " + settings_.path,
+         "or give another --device"});
   }
   retry_.start_after(backoff_);
 }

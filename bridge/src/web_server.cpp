@@ -83,11 +83,13 @@ struct WebSocketConnection {
 /// closing never reach a server that is gone; the number of open WebSocket
 /// connections, so that stopping can let their close frames out; and the
 /// mounts of the dashboard's folder, which lws reads for every page request:
-/// / (the robot's dashboard) and /fleet (the class hub's page, fleet.html).
+/// / (the robot's dashboard, or the class hub's page on a hub with no robot)
+/// and /fleet (the class hub's page, fleet.html).
 struct ServerLink {
   WebServer* server = nullptr;
   std::size_t websockets = 0;
   std::string root;
+  std::string home;
   lws_http_mount mount{};
   lws_http_mount fleet_mount{};
 };
@@ -330,7 +332,7 @@ Result<Done> WebServer::start(Settings settings) {
   }
   lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE, log_from_lws);
 
-  link_ = new ServerLink{this, 0, settings_.root, {}, {}};
+  link_ = new ServerLink{this, 0, settings_.root, settings_.home, {}, {}};
   for (lws_http_mount* each : {&link_->mount, &link_->fleet_mount}) {
     each->origin = link_->root.c_str();
     each->origin_protocol = LWSMPRO_FILE;
@@ -341,7 +343,7 @@ Result<Done> WebServer::start(Settings settings) {
   }
   link_->mount.mountpoint = "/";
   link_->mount.mountpoint_len = 1;
-  link_->mount.def = "index.html";
+  link_->mount.def = link_->home.c_str();
   // /fleet (lws adds the slash), its files beside the dashboard's.
   link_->fleet_mount.mountpoint = "/fleet";
   link_->fleet_mount.mountpoint_len = 6;

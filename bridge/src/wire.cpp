@@ -65,7 +65,9 @@ SharedBuffer ok(Encoding encoding, const nlohmann::json& id, std::optional<bool>
 }
 
 SharedBuffer error(Encoding encoding, const nlohmann::json& id, const protocol::Error& error) {
-  if (encoding == Encoding::Binary) return binary(protocol::encode_binary_error(error.message));
+  if (encoding == Encoding::Binary) {
+    return binary(protocol::encode_binary_error(error.brief.empty() ? error.message : error.brief));
+  }
   return line(json::error(id, error));
 }
 

@@ -46,6 +46,9 @@
   let robot = "flockbot";  // the family, from hello: which panels and commands
   let me = null;  // this connection's client number, from hello
   let role = null;  // "viewer", "driver" or "teacher": this connection's
+  let access = { pin: false, teacher: false };  // which secrets the robot has set, from hello
+  let latch = null;  // the latched emergency stop, as the bridge last told it; null when free
+  let waitingPrograms = [];  // programs on the robot's own port waiting to be approved
   let driving = false;  // this connection holds the robot's control lease
   // The PIN or teacher's secret given on this page, kept in memory only (never
   // stored, never in a URL) to sign in again after a reconnect.
@@ -55,6 +58,8 @@
   const history = [];  // {t, odoL, odoR, wwL, wwR}
   const trace = [];    // a Pioneer's or an SMR's path: {t, x, y, th}
   const echoes = new Map();  // its sonar, by disc: {t, x, y}
+  const sonar = new Map();  // its sonar's latest reading, by disc: {deg, mm, t}
+  let room = null;  // a simulated robot's room: [min x, min y, max x, max y] in mm, from hello
   const rateWindow = [];
 
   // ---- connection ----------------------------------------------------------
@@ -149,11 +154,13 @@
         session = message.session;
         $("session").textContent = message.session;
         me = message.client ?? null;
+        access = message.access || { pin: true, teacher: true };
         showRole(message.role || "driver");
         showLease({ holder: null });
         showLatch({ latched: false });  // a latch and waiting programs are told right after hello
         showPairing([]);
         if (secret) signIn();
+        room = message.simulated && Array.isArray(message.simulated.room_mm) ? message.simulated.room_mm : null;
         showRobot(message.robot || "flockbot", message.model || "");
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
@@ -190,8 +197,8 @@
       case "emergency_latch":
         showLatch(message);
         if (message.latched) stopDriving();
-        log(message.latched ? "Emergency stop latched by client #" + message.by.client + "."
-                            : "Emergency stop cleared by client #" + message.by.client + ".",
+        log(message.latched ? "Emergency stop latched by " + byWhom(message) + (message.reason ? " (" + message.reason + ")" : "") + "."
+                            : "Emergency stop cleared by " + byWhom(message) + ".",
             message.latched ? "error" : "");
         break;
       case "stats":
@@ -201,7 +208,7 @@
       case "error":
         if (message.id !== undefined && message.id === motionId) stopDriving();
         if (message.id !== undefined && message.id === authId) secret = null;  // ask again, not again and again
-        log(message.error, "error");
+        log(inWords(message), "error");
         break;
       case "safety_stop":
         stopDriving();
@@ -234,6 +241,8 @@
     robot = family;
     trace.length = 0;
     echoes.clear();
+    sonar.clear();
+    $("sonar").replaceChildren();
     // An SMR sends 100 periods a second, more than a page wants to draw.
     if (family === "smr") socket.send(JSON.stringify({ cmd: "subscribe", interval_ms: SMR_INTERVAL_MS }));
     const names = { flockbot: "Flockbot", pioneer: model.startsWith("amigo") ? "AmigoBot" : "Pioneer", smr: "SMR" };
@@ -245,12 +254,39 @@
     }
   }
 
-  /** This connection's role: the sign-in buttons it needs. */
+  /** This connection's role: the sign-in buttons it needs, and the buttons it may use. */
   function showRole(newRole) {
     role = newRole;
     $("role").textContent = role === "viewer" ? "watching (the PIN lets you drive)" : role;
-    $("sign-in").hidden = role !== "viewer";
-    $("teacher-sign-in").hidden = role === "teacher";
+    $("sign-in").hidden = !(role === "viewer" && access.pin);
+    $("teacher-sign-in").hidden = role === "teacher" || !access.teacher;
+    // A viewer may only watch and stop: no button that could only fail.
+    $("take").hidden = role === "viewer";
+    showClear();
+    showPairing(waitingPrograms);
+  }
+
+  /** Who sent an emergency stop, or cleared it, in words. */
+  function byWhom(message) {
+    if (message.by.client === 0) return message.by.peer;
+    return (message.by.client === me ? "you" : "client #" + message.by.client) + " (" + message.by.peer + ")";
+  }
+
+  /** An error from the bridge, in words for the person at this page (the bridge's words are for programs). */
+  function inWords(error) {
+    if (error.code === "denied" && role === "viewer" && error.id !== authId) {
+      return access.pin ? "You are watching this robot. To drive it, press “Drive…” and give the robot's PIN."
+                        : "You are watching this robot, and may only stop it.";
+    }
+    if (error.code === "latched") {
+      return "Not sent: the emergency stop is latched." + (latch && latch.clear_by ? " " + capital(latch.clear_by) + " may clear it." : "");
+    }
+    // What the bridge tells programs to send ({"cmd":...}) is not for people.
+    return String(error.error).replace(/:?\s*(with\s+)?\{"cmd".*?\}( or)?/g, "").replace(/[:;,]\s*$/, "") || "Refused.";
+  }
+
+  function capital(text) {
+    return text.charAt(0).toUpperCase() + text.slice(1);
   }
 
   /** Who holds the robot's control lease. */
@@ -266,29 +302,45 @@
 
   /** The connections on the robot's own port waiting to be approved (native_port_mode paired). */
   function showPairing(waiting) {
+    waitingPrograms = waiting;
     const list = $("pairing-list");
     list.replaceChildren();
     for (const w of waiting) {
       const item = document.createElement("li");
       item.textContent = "Client #" + w.client + " from " + w.peer + ", since " +
                          new Date(w.since * 1000).toLocaleTimeString();
-      const approve = document.createElement("button");
-      approve.type = "button";
-      approve.textContent = "Approve";
-      approve.dataset.testid = "approve-" + w.client;
-      approve.addEventListener("click", () => send({ cmd: "approve", client: w.client }));
-      item.append(approve);
+      // Approving takes the PIN: a viewer is shown the list, not a button that would fail.
+      if (role !== "viewer") {
+        const approve = document.createElement("button");
+        approve.type = "button";
+        approve.textContent = "Approve";
+        approve.dataset.testid = "approve-" + w.client;
+        approve.addEventListener("click", () => send({ cmd: "approve", client: w.client }));
+        item.append(approve);
+      }
       list.append(item);
     }
     $("pairing").hidden = waiting.length === 0;
   }
 
-  function showLatch(latch) {
-    $("latch").hidden = !latch.latched;
-    if (latch.latched) {
-      $("latch-by").textContent = "by client #" + latch.by.client + " (" + latch.by.peer + ") at " +
-                                  new Date(latch.since * 1000).toLocaleTimeString();
+  /** The latched emergency stop: who stopped the robot, and who may clear it. */
+  function showLatch(message) {
+    latch = message.latched ? message : null;
+    $("latch").hidden = !latch;
+    if (latch) {
+      const holds = latch.holds && latch.holds.length ? latch.holds : [latch];
+      $("latch-by").textContent = holds.map((hold) =>
+        "by " + byWhom(hold) + (hold.reason ? " (" + hold.reason + ")" : "") + " at " +
+        new Date(hold.since * 1000).toLocaleTimeString()).join(", and ");
+      $("latch-who").textContent = latch.clear_by ? capital(latch.clear_by) + " may clear it." : "";
     }
+    showClear();
+  }
+
+  /** Clear is offered only to whom the latch's rules let clear it. */
+  function showClear() {
+    const mayClear = latch !== null && (latch.may_clear || ["teacher", "driver"]).includes(role);
+    $("clear-emergency").hidden = !mayClear;
   }
 
   function signIn() {
@@ -314,6 +366,8 @@
   function showClients(clients, holder) {
     const rows = $("client-rows");
     rows.replaceChildren();
+    // Without the list, there are no columns to show: only how many.
+    document.querySelector("[data-testid=clients] thead").hidden = !clients.list;
     if (!clients.list) {
       const row = document.createElement("tr");
       const cell = document.createElement("td");
@@ -332,11 +386,13 @@
              : c.extensions === false ? "binary (original)" : "binary";
       }
       if (holder !== null && holder !== undefined && c.id === holder) kind += ", driving";
-      for (const value of [c.id, kind, c.peer, c.commands, c.refused ?? 0, c.withheld ?? 0, c.sensor_dropped]) {
+      const labels = [...document.querySelectorAll("[data-testid=clients] thead th")].map((th) => th.textContent);
+      [c.id, kind, c.peer, c.commands, c.refused ?? 0, c.withheld ?? 0, c.sensor_dropped].forEach((value, i) => {
         const cell = document.createElement("td");
         cell.textContent = String(value);
+        cell.dataset.label = labels[i] || "";
         row.append(cell);
-      }
+      });
       if ((c.refused ?? 0) > 0) row.className = "has-refused";
       rows.append(row);
     }
@@ -345,8 +401,11 @@
   function setLink(state, reason) {
     const labels = { up: "Robot connected", handshaking: "Robot starting", stale: "Robot silent", down: "Robot not connected" };
     const kinds = { up: "ok", handshaking: "warn", stale: "warn", down: "bad" };
-    setStatus($("link"), (labels[state] || "Robot: unknown") + (reason && state !== "up" ? " (" + reason + ")" : ""),
-              kinds[state] || "unknown");
+    setStatus($("link"), labels[state] || "Robot: unknown", kinds[state] || "unknown");
+    // Why not, and what to do: in a line of its own, where there is room for it.
+    const help = state !== "up" && reason ? capital(reason) + "." : "";
+    $("link-help").textContent = help;
+    $("link-help").hidden = help === "";
   }
 
   function onSensor(s) {
@@ -408,6 +467,9 @@
       $("smr-right").textContent = wheel(s.wheels.right);
     }
     $("smr-missing").textContent = s.missing ? "no answer from: " + s.missing.join(", ") : "all answering";
+    if (!s.power) {
+      for (const id of ["smr-power-on", "smr-external", "smr-charging"]) $(id).classList.remove("lit", "pressed");
+    }
     if (s.line) {
       for (let i = 0; i < 8; i++) {
         const cell = $("ls" + i);
@@ -431,9 +493,9 @@
   function onFlockbotSensor(s, now) {
     $("seq").textContent = String(s.seq);
     $("rate").textContent = String(rateWindow.length);
-    // Volts when the bridge is configured with a factor ([flockbot.units]), raw counts always.
+    // Volts when the bridge is configured with a factor ([flockbot.units]), else the Uno's raw count.
     $("battery").textContent =
-      typeof s.battery_v === "number" ? `${s.battery_v.toFixed(2)} V (${s.battery})` : String(s.battery);
+      typeof s.battery_v === "number" ? `${s.battery_v.toFixed(2)} V` : `${s.battery} (raw count)`;
     $("battery-meter").value = s.battery;
     for (let i = 0; i < 5; i++) {
       const value = s.ir[i];
@@ -461,6 +523,10 @@
     $("stall-right").classList.toggle("pressed", s.stall && s.stall.right);
     $("bump-front").classList.toggle("pressed", s.bumpers && s.bumpers.front !== 0);
     $("bump-rear").classList.toggle("pressed", s.bumpers && s.bumpers.rear !== 0);
+    for (const reading of s.sonar || []) {
+      if (typeof reading.deg === "number") sonar.set(reading.n, { deg: reading.deg, mm: reading.mm, t: now });
+    }
+    showSonar(now);
     if (!s.pose) {
       // A model the bridge has no factors for: raw values only.
       $("pose-x").textContent = String(s.raw.x);
@@ -485,6 +551,43 @@
     for (const [disc, echo] of echoes) if (now - echo.t > ECHO_SECONDS * 1000) echoes.delete(disc);
     $("room").dataset.echoes = String(echoes.size);
     scheduleRoom();
+  }
+
+  /** Where a sensor looks, in words, from its angle (counter-clockwise from the front). */
+  function direction(deg) {
+    const a = ((deg % 360) + 540) % 360 - 180;  // -180..180
+    const side = a > 0 ? "left" : "right";
+    const m = Math.abs(a);
+    if (m <= 15) return "front";
+    if (m < 75) return "front " + side;
+    if (m <= 105) return side;
+    if (m < 165) return "rear " + side;
+    return "rear";
+  }
+
+  /** A Pioneer's sonar: one bar per disc, fuller the nearer its echo, named by where it looks. */
+  function showSonar(now) {
+    const box = $("sonar");
+    const discs = [...sonar.entries()].sort((a, b) => a[0] - b[0]);
+    $("sonar-none").hidden = discs.length > 0;
+    if (box.children.length !== discs.length) {
+      box.replaceChildren();
+      for (const [n, disc] of discs) {
+        const cell = document.createElement("div");
+        cell.className = "sonar-disc";
+        cell.innerHTML = '<div class="ir-bar"><div class="fill"></div><span></span></div><span class="ir-name"></span>';
+        cell.querySelector(".ir-name").textContent = direction(disc.deg) + " " + Math.round(disc.deg) + "°";
+        cell.dataset.disc = String(n);
+        box.append(cell);
+      }
+    }
+    discs.forEach(([, disc], i) => {
+      const cell = box.children[i];
+      const old = now - disc.t > ECHO_SECONDS * 1000;
+      cell.classList.toggle("old", old);
+      cell.querySelector(".fill").style.height = (100 * (1 - Math.min(disc.mm, 5000) / 5000)).toFixed(1) + "%";
+      cell.querySelector(".ir-bar span").textContent = (disc.mm / 1000).toFixed(2) + " m";
+    });
   }
 
   // ---- the plot -------------------------------------------------------------
@@ -521,6 +624,7 @@
 
   function drawPlot() {
     const { g, width, height, ratio } = clearedCanvas("plot");
+    $("plot-legend").hidden = history.length < 2;  // a key only for lines that are drawn
     if (history.length < 2) return;
     const keys = [["odoL", "#2456c7"], ["odoR", "#1b7f3b"], ["wwL", "#a86400"], ["wwR", "#8a3ab9"]];
     let low = Infinity;
@@ -553,25 +657,57 @@
 
   // ---- a Pioneer's or an SMR's path (and a Pioneer's sonar) ---------------------
 
-  const scheduleRoom = onNextFrame(() => drawRoom("room", 250));
-  const scheduleSmrRoom = onNextFrame(() => drawRoom("smr-room", 150));
+  const scheduleRoom = onNextFrame(() => drawRoom("room", "pioneer-panel", 250));
+  const scheduleSmrRoom = onNextFrame(() => drawRoom("smr-room", "smr-panel", 150));
 
-  /** The path (and a Pioneer's sonar echoes) on canvas `id`, the robot drawn `radius` mm across. */
-  function drawRoom(id, radius) {
+  /**
+   * The robot on canvas `id` (`radius` mm), its path, a Pioneer's sonar
+   * echoes, a grid of metres, and the walls of a simulated robot's room; the
+   * legend of `panel` names only what is drawn.
+   */
+  function drawRoom(id, panel, radius) {
     const { g, width, height, ratio } = clearedCanvas(id);
+    const extent = trace.length ? Math.max(...trace.map((p) => Math.hypot(p.x - trace[0].x, p.y - trace[0].y))) : 0;
+    const shown = { walls: room !== null, trace: extent > 20, echoes: echoes.size > 0 };
+    for (const key of document.querySelectorAll("#" + panel + " [data-key]")) key.hidden = !shown[key.dataset.key];
     if (trace.length === 0) return;
-    // The view holds the path and the echoes, at least 2 m across, x to the right, y up.
+    // The view holds the room (when known), the path and the echoes, at least 2 m across, x to the right, y up.
     const points = [...trace, ...echoes.values()];
-    let minX = Math.min(...points.map((p) => p.x)) - 300;
-    let maxX = Math.max(...points.map((p) => p.x)) + 300;
-    let minY = Math.min(...points.map((p) => p.y)) - 300;
-    let maxY = Math.max(...points.map((p) => p.y)) + 300;
+    if (room) points.push({ x: room[0], y: room[1] }, { x: room[2], y: room[3] });
+    const margin = room ? 200 : 300;
+    const minX = Math.min(...points.map((p) => p.x)) - margin;
+    const maxX = Math.max(...points.map((p) => p.x)) + margin;
+    const minY = Math.min(...points.map((p) => p.y)) - margin;
+    const maxY = Math.max(...points.map((p) => p.y)) + margin;
     const span = Math.max(2000, maxX - minX, (maxY - minY) * (width / height));
     const centreX = (minX + maxX) / 2;
     const centreY = (minY + maxY) / 2;
     const scale = width / span;
     const px = (x) => width / 2 + (x - centreX) * scale;
     const py = (y) => height / 2 - (y - centreY) * scale;
+    // A metre's squares, with the start's lines darker.
+    const left = centreX - span / 2;
+    const top = centreY + (height / scale) / 2;
+    g.lineWidth = ratio;
+    for (let x = Math.ceil(left / 1000) * 1000; x <= left + span; x += 1000) {
+      g.strokeStyle = x === 0 ? "#b9c0cc" : "#e3e6ec";
+      g.beginPath();
+      g.moveTo(px(x), 0);
+      g.lineTo(px(x), height);
+      g.stroke();
+    }
+    for (let y = Math.floor(top / 1000) * 1000; y >= top - height / scale; y -= 1000) {
+      g.strokeStyle = y === 0 ? "#b9c0cc" : "#e3e6ec";
+      g.beginPath();
+      g.moveTo(0, py(y));
+      g.lineTo(width, py(y));
+      g.stroke();
+    }
+    if (room) {
+      g.lineWidth = 4 * ratio;
+      g.strokeStyle = "#5d6677";
+      g.strokeRect(px(room[0]), py(room[3]), (room[2] - room[0]) * scale, (room[3] - room[1]) * scale);
+    }
     g.lineWidth = 2 * ratio;
     g.strokeStyle = "#2456c7";
     g.beginPath();
@@ -613,6 +749,12 @@
   }
 
   function drive(direction) {
+    if (role === "viewer" && direction !== "stop") {
+      // Stopping is anyone's; driving takes the PIN. Say so in words, and ask for it.
+      log(inWords({ code: "denied" }), "warning");
+      if (access.pin) openSignIn("pin");
+      return;
+    }
     const s = speed();
     // A Flockbot takes speeds in percent; every other robot takes drive in mm/s and deg/s
     // (the slider's cm/s, and as many degrees a second for turning).

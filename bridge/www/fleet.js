@@ -2,7 +2,9 @@
 // fleet's MQTT broker, live, through the hub's own WebSocket (/ws), which
 // relays what the broker tells it ({"cmd":"fleet"} asks for it). Robots
 // that went offline stay, greyed, with how long ago. The teacher stops the
-// whole class, or one robot, with {"cmd":"fleet_emergency"}.
+// whole class, or one robot, with {"cmd":"fleet_emergency"}, and clears the
+// class's stop with {"cmd":"fleet_clear"}; a robot that is offline gets
+// either when it is back.
 "use strict";
 
 (() => {
@@ -77,7 +79,7 @@
         break;
 
       case "error":
-        notice(message.error, "error");
+        notice(String(message.error).replace(/:?\s*\{"cmd".*?\}/g, ""), "error");
         if (message.code === "denied" && secret && String(message.error).includes("wrong")) secret = null;
         break;
       case "ok":
@@ -85,6 +87,8 @@
           role = message.role;
           showRole();
           notice(role === "teacher" ? "Signed in as the teacher." : "Signed in.", "ok");
+        } else if (message.note) {  // a stop or clear that robots offline did not hear
+          notice(message.note, "warning");
         }
         break;
       default:
@@ -96,6 +100,7 @@
     $("role").textContent = role === "teacher" ? "the teacher" : "watching";
     $("teacher-sign-in").hidden = role === "teacher";
     $("stop-all").disabled = role !== "teacher";
+    $("clear-all").hidden = role !== "teacher";
     render();
   }
 
@@ -112,24 +117,50 @@
     switch (event.type) {
       case "link": return "link " + event.state + (event.reason ? ": " + event.reason : "");
       case "safety_stop": return "safety stop: " + event.reason;
-      case "emergency": return event.latched ? "emergency stop by " + event.by : "emergency stop cleared";
+      case "emergency":
+        return event.latched ? "emergency stop by " + event.by + (event.reason ? " (" + event.reason + ")" : "")
+                             : "emergency stop cleared by " + event.by;
       case "lease": return event.holder ? event.holder.peer + " drives" : "nobody drives";
       default: return event.type || "";
     }
   }
 
-  function cell(row, text, testid) {
+  function cell(row, text, testid, label) {
     const td = document.createElement("td");
     td.textContent = text;
     if (testid) td.dataset.testid = testid;
+    td.dataset.label = label;  // a phone shows each row as a card, its cells labelled
     row.appendChild(td);
     return td;
+  }
+
+  function button(text, testid, message) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = text;
+    b.dataset.testid = testid;
+    b.addEventListener("click", () => send(message));
+    return b;
+  }
+
+  /** A robot's state in words: online or not, and its emergency stop: who stopped it, who may clear it. */
+  function describeState(robot) {
+    const status = robot.status || {};
+    if (!robot.online) return "offline " + ago(robot.since);
+    const latch = status.latch;
+    if (!status.emergency) return "online";
+    if (!latch) return "online, stop latched";
+    const clear = latch.source === "fleet"
+      ? (latch.local_too ? "Clear here, then on its own dashboard" : "Clear here or its teacher clears it")
+      : "cleared on its own dashboard (" + latch.clear_by + ")";
+    return "online, stopped by " + latch.by + (latch.reason ? " (" + latch.reason + ")" : "") + "; " + clear;
   }
 
   function render() {
     const body = $("robots");
     body.replaceChildren();
     let online = 0;
+    const labels = [...document.querySelectorAll("table.fleet thead th")].map((th) => th.textContent);
     for (const robot of robots) {
       const status = robot.status || {};
       const telemetry = robot.telemetry || {};
@@ -138,7 +169,7 @@
       row.dataset.testid = "robot-" + robot.robot;
       row.className = robot.online ? "online" : "offline";
       if (robot.online) online += 1;
-      const name = cell(row, "");
+      const name = cell(row, "", null, labels[0]);
       if (robot.online && status.dashboard) {
         const link = document.createElement("a");
         link.href = status.dashboard;
@@ -149,26 +180,46 @@
       } else {
         name.textContent = robot.robot;
       }
-      cell(row, status.family || "");
-      cell(row, robot.online ? (status.emergency ? "online, stop latched" : "online")
-        : "offline " + ago(robot.since), "state");
-      cell(row, robot.online && telemetry.battery_v != null ? telemetry.battery_v.toFixed(1) + " V" : "–", "battery");
-      cell(row, robot.online && status.link ? status.link.state : "–", "link");
-      cell(row, robot.online ? (status.lease ? status.lease.peer : "nobody") : "–", "driver");
-      cell(row, robot.event ? describeEvent(robot.event) + " (" + ago(robot.event.ts) + ")" : "", "event");
-      const actions = cell(row, "");
-      if (role === "teacher" && robot.online) {
-        const stop = document.createElement("button");
-        stop.type = "button";
-        stop.textContent = "Stop";
-        stop.dataset.testid = "stop-" + robot.robot;
-        stop.addEventListener("click", () => send({ cmd: "fleet_emergency", robot: robot.robot }));
-        actions.appendChild(stop);
+      cell(row, status.family || "", null, labels[1]);
+      const state = cell(row, describeState(robot), "state", labels[2]);
+      if (robot.pending) {
+        const waiting = document.createElement("div");
+        waiting.className = "muted";
+        waiting.dataset.testid = "pending-" + robot.robot;
+        waiting.textContent = (robot.pending.command === "emergency" ? "A stop" : "A clear") +
+          " waits here for it, sent " + ago(robot.pending.since) + ": it goes out when the robot is back.";
+        state.appendChild(waiting);
+      }
+      // A battery only for a robot that is there: an offline robot's last value is not its battery now.
+      cell(row, robot.online && telemetry.battery_v != null ? telemetry.battery_v.toFixed(1) + " V" : "", "battery",
+           labels[3]);
+      cell(row, robot.online && status.link ? status.link.state : "", "link", labels[4]);
+      cell(row, robot.online ? (status.lease ? status.lease.peer : "nobody") : "", "driver", labels[5]);
+      cell(row, robot.event ? describeEvent(robot.event) + " (" + ago(robot.event.ts) + ")" : "", "event", labels[6]);
+      const actions = cell(row, "", null, labels[7]);
+      if (role === "teacher") {
+        actions.appendChild(button("Stop", "stop-" + robot.robot, { cmd: "fleet_emergency", robot: robot.robot }));
+        const latch = status.latch;
+        if ((latch && latch.source === "fleet") || (robot.pending && robot.pending.command === "emergency")) {
+          actions.appendChild(button("Clear", "clear-" + robot.robot, { cmd: "fleet_clear", robot: robot.robot }));
+        }
       }
       body.appendChild(row);
     }
+    hideEmptyColumns();
     $("empty").hidden = robots.length > 0;
     setStatus($("count"), online + " of " + robots.length + " online", robots.length === 0 ? "unknown" : "ok");
+  }
+
+  /** A column with nothing in any row (no robot reports a battery, nobody may act) is not shown. */
+  function hideEmptyColumns() {
+    const heads = [...document.querySelectorAll("table.fleet thead th")];
+    const rows = [...$("robots").rows];
+    heads.forEach((th, i) => {
+      const empty = rows.every((row) => row.cells[i].textContent.trim() === "" && row.cells[i].children.length === 0);
+      th.hidden = empty;
+      for (const row of rows) row.cells[i].hidden = empty;
+    });
   }
 
   $("teacher-sign-in").addEventListener("click", () => {
@@ -184,6 +235,9 @@
   });
   $("stop-all").addEventListener("click", () => {
     if (send({ cmd: "fleet_emergency" }) !== null) notice("Stop sent to every robot.", "ok");
+  });
+  $("clear-all").addEventListener("click", () => {
+    if (send({ cmd: "fleet_clear" }) !== null) notice("The class's stop cleared on every robot.", "ok");
   });
   // "3 min ago" moves on by itself.
   setInterval(render, 5000);

@@ -20,9 +20,26 @@ TEST_CASE("secrets are equal only when every byte and the length are") {
   CHECK_FALSE(same_secret("", ""));  // no secret set: nothing matches it
 }
 
+TEST_CASE("a mistyped secret or two cost nothing, so a quick retry is taken") {
+  LoginGuard guard;  // the bridge's own settings
+  const auto start = SteadyTime{} + std::chrono::hours(1);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(guard.failed("10.0.0.5", start + milliseconds(i)) == milliseconds(0));
+    CHECK_FALSE(guard.wait("10.0.0.5", start + milliseconds(i)));
+  }
+  // Then it grows: a second, two, four, ... at most 30 s.
+  CHECK(guard.failed("10.0.0.5", start + milliseconds(10)) == milliseconds(1000));
+  CHECK(guard.wait("10.0.0.5", start + milliseconds(10)) == milliseconds(1000));
+  CHECK(guard.failed("10.0.0.5", start + milliseconds(1010)) == milliseconds(2000));
+  guard.succeeded("10.0.0.5");
+  CHECK(guard.failed("10.0.0.5", start + milliseconds(5000)) == milliseconds(0));
+}
+
 TEST_CASE("wrong secrets make their address wait longer each time, a right one clears it, nobody is banned") {
-  LoginGuard guard(
-      {.first_delay = milliseconds(500), .longest = milliseconds(4000), .forget_after = milliseconds(60000)});
+  LoginGuard guard({.free_tries = 0,
+                    .first_delay = milliseconds(500),
+                    .longest = milliseconds(4000),
+                    .forget_after = milliseconds(60000)});
   const auto start = SteadyTime{} + std::chrono::hours(1);
   CHECK_FALSE(guard.wait("10.0.0.5", start));
   CHECK(guard.failed("10.0.0.5", start) == milliseconds(500));
@@ -43,7 +60,7 @@ TEST_CASE("wrong secrets make their address wait longer each time, a right one c
 }
 
 TEST_CASE("the guard remembers a bounded number of addresses, forgetting the oldest first") {
-  LoginGuard guard({.most_addresses = 3});
+  LoginGuard guard({.free_tries = 0, .most_addresses = 3});
   const auto start = SteadyTime{} + std::chrono::hours(1);
   for (int i = 0; i < 5; ++i) (void)guard.failed("10.0.0." + std::to_string(i), start + milliseconds(i));
   CHECK(guard.addresses() == 3);

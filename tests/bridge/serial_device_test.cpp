@@ -105,6 +105,12 @@ struct CountingListener : flockbridge::bridge::SerialPort::Listener {
     ++closed;
     reason = why;
   }
+  void serial_open_failed(const flockbridge::bridge::OpenFailure& failure) override {
+    ++failed;
+    failure_ = failure;
+  }
+  int failed = 0;
+  flockbridge::bridge::OpenFailure failure_;
   int opened = 0;
   int closed = 0;
   std::string received;

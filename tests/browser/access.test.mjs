@@ -30,10 +30,19 @@ const message = (on, text) => on.getByTestId("messages").filter({ hasText: text 
 test("a student's page watches until the PIN is given, then drives", async () => {
   await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
   await page.getByTestId("role").filter({ hasText: "watching" }).waitFor();
+  // A viewer may not take control: no such button. A drive key tells how to drive, in words, and asks for the PIN.
+  assert.equal(await page.getByTestId("take").isHidden(), true);
+  await page.keyboard.press("ArrowUp");
+  await message(page, "To drive it, press “Drive…” and give the robot's PIN.");
+  await page.getByTestId("secret-form").waitFor({ state: "visible" });
   await page.getByTestId("forward").click();
-  await message(page, "give the robot's PIN first");
   assert.equal(bridge.seen("simulated Uno: rx 44 4D 53"), false, "a viewer's drive command goes nowhere");
+  assert.equal(await page.getByTestId("messages").filter({ hasText: '{"cmd"' }).count(), 0, "no JSON for people");
 
+  // A mistyped PIN, then the right one at once: the quick retry is taken.
+  await page.getByTestId("secret").fill("4712");
+  await page.getByTestId("secret-ok").click();
+  await message(page, "wrong driver PIN");
   await page.getByTestId("sign-in").click();
   await page.getByTestId("secret").fill("4711");
   await page.getByTestId("secret-ok").click();
@@ -58,8 +67,10 @@ test("an emergency stop from another page latches until the teacher clears it; t
   await page.getByTestId("latch").waitFor({ state: "visible" });
   await page.getByTestId("forward").click();
   await message(page, "emergency stop is latched");
-  await page.getByTestId("clear-emergency").click();
-  await message(page, "only the teacher may clear the emergency stop");
+  // Who stopped it and who may clear it, in words; a driver is not offered a Clear that only the teacher may press.
+  await page.getByTestId("latch-by").filter({ hasText: "by client #" }).waitFor();
+  await page.getByTestId("latch-who").filter({ hasText: "The teacher may clear it." }).waitFor();
+  assert.equal(await page.getByTestId("clear-emergency").isHidden(), true);
   await page.screenshot({ path: path.join(artifacts, "dashboard-latched.png"), fullPage: true });
 
   await teacher.getByTestId("teacher-sign-in").click();

@@ -58,3 +58,36 @@ export function dashboardSuite(args, expose) {
   after(() => closeDashboard(suite.opened));
   return suite;
 }
+
+/**
+ * Checks the page as a person sees it: at the desktop's width no column of
+ * the grid is left empty in the first row (a family without some panel
+ * leaves no hole); at a phone's 390 px nothing is wider than the screen.
+ * Saves a screenshot of each as `<name>.png` and `<name>-phone.png`, and
+ * puts the desktop's size back.
+ */
+export async function checkLayout(page, name) {
+  const holes = await page.evaluate(() => {
+    const panels = [...document.querySelectorAll("main > .panel")].filter((p) => p.offsetParent !== null);
+    const columns = new Set(panels.map((p) => Math.round(p.getBoundingClientRect().left))).size;
+    const top = Math.min(...panels.map((p) => p.getBoundingClientRect().top));
+    const first = panels.filter((p) => Math.round(p.getBoundingClientRect().top) === Math.round(top)).length;
+    return columns - first;
+  });
+  assert.equal(holes, 0, "a column of the first row is empty");
+  await page.screenshot({ path: `${artifacts}/${name}.png`, fullPage: true });
+  const size = page.viewportSize();
+  await page.setViewportSize({ width: 390, height: 844 });
+  const wide = await page.evaluate(() => {
+    const limit = window.innerWidth;
+    const over = [...document.querySelectorAll("body *")].filter((e) => {
+      const box = e.getBoundingClientRect();
+      return e.offsetParent !== null && box.width > 0 && box.right > limit + 1;
+    });
+    return { page: document.documentElement.scrollWidth - limit, first: over[0]?.outerHTML.slice(0, 80) ?? "" };
+  });
+  assert.ok(wide.page <= 0, `the page is ${wide.page} px wider than a phone's screen`);
+  assert.equal(wide.first, "", "an element reaches past a phone's screen");
+  await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
+  await page.setViewportSize(size);
+}

@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import path from "node:path";
 import { startBridge } from "./bridge.mjs";
-import { artifacts, binary, dashboardSuite } from "./dashboard.mjs";
+import { artifacts, binary, checkLayout, dashboardSuite } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 const suite = dashboardSuite(["--simulate", "--sim-rate-hz", "20"],
@@ -25,7 +25,7 @@ test("the page connects and shows live values that change", async () => {
   const firstIr = await page.locator("#ir0-value").textContent();
   await packetsLater(10);
   assert.ok((await number("seq")) >= firstSeq + 10, "the packet counter moves on");
-  assert.match(await text("battery"), /^\d+$/);
+  assert.match(await text("battery"), /^\d+ \(raw count\)$/);
   // The simulated IR readings follow a wave with noise: they change.
   await page.waitForFunction((first) => document.querySelector("#ir0-value").textContent !== first, firstIr);
   // Shown as a count; while the browser starts, a packet or two may be
@@ -75,14 +75,17 @@ test("an error from the bridge is shown to the user", async () => {
   await page.getByTestId("messages").filter({ hasText: "claw_set: pos must be from 0 to 30, got 99" }).waitFor();
 });
 
-test("the page fits a phone's screen; screenshots are saved", async () => {
-  await page.screenshot({ path: path.join(artifacts, "dashboard.png"), fullPage: true });
+test("every reading is labelled, and the page fits a desktop and a phone; screenshots are saved", async () => {
+  const names = await page.getByTestId("ir-names").locator("span").allTextContents();
+  assert.deepEqual(names, ["IR 0", "IR 1", "IR 2", "IR 3", "IR 4"]);
+  await page.getByTestId("sensors").getByText("grey: not pressed, red: pressed").waitFor();
+  await page.getByTestId("plot-legend").waitFor({ state: "visible" });  // the lines are drawn
+  // No volts without flockbot.units.battery_volts_per_count: the count says what it is.
+  await page.getByTestId("battery").filter({ hasText: /^\d+ \(raw count\)$/ }).waitFor();
+  await checkLayout(page, "dashboard");
   await page.setViewportSize({ width: 390, height: 844 });
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 0, `the page is ${overflow} px wider than a phone's screen`);
   const emergency = await page.getByTestId("emergency").boundingBox();
   assert.ok(emergency.width >= 300 && emergency.height >= 56, "the emergency stop is large on a phone");
-  await page.screenshot({ path: path.join(artifacts, "dashboard-phone.png"), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 900 });
 });
 
@@ -130,6 +133,11 @@ test("when the bridge goes away the page says so, and reconnects to a new one by
   suite.opened.bridge = bridge;  // the one to stop at the end
   await page.getByTestId("connection").filter({ hasText: "Bridge connected" }).waitFor({ timeout: 15000 });
   await page.getByTestId("link").filter({ hasText: "Robot not connected" }).waitFor();
+  // Which device was tried, why it failed, and what to do, in words.
+  const help = page.getByTestId("link-help");
+  await help.filter({ hasText: "No robot at /nonexistent/flockbot (no such device)" }).waitFor();
+  await help.filter({ hasText: "give its device with --device, or try --simulate" }).waitFor();
+  await help.filter({ hasText: "udev rule" }).waitFor();
   await page.waitForFunction(
     (old) => document.querySelector('[data-testid="session"]').textContent !== old, oldSession);
   // The last readings are shown as old, not as if they were live.

@@ -32,7 +32,8 @@ before(async () => {
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   page.on("pageerror", (error) => { throw error; });
-  await page.goto(`http://127.0.0.1:${hub.httpPort}/fleet`);
+  // The hub with no robot has no robot's dashboard: its home page is the class's.
+  await page.goto(`http://127.0.0.1:${hub.httpPort}/`);
 });
 
 after(async () => {
@@ -49,6 +50,7 @@ const cellOf = (robot, testid) => row(robot).getByTestId(testid);
 
 test("the hub's page lists every robot of the class, live", async () => {
   await page.getByTestId("connection").filter({ hasText: "Hub connected" }).waitFor();
+  assert.equal(await page.title(), "flockbridge: the class's robots");
   await cellOf("smr-5", "state").filter({ hasText: /^online$/ }).waitFor();
   await cellOf("fb-5", "state").filter({ hasText: /^online$/ }).waitFor();
   await cellOf("smr-5", "battery").filter({ hasText: "12.4 V" }).waitFor();
@@ -71,9 +73,24 @@ test("the teacher signs in and stops every robot; each one latches", async () =>
   await smr.waitFor("mqtt: emergency stop from the fleet (the teacher at 127.0.0.1:");
   await flockbot.waitFor("mqtt: emergency stop from the fleet (the teacher at 127.0.0.1:");
   await flockbot.waitFor("simulated Uno: rx 45 4D 47");
-  await cellOf("smr-5", "state").filter({ hasText: "online, stop latched" }).waitFor();
-  await cellOf("fb-5", "state").filter({ hasText: "online, stop latched" }).waitFor();
+  // Who stopped each robot, and who may clear it.
+  await cellOf("smr-5", "state").filter({ hasText: "online, stopped by the fleet (the teacher at" }).waitFor();
+  await cellOf("fb-5", "state").filter({ hasText: "Clear here or its teacher clears it" }).waitFor();
   await cellOf("fb-5", "event").filter({ hasText: "emergency stop by the fleet (the teacher at" }).waitFor();
+  // A student's dashboard on the robot says so too, and offers no Clear: only the class hub or a teacher may.
+  const student = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await student.goto(await row("smr-5").locator("a").getAttribute("href"));
+  await student.getByTestId("latch-by").filter({ hasText: "by the fleet (the teacher at" }).waitFor();
+  await student.getByTestId("latch-who").filter({ hasText: "class hub" }).waitFor();
+  assert.equal(await student.getByTestId("clear-emergency").isHidden(), true);
+
+  // The teacher clears the class's stop on the hub: every robot may drive again.
+  await page.getByTestId("clear-all").click();
+  await smr.waitFor("cleared the class's emergency stop: the robot may drive again");
+  await cellOf("smr-5", "state").filter({ hasText: /^online$/ }).waitFor();
+  await cellOf("fb-5", "state").filter({ hasText: /^online$/ }).waitFor();
+  await student.getByTestId("latch").waitFor({ state: "hidden" });
+  await student.close();
 });
 
 test("a robot whose bridge dies stays on the page, greyed, offline since then", async () => {
@@ -84,4 +101,22 @@ test("a robot whose bridge dies stays on the page, greyed, offline since then", 
   assert.equal(await row("fb-5").locator("a").count(), 0, "no link to a dashboard that is gone");
   assert.equal(await page.getByTestId("count").textContent(), "1 of 2 online");
   await page.screenshot({ path: path.join(artifacts, "fleet.png"), fullPage: true });
+});
+
+test("a stop for a robot that is offline waits at the hub, and the page says so", async () => {
+  await row("fb-5").getByTestId("stop-fb-5").click();
+  await page.getByTestId("notice").filter({ hasText: "fb-5 is offline and did not hear it" }).waitFor();
+  await page.getByTestId("pending-fb-5").filter({ hasText: "A stop waits here for it" }).waitFor();
+  await row("fb-5").getByTestId("clear-fb-5").click();
+  await page.getByTestId("pending-fb-5").filter({ hasText: "A clear waits here for it" }).waitFor();
+});
+
+test("on a phone the page stacks: no sideways scrolling, every cell named", async () => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await row("smr-5").getByTestId("battery").filter({ hasText: "12.4 V" }).waitFor();
+  const widths = await page.evaluate(() => [document.documentElement.scrollWidth, window.innerWidth]);
+  assert.equal(widths[0], widths[1], "the page is as wide as the phone");
+  const label = await cellOf("smr-5", "battery").evaluate((td) => getComputedStyle(td, "::before").content);
+  assert.equal(label, '"Battery: "');
+  await page.screenshot({ path: path.join(artifacts, "fleet-phone.png"), fullPage: true });
 });

@@ -1,8 +1,9 @@
 // A real mosquitto on 127.0.0.1 for the fleet's browser test, as the e2e
-// tests start it (tests/support/mqtt_broker.cpp): the project's example ACL
-// (deploy/mosquitto/flockbridge.acl), accounts for the teacher, the hub, a
-// student and each robot (user name = robot name, password "<user>-secret",
-// also in "<user>.password" for mqtt.password_file), no anonymous access.
+// tests start it (tests/support/mqtt_broker.cpp) and docs/fleet.md sets it
+// up: the project's example ACL (deploy/mosquitto/), accounts made with its
+// flockbridge-mqtt-account for the teacher, the hub, the class and each robot
+// (user name = robot name, password "<user>-secret", also in
+// "<user>.password" for mqtt.password_file), no anonymous access.
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
 import fs from "node:fs";
@@ -11,7 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const acl = fileURLToPath(new URL("../../deploy/mosquitto/flockbridge.acl", import.meta.url));
+const exampleAcl = fileURLToPath(new URL("../../deploy/mosquitto/flockbridge.acl", import.meta.url));
+const accountTool = fileURLToPath(new URL("../../deploy/mosquitto/flockbridge-mqtt-account", import.meta.url));
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -28,11 +30,14 @@ function freePort() {
 export async function startBroker(robots) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "flockbridge-broker-"));
   const passwords = path.join(dir, "passwd");
-  ["teacher", "hub", "student", ...robots].forEach((user, i) => {
-    const made = spawnSync("mosquitto_passwd", ["-b", ...(i === 0 ? ["-c"] : []), passwords, user, user + "-secret"]);
-    if (made.status !== 0) throw new Error("mosquitto_passwd failed: " + made.stderr);
-    fs.writeFileSync(path.join(dir, user + ".password"), user + "-secret\n", { mode: 0o600 });
-  });
+  const acl = path.join(dir, "flockbridge.acl");
+  fs.copyFileSync(exampleAcl, acl);
+  for (const user of ["teacher", "hub", "class", ...robots]) {
+    const file = path.join(dir, user + ".password");
+    fs.writeFileSync(file, user + "-secret\n", { mode: 0o600 });
+    const made = spawnSync("sh", [accountTool, "--acl", acl, "--passwd", passwords, "--password-file", file, user]);
+    if (made.status !== 0) throw new Error("flockbridge-mqtt-account failed: " + made.stderr);
+  }
   const port = await freePort();
   const config = path.join(dir, "mosquitto.conf");
   fs.writeFileSync(config, [`listener ${port} 127.0.0.1`, "allow_anonymous false", `password_file ${passwords}`,

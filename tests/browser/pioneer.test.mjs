@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, dashboardSuite } from "./dashboard.mjs";
+import { artifacts, checkLayout, dashboardSuite } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"],
@@ -29,6 +29,22 @@ test("the page shows a Pioneer as a Pioneer", async () => {
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="room"]').dataset.echoes) >= 4);
   // Who drives, from the bridge's counters (asked every 2 s).
   await page.getByTestId("control").filter({ hasText: "Nobody holds control" }).waitFor();
+});
+
+test("every reading is labelled: each sonar disc by where it looks, what the colours mean", async () => {
+  // A p3dx-sh has 16 discs, 8 ahead and 8 behind; the SIPs bring a few at a time.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="sonar"] .sonar-disc').length === 16);
+  const names = await page.getByTestId("sonar").locator(".ir-name").allTextContents();
+  assert.equal(names[0], "left 90°");
+  assert.equal(names[1], "front left 50°");
+  assert.equal(names[3], "front 10°");
+  assert.equal(names[4], "front -10°");
+  assert.equal(names[7], "right -90°");
+  assert.ok(names.slice(8).every((n) => n.startsWith("rear") || n === "right -90°" || n === "left 90°"), names.join());
+  await page.getByTestId("pioneer").getByText("grey: no, red: yes").waitFor();
+  await page.locator('#pioneer-panel [data-key="echoes"]').waitFor({ state: "visible" });
+  await page.locator('#pioneer-panel [data-key="walls"]').waitFor({ state: "visible" });
+  await checkLayout(page, "dashboard-pioneer-still");
 });
 
 test("forward drives it at the slider's speed; stop holds the pose", async () => {

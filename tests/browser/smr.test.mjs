@@ -9,7 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, dashboardSuite } from "./dashboard.mjs";
+import { artifacts, checkLayout, dashboardSuite } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "smr", "--simulate"], (ui) => ({ bridge, page, text, number, counterLater } = ui));
@@ -35,6 +35,16 @@ test("the page shows an SMR as an SMR, at a pace a browser wants", async () => {
   assert.ok(rate <= 30, `the page draws ${rate} periods a second`);
 });
 
+test("every reading is labelled: each IR sensor's place, what the colours mean, the simulated room", async () => {
+  const names = await page.getByTestId("smr-ir-names").locator("span").allTextContents();
+  assert.deepEqual(names, ["left", "front left", "front", "front right", "right", "rear"]);
+  await page.getByTestId("smr").getByText("green: on, grey: off").waitFor();
+  // The simulated robot drives in a room, which the map draws; the path is named once there is one.
+  await page.locator('#smr-panel [data-key="walls"]').waitFor({ state: "visible" });
+  assert.equal(await page.locator('#smr-panel [data-key="trace"]').isHidden(), true, "no path drawn yet");
+  await checkLayout(page, "dashboard-smr-still");
+});
+
 test("forward drives it at the slider's speed; stop holds the pose; the path is drawn", async () => {
   const start = await number("smr-x");
   await page.getByTestId("forward").click();
@@ -43,6 +53,7 @@ test("forward drives it at the slider's speed; stop holds the pose; the path is 
   await page.waitForFunction(
     (from) => Number(document.querySelector('[data-testid="smr-x"]').textContent) > from + 100, start);
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="smr-room"]').dataset.points) > 10);
+  await page.locator('#smr-panel [data-key="trace"]').waitFor({ state: "visible" });
 
   await page.getByTestId("stop").click();
   await bridge.waitFor("simulated SMR: rx left speed 0");

@@ -78,25 +78,31 @@ TEST_CASE("with a driver PIN a JSON client watches and stops until it gives it, 
   client.send("{\"cmd\":\"stop\",\"id\":2}\n");  // stopping is anyone's
   rig.expect_sim("rx 44 53 54");
 
+  // A mistyped PIN or two: the quick retry is taken.
   json wrong = auth(client, "pin", "0000");
   CHECK(wrong["code"] == "denied");
-  CHECK(wrong["error"] == "wrong driver PIN; the next try is taken in 500 ms");
-  rig.expect_log("gave a wrong driver PIN; its address waits 500 ms");
+  CHECK(wrong["error"] == "wrong driver PIN; try again");
+  rig.expect_log("gave a wrong driver PIN");
   CHECK(rig.bridge().seen(Stream::Stderr, "0000") == false);  // what was typed is never logged
+  CHECK(auth(client, "pin", "0001")["error"] == "wrong driver PIN; try again");
+  CHECK(auth(client, "pin", "0002")["error"] == "wrong driver PIN; try again");
+  // Then each wrong one makes the address wait, longer each time.
+  CHECK(auth(client, "pin", "0003")["error"] == "wrong driver PIN; the next try is taken in 1 s");
+  rig.expect_log("gave a wrong driver PIN; its address waits 1000 ms");
   // Even the right PIN waits for the delay; then it is taken.
   int waited = 0;
-  wrong = auth_when_allowed(client, "pin", "0000", waited);
+  wrong = auth_when_allowed(client, "pin", "0004", waited);
   CHECK(waited > 0);
-  CHECK(wrong["error"] == "wrong driver PIN; the next try is taken in 1000 ms");
+  CHECK(wrong["error"] == "wrong driver PIN; the next try is taken in 2 s");
   const json right = auth_when_allowed(client, "pin", "4711", waited);
   CHECK(waited > 0);
   CHECK(right["role"] == "driver");
   rig.expect_log("is now driver");
   client.send("{\"cmd\":\"move\",\"speed\":20}\n");
   rig.expect_sim("rx 44 4D 53 14");
-  // A right PIN clears the address: the next wrong one waits the shortest time again.
+  // A right PIN clears the address: the next wrong one is free again.
   auto other = rig.json_client();
-  CHECK(auth(other, "pin", "1")["error"] == "wrong driver PIN; the next try is taken in 500 ms");
+  CHECK(auth(other, "pin", "1")["error"] == "wrong driver PIN; try again");
 }
 
 TEST_CASE("the teacher takes control from the driver at once, a driver asks the driver to hand over") {
@@ -182,7 +188,7 @@ TEST_CASE("an emergency stop from anyone latches: no motion goes to the robot un
   REQUIRE(latched);
   CHECK((*latched)["latched"] == true);
   CHECK((*latched)["by"]["client"] == 2);
-  rig.expect_log("sent an emergency stop: no motion command goes to the robot until it is cleared");
+  rig.expect_log("sent an emergency stop: no motion command goes to the robot until the teacher clears it");
 
   driver.send("{\"cmd\":\"move\",\"speed\":22,\"id\":\"m\"}\n");
   auto refused = driver.read_json_type("error");

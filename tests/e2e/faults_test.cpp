@@ -89,13 +89,22 @@ TEST_CASE("an Uno that goes quiet makes the link stale and CFG brings it back wh
 
 TEST_CASE("no robot attached: the bridge serves clients and says why and finds the robot when it appears") {
   Rig rig({.start_sim = false});
-  // Said before the listeners were up, so looked for from the start of the log.
-  CHECK(rig.bridge().seen(Stream::Stderr, "cannot open " + rig.device()));
-  auto json = rig.json_client();
+  // At start, the log says which device was tried, why it failed and what to do.
+  const std::string explained = "no robot at " + rig.device() +
+                                " (no such device): check that the robot is switched on and its cable plugged in (a "
+                                "Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else "
+                                "/dev/ttyACM0), give its device with --device, or try --simulate";
+  REQUIRE(rig.bridge().wait_seen(Stream::Stderr, "warning: robot link down: " + explained));
+  auto json = rig.json_client();  // and so does hello
+  TcpClient late_comer(rig.json_port());
+  const auto hello = late_comer.read_json_type("hello");
+  REQUIRE(hello);
+  CHECK((*hello)["link"] == "down");
+  CHECK((*hello)["reason"] == explained);
   json.send("{\"cmd\":\"stop\",\"id\":1}\n");
   auto refused = json.read_json_type("error");
   REQUIRE(refused);
-  CHECK((*refused)["error"].get<std::string>().find("the robot link is down") == 0);
+  CHECK((*refused)["error"] == "the robot link is down (" + explained + "); command not sent");
 
   ChildProcess late({FLOCKBOT_SIM_BIN, "--link", rig.device()});
   REQUIRE(late.wait_for(Stream::Stdout, "ready "));

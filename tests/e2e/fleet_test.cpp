@@ -3,6 +3,7 @@
 // play the teacher's and the students' tools.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -58,7 +59,10 @@ TEST_CASE("fleet: a bridge's status and telemetry are retained for a new subscri
   Rig rig(on_broker(smr_rig(), broker, "smr-1"));
   expect_joined(rig, "mqtt: connected to 127.0.0.1:" + std::to_string(broker.port()) + " as smr-1");
 
-  auto viewer = broker.subscribe("student", "flockbridge/v1/smr-1/#");
+  // The example ACL, with the accounts docs/fleet.md makes, loads without a word of warning.
+  const std::vector<std::string> warnings = broker.warnings();
+  CHECK_MESSAGE(warnings.empty(), "mosquitto said: " << (warnings.empty() ? "" : warnings.front()));
+  auto viewer = broker.subscribe("class", "flockbridge/v1/smr-1/#");
   const json status = next_on(*viewer, "flockbridge/v1/smr-1/status", R"("link":{"state":"up")");
   CHECK(status["state"] == "online");
   CHECK(status["robot"] == "smr-1");
@@ -78,7 +82,7 @@ TEST_CASE("fleet: a bridge's status and telemetry are retained for a new subscri
   CHECK_FALSE(telemetry.contains("line"));  // a summary, not the sensor stream
 
   // Someone opens a fleet view later: the broker hands it what it kept, at once.
-  auto later = broker.subscribe("student", "flockbridge/v1/smr-1/#");
+  auto later = broker.subscribe("class", "flockbridge/v1/smr-1/#");
   CHECK(next_on(*later, "flockbridge/v1/smr-1/status")["state"] == "online");
   next_on(*later, "flockbridge/v1/smr-1/telemetry");
   CHECK(came_retained(*later, "flockbridge/v1/smr-1/status"));
@@ -119,7 +123,7 @@ TEST_CASE("fleet: the broker's last will marks a killed bridge offline, and a re
   Rig rig(on_broker(RigOptions{}, broker, "fb-9"));
   expect_joined(rig);
   REQUIRE(rig.bridge().wait_seen(Stream::Stderr,
-                                 "mqtt: ignored a retained emergency stop on flockbridge/v1/fb-9/cmd/emergency"));
+                                 "mqtt: ignored the message on flockbridge/v1/fb-9/cmd/emergency: it was retained"));
   auto driver = rig.json_client();
   driver.send("{\"cmd\":\"move\",\"speed\":20,\"id\":1}\n");
   CHECK(driver.read_json_type("ok"));  // not latched
@@ -131,7 +135,7 @@ TEST_CASE("fleet: the broker's last will marks a killed bridge offline, and a re
   CHECK(will["reason"] == "the bridge's connection was lost");
   CHECK(will["robot"] == "fb-9");
   // And it stays so for whoever looks later.
-  auto later = broker.subscribe("student", "flockbridge/v1/fb-9/status");
+  auto later = broker.subscribe("class", "flockbridge/v1/fb-9/status");
   next_on(*later, "flockbridge/v1/fb-9/status", R"("state":"offline")");
   CHECK(came_retained(*later, "flockbridge/v1/fb-9/status"));
 }
@@ -152,6 +156,7 @@ TEST_CASE("fleet: the teacher's emergency stop reaches a Flockbot, a Pioneer and
   // A student's account and a robot's account may not command the fleet:
   // the broker drops what they publish there.
   CHECK(broker.publish("student", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":"student"})") == 0);
+  CHECK(broker.publish("class", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":"class"})") == 0);
   CHECK(broker.publish("fb-1", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":"fb-1"})") == 0);
   CHECK(broker.publish("student", "flockbridge/v1/p3-1/cmd/emergency", R"({"by":"student"})") == 0);
 
@@ -170,6 +175,7 @@ TEST_CASE("fleet: the teacher's emergency stop reaches a Flockbot, a Pioneer and
     const std::string line = rig->expect_log("mqtt: emergency stop from the fleet (teacher)");
     CHECK(line.find("end of the lesson") != std::string::npos);
     CHECK_FALSE(rig->bridge().seen(Stream::Stderr, "(student)"));
+    CHECK_FALSE(rig->bridge().seen(Stream::Stderr, "(class)"));
     CHECK_FALSE(rig->bridge().seen(Stream::Stderr, "(fb-1)"));
   }
   CHECK_FALSE(flockbot.bridge().seen(Stream::Stderr, ": p3"));
@@ -180,7 +186,10 @@ TEST_CASE("fleet: the teacher's emergency stop reaches a Flockbot, a Pioneer and
   REQUIRE(latch);
   CHECK((*latch)["latched"] == true);
   CHECK((*latch)["by"]["client"] == 0);
-  CHECK((*latch)["by"]["peer"] == "the fleet (teacher): end of the lesson");
+  CHECK((*latch)["by"]["peer"] == "the fleet (teacher)");
+  CHECK((*latch)["reason"] == "end of the lesson");
+  CHECK((*latch)["source"] == "fleet");
+  CHECK((*latch)["may_clear"] == json::array({"fleet"}));  // no teacher on this robot: nobody here
   student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":2}\n");
   const auto refused = student.read_json_type("error");
   REQUIRE(refused);
@@ -209,7 +218,7 @@ TEST_CASE("fleet: a broker killed and started again: the bridge reconnects by it
   broker.start();
   rig.expect_log("mqtt: connected", std::chrono::seconds(15));
   // The new broker kept nothing: the bridge says again that it is here.
-  auto viewer = broker.subscribe("student", "flockbridge/v1/fb-2/status");
+  auto viewer = broker.subscribe("class", "flockbridge/v1/fb-2/status");
   CHECK(next_on(*viewer, "flockbridge/v1/fb-2/status")["state"] == "online");
   client.send("{\"cmd\":\"stats\",\"id\":1}\n");
   const auto stats = client.read_json_type("stats");
@@ -360,6 +369,198 @@ TEST_CASE("fleet: the class hub follows every robot, keeps one that went offline
   const auto unknown = teacher.read_json_type("error");
   REQUIRE(unknown);
   CHECK((*unknown)["error"] == "there is no robot 'nobody' in the fleet");
+}
+
+}  // namespace flockbridge::testing
+
+namespace flockbridge::testing {
+
+TEST_CASE("fleet: an empty, retained or malformed command stops nobody, and a retained one is warned of once") {
+  MqttBroker broker({"fb-6"});
+  RigOptions options = on_broker(RigOptions{}, broker, "fb-6");
+  options.bridge_args.insert(options.bridge_args.end(), {"--log-level", "debug"});
+  Rig rig(options);
+  expect_joined(rig);
+  auto driver = rig.json_client();
+  driver.send("{\"cmd\":\"move\",\"speed\":20,\"id\":1}\n");
+  REQUIRE(driver.read_json_type("ok"));
+  const std::string topic = "flockbridge/v1/fb-6/cmd/emergency";
+
+  // The teacher deletes a retained command the way docs/fleet.md says: an
+  // empty retained message, which the broker passes on to subscribers.
+  REQUIRE(broker.publish("teacher", topic, "", true) == 0);
+  rig.expect_log("mqtt: ignored the message on " + topic + ": it is empty");
+  // Anything but a JSON object, and a JSON object with the wrong types, is not a stop either.
+  REQUIRE(broker.publish("teacher", topic, "stop") == 0);
+  rig.expect_log("mqtt: ignored the message on " + topic + ": a command is a JSON object");
+  REQUIRE(broker.publish("teacher", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":7})") == 0);
+  rig.expect_log(R"("by" must be text)");
+  // A retained command published while the bridge listens reaches it live
+  // (MQTT 5's retain as published says so): ignored too, and said once.
+  REQUIRE(broker.publish("teacher", topic, R"({"by":"teacher","reason":"kept by mistake"})", true) == 0);
+  rig.expect_log("warning: mqtt: ignored the message on " + topic + ": it was retained");
+  REQUIRE(broker.publish("teacher", topic, R"({"by":"teacher","reason":"again"})", true) == 0);
+  rig.expect_log("debug: mqtt: ignored the message on " + topic + ": it was retained");
+  // Deleted, then retained anew: a warning again.
+  REQUIRE(broker.publish("teacher", topic, "", true) == 0);
+  rig.expect_log("debug: mqtt: ignored the message on " + topic + ": it is empty");
+  REQUIRE(broker.publish("teacher", topic, R"({"by":"teacher","reason":"third"})", true) == 0);
+  rig.expect_log("warning: mqtt: ignored the message on " + topic + ": it was retained");
+
+  // None of it stopped or latched the robot.
+  CHECK_FALSE(rig.sim().seen(Stream::Stdout, "rx 45 4D 47"));
+  CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "mqtt: emergency stop from"));
+  driver.send("{\"cmd\":\"move\",\"speed\":22,\"id\":2}\n");
+  CHECK(driver.read_json_type("ok"));
+  rig.expect_sim("rx 44 4D 53 16");
+
+  // A proper one does.
+  REQUIRE(broker.publish("teacher", topic, "{}") == 0);
+  rig.expect_sim("rx 45 4D 47");
+}
+
+}  // namespace flockbridge::testing
+
+namespace flockbridge::testing {
+
+TEST_CASE("fleet: the class's stop is cleared by the fleet or the robot's teacher only - the robot's own stop stays") {
+  MqttBroker broker({"smr-7", "fb-7"});
+  // No secrets at all on this robot: everyone drives, and still nobody here clears the class's stop.
+  Rig smr(on_broker(smr_rig(), broker, "smr-7"));
+  // A teacher secret on this one: the teacher may.
+  RigOptions with_teacher = on_broker(RigOptions{}, broker, "fb-7");
+  with_teacher.config = "[access]\nteacher_secret = \"sesame\"\n";
+  Rig flockbot(with_teacher);
+  expect_joined(smr);
+  expect_joined(flockbot);
+
+  auto student = smr.json_client();
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":1}\n");
+  REQUIRE(student.read_json_type("ok"));
+  // The student's own emergency stop first, then the teacher's for the class.
+  student.send("{\"cmd\":\"emergency\",\"id\":2}\n");
+  REQUIRE(student.read_json_type("emergency_latch"));
+  REQUIRE(broker.publish("teacher", "flockbridge/v1/_fleet/cmd/emergency", R"({"by":"teacher","reason":"lunch"})") ==
+          0);
+  const auto both = student.read_json_type("emergency_latch");
+  REQUIRE(both);
+  CHECK((*both)["source"] == "fleet");
+  CHECK((*both)["holds"].size() == 2);
+  CHECK((*both)["may_clear"] == json::array());  // nobody alone: the class's, then the robot's own
+  CHECK((*both)["clear_by"].get<std::string>().find("then a driver") != std::string::npos);
+
+  // The student (a driver: no PIN is set) may not clear the class's stop.
+  student.send("{\"cmd\":\"clear_emergency\",\"id\":3}\n");
+  const auto denied = student.read_json_type("error");
+  REQUIRE(denied);
+  CHECK((*denied)["code"] == "denied");
+  CHECK((*denied)["error"].get<std::string>().find("class hub") != std::string::npos);
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":4}\n");
+  const auto latched = student.read_json_type("error");
+  REQUIRE(latched);
+  CHECK((*latched)["code"] == "latched");
+  CHECK((*latched)["error"].get<std::string>().find("lunch") != std::string::npos);
+
+  // The fleet clears its own stop: the student's stays, and the student clears that.
+  REQUIRE(broker.publish("teacher", "flockbridge/v1/smr-7/cmd/clear", R"({"by":"teacher"})") == 0);
+  const auto left = student.read_json_type("emergency_latch");
+  REQUIRE(left);
+  CHECK((*left)["latched"] == true);
+  CHECK((*left)["source"] == "local");
+  CHECK((*left)["may_clear"] == json::array({"driver"}));
+  smr.expect_log("the robot's own emergency stop (client");
+  student.send("{\"cmd\":\"clear_emergency\",\"id\":5}\n");
+  REQUIRE(student.read_json_type("ok"));
+  student.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":6}\n");
+  CHECK(student.read_json_type("ok"));
+
+  // On the robot with a teacher: a driver (no PIN set) may not; the teacher may.
+  auto driver = flockbot.json_client();
+  auto teacher = flockbot.json_client();
+  teacher.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":1}\n");
+  REQUIRE(teacher.read_json_type("ok"));
+  const auto stopped = driver.read_json_type("emergency_latch");  // the class's stop, still latched here
+  REQUIRE(stopped);
+  CHECK((*stopped)["may_clear"] == json::array({"fleet", "teacher"}));
+  driver.send("{\"cmd\":\"clear_emergency\",\"id\":2}\n");
+  const auto refused = driver.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["code"] == "denied");
+  teacher.send("{\"cmd\":\"clear_emergency\",\"id\":3}\n");
+  const auto cleared = driver.read_json_type("emergency_latch");
+  REQUIRE(cleared);
+  CHECK((*cleared)["latched"] == false);
+  // A clear for a robot with nothing latched by the fleet changes nothing.
+  REQUIRE(broker.publish("teacher", "flockbridge/v1/fb-7/cmd/clear", "{}") == 0);
+  flockbot.expect_log("this robot had none");
+}
+
+TEST_CASE("fleet: the hub's stop for an offline robot waits and reaches it when it is back - the hub's Clear clears") {
+  MqttBroker broker({"fb-8", "smr-8"});
+  std::optional<Rig> flockbot(std::in_place, on_broker(RigOptions{}, broker, "fb-8", 2));
+  Rig smr(on_broker(smr_rig(), broker, "smr-8", 2));
+  RigOptions hub_options = on_broker(RigOptions{}, broker, "hub");
+  hub_options.robot = "none";
+  hub_options.start_sim = false;
+  hub_options.bridge_args.emplace_back("--hub");
+  hub_options.config = "[access]\nteacher_secret = \"sesame\"\n";
+  Rig hub(hub_options);
+  expect_joined(hub);
+  // It says which account it really used.
+  CHECK(hub.bridge().seen(Stream::Stderr, "mqtt: the class hub, following flockbridge/v1/+/ on 127.0.0.1:" +
+                                              std::to_string(broker.port()) + " as user hub"));
+  auto teacher = hub.json_client();
+  teacher.send("{\"cmd\":\"fleet\",\"id\":1}\n");
+  REQUIRE(teacher.read_json_type("ok"));
+  fleet_where(teacher, [](const json& robots) {
+    const json fb = robot_in(robots, "fb-8");
+    const json sm = robot_in(robots, "smr-8");
+    return fb.is_object() && sm.is_object() && fb["online"] == true && sm["online"] == true;
+  });
+  flockbot->kill_bridge();
+  fleet_where(teacher, [](const json& robots) { return robot_in(robots, "fb-8")["online"] == false; });
+
+  teacher.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":2}\n");
+  REQUIRE(teacher.read_json_type("ok"));
+  teacher.send("{\"cmd\":\"fleet_emergency\",\"robot\":\"fb-8\",\"id\":3}\n");
+  const auto answer = teacher.read_json_type("ok");
+  REQUIRE(answer);
+  CHECK((*answer)["id"] == 3);
+  CHECK((*answer)["offline"] == json::array({"fb-8"}));
+  CHECK((*answer)["note"].get<std::string>().find("fb-8 is offline") != std::string::npos);
+  CHECK((*answer)["note"].get<std::string>().find("the moment it is back") != std::string::npos);
+  fleet_where(teacher, [](const json& robots) {
+    const json fb = robot_in(robots, "fb-8");
+    return fb["pending"].is_object() && fb["pending"]["command"] == "emergency";
+  });
+
+  // The robot's bridge comes back (the Pi rebooted): it stops and latches at once.
+  flockbot.reset();
+  flockbot.emplace(on_broker(RigOptions{}, broker, "fb-8", 2));
+  REQUIRE(flockbot->bridge().wait_seen(Stream::Stderr, "while the robot was offline"));
+  flockbot->expect_sim("rx 45 4D 47");
+  auto student = flockbot->json_client();
+  const auto latch = student.read_json_type("emergency_latch");
+  REQUIRE(latch);
+  CHECK((*latch)["source"] == "fleet");
+  CHECK((*latch)["reason"].get<std::string>().find("offline") != std::string::npos);
+  fleet_where(teacher, [](const json& robots) {
+    const json fb = robot_in(robots, "fb-8");
+    return fb["online"] == true && fb["pending"].is_null() && fb["status"]["latch"].is_object() &&
+           fb["status"]["latch"]["source"] == "fleet";
+  });
+
+  // The teacher clears the class from the hub: every robot may drive again.
+  teacher.send("{\"cmd\":\"fleet_emergency\",\"id\":4}\n");
+  REQUIRE(teacher.read_json_type("ok"));
+  smr.expect_log("mqtt: emergency stop from the fleet");
+  teacher.send("{\"cmd\":\"fleet_clear\",\"id\":5}\n");
+  const auto cleared = teacher.read_json_type("ok");
+  REQUIRE(cleared);
+  CHECK_FALSE(cleared->contains("offline"));
+  for (Rig* rig : {&*flockbot, &smr}) rig->expect_log("cleared the class's emergency stop: the robot may drive again");
+  student.send("{\"cmd\":\"move\",\"speed\":20,\"id\":6}\n");
+  CHECK(student.read_json_type("ok"));
 }
 
 }  // namespace flockbridge::testing

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
 #include <random>
 #include <string>
@@ -223,10 +224,22 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   const std::vector<std::string> commands{"move", "stop"};
   CHECK(codec::hello("abc", LinkState::Up, "", 4, "driver", {"flockbot", "flockbot", commands}) ==
         R"({"type":"hello","version":1,"session":"abc","robot":"flockbot","model":"flockbot","link":"up",)"
-        R"("client":4,"role":"driver","capabilities":["move","stop"]})");
-  CHECK(Json::parse(codec::hello("abc", LinkState::Down, "no port", 9, "viewer", {"pioneer", "p3dx-sh", {}})) ==
+        R"("client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move","stop"]})");
+  CHECK(Json::parse(
+            codec::hello("abc", LinkState::Down, "no port", 9, "viewer", {"pioneer", "p3dx-sh", {}}, {true, false})) ==
         Json::parse(R"({"type":"hello","version":1,"session":"abc","robot":"pioneer","model":"p3dx-sh",
-            "link":"down","reason":"no port","client":9,"role":"viewer","capabilities":[]})"));
+            "link":"down","reason":"no port","client":9,"role":"viewer","access":{"pin":true,"teacher":false},
+            "capabilities":[]})"));
+  // A simulated robot says so, with the room it drives in when its simulator told it.
+  const std::array<double, 4> room{-2000, -1500, 2000, 1500};
+  const Json simulated =
+      Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver", {"smr", "smr", {}, true, room}));
+  CHECK(simulated["simulated"] == Json::parse(R"({"room_mm":[-2000.0,-1500.0,2000.0,1500.0]})"));
+  CHECK(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver",
+                                 {"flockbot", "flockbot", {}, true, {}}))["simulated"]["room_mm"]
+            .is_null());
+  CHECK_FALSE(
+      Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver", {"smr", "smr", {}})).contains("simulated"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
   CHECK(Json::parse(codec::packet(as_bytes("DMC"))) ==
@@ -246,8 +259,20 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::lease(std::nullopt, "gone") == R"({"type":"lease","holder":null,"reason":"gone"})");
   CHECK(codec::lease(std::nullopt) == R"({"type":"lease","holder":null})");
   CHECK(std::holds_alternative<ReleaseControl>(codec::parse_request(R"({"cmd":"release"})").request.value()));
-  CHECK(codec::emergency_latch(true, 2, "127.0.0.1:4000", 3.5) ==
-        R"({"type":"emergency_latch","latched":true,"by":{"client":2,"peer":"127.0.0.1:4000"},"since":3.5})");
+  const codec::LatchHold local{"local", 2, "127.0.0.1:4000", "", 3.5, {"teacher", "driver"}};
+  CHECK(
+      codec::emergency_latch({true, local, {"teacher", "driver"}, "the teacher or a driver", {local}}) ==
+      R"({"type":"emergency_latch","latched":true,"by":{"client":2,"peer":"127.0.0.1:4000"},"since":3.5,)"
+      R"("source":"local","may_clear":["teacher","driver"],"clear_by":"the teacher or a driver","holds":[)"
+      R"({"source":"local","by":{"client":2,"peer":"127.0.0.1:4000"},"since":3.5,"may_clear":["teacher","driver"]}]})");
+  // The fleet's stop, with its reason; and a clearing, which names who cleared it.
+  const codec::LatchHold fleet{"fleet", 0, "the fleet (teacher)", "end of the lesson", 4.5, {"fleet"}};
+  CHECK(codec::emergency_latch({true, fleet, {"fleet"}, "the class hub", {fleet}})
+            .find(R"("since":4.5,"source":"fleet","reason":"end of the lesson","may_clear":["fleet"])") !=
+        std::string::npos);
+  CHECK(codec::emergency_latch({false, {"fleet", 0, "the fleet (teacher)", "", 5.5, {}}, {}, "", {}}) ==
+        R"j({"type":"emergency_latch","latched":false,"by":{"client":0,"peer":"the fleet (teacher)"},"since":5.5,)j"
+        R"("source":"fleet","may_clear":[],"holds":[]})");
   CHECK(codec::error(nullptr, Error{"held", ErrorCode::Latched}) ==
         R"({"type":"error","error":"held","code":"latched"})");
   const std::vector<codec::WaitingClient> waiting{{5, "10.0.3.17:51234", 2.5}};

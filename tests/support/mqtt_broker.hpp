@@ -1,7 +1,8 @@
-// A real mosquitto on 127.0.0.1 for the fleet's tests, with the project's
-// example ACL (deploy/mosquitto/flockbridge.acl), a password file of its own
-// accounts, and no anonymous access; plus mosquitto_sub and mosquitto_pub
-// as the fleet's other members.
+// A real mosquitto on 127.0.0.1 for the fleet's tests, set up as
+// docs/fleet.md says: the project's example ACL (deploy/mosquitto/), the
+// accounts made with its flockbridge-mqtt-account (the teacher, the hub, the
+// class, each robot), a student's account with no rights, and no anonymous
+// access; plus mosquitto_sub and mosquitto_pub as the fleet's other members.
 #pragma once
 
 #include <chrono>
@@ -19,7 +20,7 @@ namespace flockbridge::testing {
 class MqttBroker {
  public:
   /// Starts mosquitto with accounts for `robots` (user = robot name), the
-  /// teacher, the hub and a student.
+  /// teacher, the hub, the class and a student.
   explicit MqttBroker(const std::vector<std::string>& robots);
   MqttBroker(const MqttBroker&) = delete;
   MqttBroker& operator=(const MqttBroker&) = delete;
@@ -29,6 +30,11 @@ class MqttBroker {
   /// A file holding `user`'s password, for mqtt.password_file.
   [[nodiscard]] std::filesystem::path password_file(const std::string& user) const;
   [[nodiscard]] static std::string password(const std::string& user) { return user + "-secret"; }
+
+  /// The ACL the broker reads: the project's example, with a paragraph per robot.
+  [[nodiscard]] std::filesystem::path acl_file() const;
+  /// What the broker has logged as a warning or an error so far.
+  [[nodiscard]] std::vector<std::string> warnings();
 
   /// The bridge's command-line options to join this broker as `robot`.
   [[nodiscard]] std::vector<std::string> bridge_args(const std::string& robot, double telemetry_hz = 5) const;

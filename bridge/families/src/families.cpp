@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <array>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
 #include "flockbridge/bridge/none/driver.hpp"
 #include "flockbridge/bridge/pioneer/driver.hpp"
 #include "flockbridge/bridge/smr/driver.hpp"
+#include "flockbridge/bridge/suggest.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -44,8 +47,13 @@ protocol::Result<Config> family_defaults(const std::string& name) {
   const RobotFamily* family = find_robot_family(name);
   if (family == nullptr) {
     std::string known;
-    for (const RobotFamily& row : kFamilies) known += (known.empty() ? "" : ", ") + std::string(row.name);
-    return protocol::Error{"robot.family: there is no robot family '" + name + "'; the families are " + known};
+    std::vector<std::string_view> names;
+    for (const RobotFamily& row : kFamilies) {
+      known += (known.empty() ? "" : ", ") + std::string(row.name);
+      names.push_back(row.name);
+    }
+    return protocol::Error{"robot.family: there is no robot family '" + name + "'" + did_you_mean(name, names) +
+                           "; the families are " + known};
   }
   Config config;
   config.family = family->name;

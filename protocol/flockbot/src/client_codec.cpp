@@ -95,8 +95,22 @@ Bytes encode_binary_packet(ByteView payload) {
   return with_length({}, payload);
 }
 
+std::string fit_text(std::string_view text, std::size_t limit) {
+  if (text.size() <= limit) return std::string(text);
+  static constexpr std::string_view kMore = "...";
+  if (limit <= kMore.size()) return std::string(text.substr(0, limit));
+  // The last space at which the words before it, and the dots, fit.
+  std::size_t end = text.rfind(' ', limit - kMore.size());
+  if (end == std::string_view::npos || end == 0) end = limit - kMore.size();  // one long word: no better place
+  while (end > 0 && (text[end - 1] == ' ' || text[end - 1] == ',' || text[end - 1] == ';' || text[end - 1] == ':')) {
+    --end;
+  }
+  return std::string(text.substr(0, end)) + std::string(kMore);
+}
+
 Bytes encode_binary_error(std::string_view text) {
-  return with_length("ERR", as_bytes(text.substr(0, kMaxErrorText)));
+  const std::string fitted = fit_text(text, kMaxErrorText);
+  return with_length("ERR", as_bytes(fitted));
 }
 
 Bytes encode_binary_link(std::string_view state) {

@@ -61,15 +61,16 @@ Result<ClientRequest> parse_approve(const json& object) {
   return ClientRequest{ApproveClient{static_cast<std::uint64_t>(*client)}};
 }
 
-Result<ClientRequest> parse_fleet_emergency(const json& object) {
+Result<ClientRequest> parse_fleet_command(const json& object, std::string_view cmd) {
   static constexpr std::array<std::string_view, 1> kArguments{"robot"};
-  if (auto checked = only("fleet_emergency", object, kArguments); !checked) return checked.error();
+  if (auto checked = only(cmd, object, kArguments); !checked) return checked.error();
+  const bool clear = cmd == "fleet_clear";
   const auto robot = object.find("robot");
-  if (robot == object.end()) return ClientRequest{FleetEmergency{}};
+  if (robot == object.end()) return ClientRequest{FleetEmergency{{}, clear}};
   if (!robot->is_string() || robot->get<std::string>().empty()) {
-    return argument_error("fleet_emergency", "robot", "must be a robot's name, as fleet messages list them");
+    return argument_error(cmd, "robot", "must be a robot's name, as fleet messages list them");
   }
-  return ClientRequest{FleetEmergency{robot->get<std::string>()}};
+  return ClientRequest{FleetEmergency{robot->get<std::string>(), clear}};
 }
 
 Result<ClientRequest> parse_set(const json& object) {
@@ -165,12 +166,16 @@ Result<Done> only(std::string_view cmd, const json& object, std::span<const std:
 }
 
 std::string hello(std::string_view session, LinkState state, std::string_view reason, std::uint64_t client,
-                  std::string_view role, const RobotDescription& robot) {
+                  std::string_view role, const RobotDescription& robot, const AccessDescription& access) {
   ordered message{{"type", "hello"},       {"version", kVersion},  {"session", session},
                   {"robot", robot.family}, {"model", robot.model}, {"link", link_state_name(state)}};
+  if (robot.simulated) {
+    message["simulated"] = ordered{{"room_mm", robot.room_mm ? ordered(*robot.room_mm) : ordered(nullptr)}};
+  }
   if (!reason.empty()) message["reason"] = reason;
   message["client"] = client;
   message["role"] = role;
+  message["access"] = ordered{{"pin", access.pin}, {"teacher", access.teacher}};
   message["capabilities"] = ordered::array();
   for (const std::string& command : robot.commands) message["capabilities"].push_back(command);
   return dump(message);
@@ -326,11 +331,39 @@ std::string lease_request(std::uint64_t client, std::string_view peer) {
   return dump(ordered{{"type", "lease_request"}, {"client", client}, {"peer", peer}});
 }
 
-std::string emergency_latch(bool latched, std::uint64_t client, std::string_view peer, double since) {
-  return dump(ordered{{"type", "emergency_latch"},
-                      {"latched", latched},
-                      {"by", ordered{{"client", client}, {"peer", peer}}},
-                      {"since", since}});
+namespace {
+
+ordered latch_hold(const LatchHold& hold) {
+  ordered out{{"source", hold.source}, {"by", ordered{{"client", hold.client}, {"peer", hold.peer}}}};
+  if (!hold.reason.empty()) out["reason"] = hold.reason;
+  out["since"] = hold.since;
+  out["may_clear"] = hold.may_clear;
+  return out;
+}
+
+}  // namespace
+
+std::string emergency_latch(const LatchState& state) {
+  ordered message{{"type", "emergency_latch"},
+                  {"latched", state.latched},
+                  {"by", ordered{{"client", state.by.client}, {"peer", state.by.peer}}},
+                  {"since", state.by.since},
+                  {"source", state.by.source}};
+  if (!state.by.reason.empty()) message["reason"] = state.by.reason;
+  message["may_clear"] = state.may_clear;
+  if (state.latched) message["clear_by"] = state.clear_by;
+  ordered holds = ordered::array();
+  for (const LatchHold& hold : state.holds) holds.push_back(latch_hold(hold));
+  message["holds"] = std::move(holds);
+  return dump(message);
+}
+
+std::string fleet_sent(const json& id, const std::vector<std::string>& offline, std::string_view note) {
+  ordered message{{"type", "ok"}};
+  if (!id.is_null()) message["id"] = id;
+  message["offline"] = offline;
+  message["note"] = note;
+  return dump(message);
 }
 
 std::string pairing(std::span<const WaitingClient> waiting) {
@@ -432,7 +465,7 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "set") return parse_set(object);
   if (cmd == "auth") return parse_auth(object);
   if (cmd == "fleet") return ClientRequest{FollowFleet{}};
-  if (cmd == "fleet_emergency") return parse_fleet_emergency(object);
+  if (cmd == "fleet_emergency" || cmd == "fleet_clear") return parse_fleet_command(object, cmd);
   return std::nullopt;
 }
 

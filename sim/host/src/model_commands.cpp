@@ -1,9 +1,20 @@
 // The simulator program's commands that only one family's robot knows.
+#include <array>
 #include <sstream>
 
 #include "flockbridge/sim/host/pty_robot.hpp"
 
 namespace flockbridge::sim {
+
+std::array<double, 4> room_of(const aros::PioneerModelSettings& settings) {
+  return {-settings.room_width_mm / 2, -settings.room_depth_mm / 2, settings.room_width_mm / 2,
+          settings.room_depth_mm / 2};
+}
+
+std::array<double, 4> room_of(const smr::SmrModelSettings& settings) {
+  return {-settings.room_width_m * 500, -settings.room_depth_m * 500, settings.room_width_m * 500,
+          settings.room_depth_m * 500};
+}
 
 bool run_model_command(aros::PioneerModel& model, const std::string& command, std::istringstream& /*words*/,
                        const SimRobot::Log& say) {

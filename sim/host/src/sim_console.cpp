@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <sstream>
@@ -95,7 +96,13 @@ protocol::Result<protocol::Done> SimConsole::start() {
   }
   auto plugged = robot_->plug_in(options_.link);
   if (!plugged) return plugged.error();
-  say("ready " + robot_->device_path());
+  // The host learns its device, and the room the robot drives in (for pages that draw it).
+  std::string ready = "ready " + robot_->device_path();
+  if (const auto room = robot_->room_mm()) {
+    ready += " room";
+    for (const double edge : *room) ready += " " + std::to_string(static_cast<long>(std::lround(edge)));
+  }
+  say(ready);
   start_input();
   (void)reboot_timer_.init<SimConsole, &SimConsole::on_random_reboot>(loop_, this);
   (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);

@@ -74,6 +74,23 @@ TEST_CASE("port 2005: what the bridge sends") {
   CHECK(long_error[0] == 127);
 }
 
+TEST_CASE("port 2005: an ERR text too long for its length byte ends after a whole word, never inside one") {
+  CHECK(fit_text("short enough", 20) == "short enough");
+  CHECK(fit_text("the robot's emergency stop is latched", 20) == "the robot's...");
+  CHECK(fit_text("not sent: only a driver may, with the PIN", 19) == "not sent: only a...");
+  CHECK(fit_text("a driver; the teacher", 15) == "a driver...");  // no "driver;..."
+  const std::string words =
+      "not sent: the robot's emergency stop is latched (by client 4, 10.0.3.17:51234); the teacher or a driver may "
+      "clear it with {\"cmd\":\"clear_emergency\"} or on the dashboard";
+  const std::string fitted = fit_text(words, kMaxErrorText);
+  CHECK(fitted.size() <= kMaxErrorText);
+  CHECK(fitted.ends_with("..."));
+  const std::string kept = fitted.substr(0, fitted.size() - 3);
+  CHECK(words.starts_with(kept));
+  CHECK(words[kept.size()] == ' ');  // the next character of the text began a new word
+  CHECK(encode_binary_error(words)[0] <= 127);
+}
+
 TEST_CASE("port 2005: EXT asks for the bridge's own messages, and the answer says which version is in force") {
   auto on = parse_binary_request(b({'E', 'X', 'T', 1}));
   REQUIRE(on);

@@ -47,14 +47,16 @@ enum class Role : std::uint8_t { Viewer, Driver, Teacher };
 [[nodiscard]] bool origin_allowed(std::optional<std::string_view> origin, const std::vector<std::string>& own_names,
                                   const std::vector<std::string>& allowed);
 
-/// Wrong secrets from one address make it wait, longer each time: after the
-/// n-th wrong one in a row, `first_delay` × 2^(n-1), at most `longest`. A
-/// right one clears the address; an address left alone for `forget_after`
-/// is forgotten. Nobody is ever banned for good.
+/// Wrong secrets from one address make it wait, longer each time: a few
+/// mistyped ones (`free_tries`) cost nothing, so a quick retry is taken;
+/// after the n-th wrong one in a row beyond those, `first_delay` × 2^(n-1),
+/// at most `longest`. A right one clears the address; an address left alone
+/// for `forget_after` is forgotten. Nobody is ever banned for good.
 class LoginGuard {
  public:
   struct Settings {
-    std::chrono::milliseconds first_delay{500};
+    unsigned free_tries = 3;
+    std::chrono::milliseconds first_delay{1000};
     std::chrono::milliseconds longest{30000};
     std::chrono::milliseconds forget_after{600000};
     std::size_t most_addresses = 4096;  ///< beyond this the oldest are forgotten first
@@ -65,7 +67,7 @@ class LoginGuard {
 
   /// How long `address` must still wait before its next try (nothing: it may try now).
   [[nodiscard]] std::optional<std::chrono::milliseconds> wait(const std::string& address, SteadyTime now);
-  /// A wrong secret from `address`: returns how long it must now wait.
+  /// A wrong secret from `address`: returns how long it must now wait (zero: it may try again at once).
   std::chrono::milliseconds failed(const std::string& address, SteadyTime now);
   /// A right one.
   void succeeded(const std::string& address);

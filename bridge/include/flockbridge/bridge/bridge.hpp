@@ -21,6 +21,7 @@
 #include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/bridge/emergency_latch.hpp"
 #include "flockbridge/bridge/fleet.hpp"
 #include "flockbridge/bridge/service_notifier.hpp"
 #include "flockbridge/bridge/session.hpp"
@@ -97,6 +98,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   [[nodiscard]] nlohmann::ordered_json fleet_status() const override;
   [[nodiscard]] nlohmann::ordered_json fleet_telemetry() const override;
   void fleet_emergency(const std::string& by, const std::string& reason) override;
+  void fleet_clear(const std::string& by, const std::string& reason) override;
   void fleet_changed() override;
   /// The hub's fleet message: {"type":"fleet","now":...,"robots":[...]}.
   [[nodiscard]] std::string fleet_message() const;
@@ -137,12 +139,16 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void authenticate(Session& session, const protocol::Authenticate& auth, const nlohmann::json& id);
   /// take: the teacher takes control at once; a driver asks the driver to hand over.
   void take_control(Session& session, const nlohmann::json& id);
-  /// An emergency stop from client `client` (0: the fleet) at `peer` has
-  /// gone to the robot: no motion until it is cleared.
-  void latch_emergency(std::uint64_t client, const std::string& peer);
-  /// clear_emergency: the teacher (or a driver, when [access] allows or no teacher is set) clears the latch.
+  /// An emergency stop from a client of this robot's or from the fleet has
+  /// gone to the robot: no motion until it is cleared (emergency_latch.hpp).
+  void latch_emergency(StopSource source, EmergencyLatch::Hold hold);
+  /// clear_emergency: whoever the latch's rules allow clears it.
   void clear_emergency(Session& session, const nlohmann::json& id);
+  /// Tells everyone of a change of the latch: clients, the log's caller, the fleet.
+  void latch_changed();
   [[nodiscard]] std::string latch_message() const;
+  /// The latch for the fleet's status: who stopped the robot and who may clear it; null when free.
+  [[nodiscard]] nlohmann::ordered_json latch_json() const;
   /// set: the teacher changes a live setting, until the next reload from the file or restart.
   void change_setting(Session& session, const protocol::ChangeSetting& change, const nlohmann::json& id);
   /// Whether `client` (on the family's own port) waits to be approved.
@@ -211,13 +217,6 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
     SteadyTime renewed{};  ///< its holder's last command
   };
   std::optional<Lease> lease_;
-  /// The latched emergency stop, or its clearing (latched false): who and when.
-  struct EmergencyLatch {
-    bool latched = false;
-    std::uint64_t client = 0;
-    std::string peer;
-    double since = 0;  ///< Unix seconds
-  };
   EmergencyLatch latch_;
   /// Connections on the family's own port waiting to be approved (native_port_mode paired), oldest first.
   struct Waiting {

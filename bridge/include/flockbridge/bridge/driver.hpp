@@ -21,6 +21,7 @@
 // takes from the Flockbot family directly: the counters' layout.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -146,6 +147,14 @@ class RobotDriver {
   [[nodiscard]] virtual bool has_robot() const noexcept { return true; }
   /// The JSON commands this robot takes, as clients name them.
   [[nodiscard]] virtual std::span<const std::string> commands() const noexcept = 0;
+  /// Where the family's robot is usually found, for someone looking for a
+  /// missing one ("a Pioneer's HOST serial port is usually ... /dev/ttyUSB0").
+  [[nodiscard]] virtual std::string_view device_hint() const noexcept { return {}; }
+  /// Whether the robot is a simulated one (--simulate).
+  [[nodiscard]] virtual bool simulated() const noexcept { return false; }
+  /// The room a simulated robot drives in, as its simulator says (mm, in the
+  /// odometry's frame: min x, min y, max x, max y); nothing otherwise.
+  [[nodiscard]] virtual std::optional<std::array<double, 4>> simulated_room() const { return std::nullopt; }
 
   /// Starts reaching the robot (and the simulated robot when the
   /// configuration asks for one). A device that is missing is not fatal:

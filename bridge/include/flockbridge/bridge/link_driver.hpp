@@ -60,7 +60,16 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   }
 
   [[nodiscard]] protocol::LinkState link_state() const noexcept final { return link_.state(); }
-  [[nodiscard]] const std::string& link_reason() const noexcept final { return link_.reason(); }
+  /// Why the link is not up; while the robot cannot be reached at all, what
+  /// was tried, what happened and what to do about it.
+  [[nodiscard]] const std::string& link_reason() const noexcept final {
+    return link_.state() == protocol::LinkState::Down && !open_failure_.empty() ? open_failure_ : link_.reason();
+  }
+
+  [[nodiscard]] bool simulated() const noexcept final { return config_.simulate; }
+  [[nodiscard]] std::optional<std::array<double, 4>> simulated_room() const final {
+    return simulator_ ? simulator_->room_mm() : std::nullopt;
+  }
 
   /// The link, for tests that look inside.
   [[nodiscard]] const Link& link() const noexcept { return link_; }
@@ -131,6 +140,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
  private:
   // Transport::Listener
   void serial_opened() final {
+    open_failure_.clear();
     link_.port_opened(steady_now());
     arm_link_timer();
   }
@@ -141,6 +151,13 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   void serial_closed(std::string_view reason) final {
     link_.port_closed(reason);
     arm_link_timer();
+  }
+  void serial_open_failed(const OpenFailure& failure) final {
+    const std::string_view hint = failure.missing ? device_hint() : std::string_view{};
+    open_failure_ = failure.what + ": " + failure.advice + (hint.empty() ? "" : " (" + std::string(hint) + ")") +
+                    (failure.or_else.empty() ? "" : ", " + failure.or_else);
+    // The state stays down: the reason is news, for the log and every client.
+    push(driver_event::LinkChanged{link_.state(), open_failure_});
   }
 
   // What has arrived is read before any deadline is judged: a process that
@@ -160,6 +177,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   DeadlineTimer link_timer_;
   AfterPoll deadline_;  ///< judges the deadline the timer fired for
   std::deque<DriverEvent> events_;
+  std::string open_failure_;  ///< why the robot cannot be reached now; empty once it opened
   bool stopped_ = false;
 };
 

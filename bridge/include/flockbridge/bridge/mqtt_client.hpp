@@ -17,6 +17,10 @@
 //   queued on its topic (state topics, where only the latest matters).
 // - libmosquitto's callbacks only record what happened; the Host hears of it
 //   after libmosquitto has returned, so it may publish from there.
+// - It speaks MQTT 5 and subscribes with "retain as published", so that a
+//   message the broker retains is marked so even when it reaches a
+//   subscriber live (MQTT 3.1.1 clears the flag then): commands must never be
+//   retained, and the Host can tell.
 #pragma once
 
 #include <uv.h>
@@ -56,7 +60,7 @@ struct MqttSettings {
   std::chrono::milliseconds reconnect_max{10000};
   std::size_t queue_limit = 64;  ///< messages waiting for the broker
   std::optional<MqttMessage> will;
-  std::vector<std::string> subscriptions;  ///< subscribed (QoS 1) at each connection
+  std::vector<std::string> subscriptions;  ///< subscribed (QoS 1, retain as published) at each connection
 };
 
 struct MqttCounters {
@@ -103,6 +107,8 @@ class MqttClient {
   [[nodiscard]] std::size_t queued() const noexcept { return queue_.size(); }
   /// "127.0.0.1:1883", as the logs name it.
   [[nodiscard]] std::string broker() const;
+  /// The user name it logs in with; empty: none.
+  [[nodiscard]] const std::string& user() const noexcept { return settings_.username; }
 
  private:
   enum class State : std::uint8_t { Idle, Resolving, Connecting, Connected, Waiting, Stopped };

@@ -13,6 +13,7 @@
 
 #include <array>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,10 @@ class SimulatorProcess {
   void stop();
   /// The device to open: the simulator's link.
   [[nodiscard]] const std::string& device_path() const noexcept { return link_; }
+  /// The room the simulated robot drives in, as its "ready" line said (mm, in
+  /// its odometry's frame: min x, min y, max x, max y); nothing until then,
+  /// or for a robot in no room.
+  [[nodiscard]] const std::optional<std::array<double, 4>>& room_mm() const noexcept { return room_; }
 
  private:
   void on_output(ssize_t nread, const uv_buf_t* buf);
@@ -50,6 +55,7 @@ class SimulatorProcess {
   UvHandle<uv_pipe_t> output_;
   std::function<void()> ready_;
   std::string partial_;  ///< the start of an output line
+  std::optional<std::array<double, 4>> room_;
   std::array<char, 4096> buffer_{};
 };
 

@@ -18,6 +18,14 @@
 
 namespace flockbridge::bridge {
 
+/// Why the robot could not be reached, for the people who must act on it.
+struct OpenFailure {
+  std::string what;      ///< what was tried and what happened: "no robot at /dev/flockbot (no such device)"
+  std::string advice;    ///< what to do first: "check that the robot is switched on and its cable plugged in"
+  std::string or_else;   ///< what else may be done: "give its device with --device, or try --simulate"
+  bool missing = false;  ///< there is no such device: where the family's device usually is helps
+};
+
 class Transport {
  public:
   class Listener {
@@ -29,6 +37,8 @@ class Transport {
     virtual void serial_opened() = 0;
     virtual void serial_received(protocol::ByteView bytes) = 0;
     virtual void serial_closed(std::string_view reason) = 0;
+    /// It could not open, and tries again: told once for each new reason.
+    virtual void serial_open_failed(const OpenFailure& failure) = 0;
   };
 
   struct Settings {

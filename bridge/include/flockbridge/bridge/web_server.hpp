@@ -83,9 +83,11 @@ class WebServer {
   };
 
   struct Settings {
-    std::string bind;          ///< IPv4 or IPv6 address
-    std::uint16_t port = 0;    ///< 0: any free port
-    std::string root;          ///< folder of the dashboard's files
+    std::string bind;        ///< IPv4 or IPv6 address
+    std::uint16_t port = 0;  ///< 0: any free port
+    std::string root;        ///< folder of the dashboard's files
+    /// The page of "/": the robot's dashboard, or the class's page (fleet.html) on a hub with no robot.
+    std::string home = "index.html";
     unsigned fd_limit = 1024;  ///< highest file descriptor lws may be handed, plus one
     /// HTTPS and WSS: the certificate's and key's PEM files; both empty: plain HTTP.
     std::string tls_cert;

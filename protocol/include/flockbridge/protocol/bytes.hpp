@@ -42,6 +42,10 @@ inline constexpr std::size_t kErrorCodeCount = 11;
 struct Error {
   std::string message;
   ErrorCode code = ErrorCode::Invalid;
+  /// The same in fewer words, for dialects that bound a message's length
+  /// (port 2005's ERR: kMaxErrorText); empty when `message` says it briefly
+  /// enough, or may be ended at a word.
+  std::string brief{};
 };
 
 /// Either a value or an Error. Callers cannot ignore it.

@@ -4,11 +4,13 @@
 // port-2005 codec produces, checked against the same command table.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -28,14 +30,26 @@ struct RobotDescription {
   std::string_view family;                ///< "flockbot", "pioneer", "smr"
   std::string_view model;                 ///< the family's model, e.g. "p3dx-sh"
   std::span<const std::string> commands;  ///< the JSON commands this robot takes
+  bool simulated = false;                 ///< a simulated robot (--simulate)
+  /// A simulated robot's room (mm, in its odometry's frame: min x, min y, max x, max y), when known.
+  std::optional<std::array<double, 4>> room_mm;
+};
+
+/// Which secrets the robot has set: which sign-ins there are to give.
+struct AccessDescription {
+  bool pin = false;      ///< a driver PIN: viewers become drivers with it
+  bool teacher = false;  ///< a teacher's secret
 };
 
 /// {"type":"hello","version":1,"session":"...","robot":"flockbot","model":"flockbot","link":"up",
-/// "client":4,"role":"driver","capabilities":["move",...]} (+"reason" before "client" when the link
-/// is not up); `client` is the connection's number (as lease messages name clients), `role` its
-/// role: "viewer" until it gives the driver PIN, when one is set.
+/// "client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move",...]}
+/// (+"reason" before "client" when the link is not up); `client` is the connection's number (as
+/// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one
+/// is set; "access" which secrets are set; "simulated":{"room_mm":[min_x,min_y,max_x,max_y] or
+/// null} after "link" for a simulated robot.
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
-                                std::uint64_t client, std::string_view role, const RobotDescription& robot);
+                                std::uint64_t client, std::string_view role, const RobotDescription& robot,
+                                const AccessDescription& access = {});
 /// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
 ///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
 /// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],
@@ -73,9 +87,28 @@ struct LeaseHolder {
 [[nodiscard]] std::string authorised(const nlohmann::json& id, std::string_view role);
 /// {"type":"lease_request","client":5,"peer":".."}: to the driver, another client asks it to hand over.
 [[nodiscard]] std::string lease_request(std::uint64_t client, std::string_view peer);
-/// {"type":"emergency_latch","latched":true,"by":{"client":3,"peer":".."},"since":..}:
-/// an emergency stop latched by a client, or (latched false) cleared by one, at `since` (Unix seconds).
-[[nodiscard]] std::string emergency_latch(bool latched, std::uint64_t client, std::string_view peer, double since);
+/// One stop that holds the robot, or (in a clearing) who cleared it.
+struct LatchHold {
+  std::string_view source;             ///< "local" (a client of this robot's) or "fleet"
+  std::uint64_t client = 0;            ///< 0: the fleet
+  std::string_view peer;               ///< the client's address, or "the fleet (teacher)"
+  std::string_view reason;             ///< as the fleet's command gave it; may be empty
+  double since = 0;                    ///< Unix seconds
+  std::vector<std::string> may_clear;  ///< "teacher", "driver", "fleet"
+};
+/// The emergency latch as clients see it.
+struct LatchState {
+  bool latched = false;
+  LatchHold by;                        ///< the first hold (the fleet's when there is one), or who cleared it
+  std::vector<std::string> may_clear;  ///< who may clear every hold alone
+  std::string_view clear_by;           ///< the same in words, for people
+  std::vector<LatchHold> holds;        ///< every stop that holds the robot
+};
+/// {"type":"emergency_latch","latched":true,"by":{"client":3,"peer":".."},"since":..,"source":"local",
+/// "may_clear":["teacher"],"clear_by":"the teacher","holds":[{"source":"local","by":{..},"since":..,
+/// "may_clear":[..]}]}: latched by a client or the fleet; with "latched":false, cleared ("by" who, "source"
+/// where from). "reason" when the stop gave one.
+[[nodiscard]] std::string emergency_latch(const LatchState& state);
 /// A connection on the family's own port waiting to be approved (native_port_mode paired).
 struct WaitingClient {
   std::uint64_t client = 0;
@@ -84,6 +117,10 @@ struct WaitingClient {
 };
 /// {"type":"pairing","waiting":[{"client":5,"peer":"..","since":..}]}: the connections waiting, oldest first.
 [[nodiscard]] std::string pairing(std::span<const WaitingClient> waiting);
+/// {"type":"ok","id":..,"offline":["fb-1"],"note":"..."}: the answer to a class hub's stop or
+/// clear that some robots of the fleet did not hear, being offline ("id" only when not null).
+[[nodiscard]] std::string fleet_sent(const nlohmann::json& id, const std::vector<std::string>& offline,
+                                     std::string_view note);
 /// {"type":"stats","id":..,"uptime_s":..,"link":{...},"commands":{...},"sensors":{...},"clients":{...}}
 [[nodiscard]] std::string stats(const nlohmann::json& id, const StatsSnapshot& snapshot);
 

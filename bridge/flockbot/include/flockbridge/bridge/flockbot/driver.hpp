@@ -26,6 +26,9 @@ class FlockbotDriver final : public LinkDriver<protocol::LinkController, protoco
   [[nodiscard]] std::string_view family() const noexcept override { return "flockbot"; }
   [[nodiscard]] std::string_view model() const noexcept override { return "flockbot"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return commands_; }
+  [[nodiscard]] std::string_view device_hint() const noexcept override {
+    return "a Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else /dev/ttyACM0";
+  }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,

@@ -48,6 +48,10 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
   [[nodiscard]] std::string_view family() const noexcept override { return "pioneer"; }
   [[nodiscard]] std::string_view model() const noexcept override;
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
+  [[nodiscard]] std::string_view device_hint() const noexcept override {
+    return "a Pioneer's HOST serial port is usually on a USB serial adapter, /dev/ttyUSB0; one on the network is "
+           "tcp:HOST:PORT";
+  }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,

@@ -34,6 +34,9 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
   [[nodiscard]] std::string_view family() const noexcept override { return "smr"; }
   [[nodiscard]] std::string_view model() const noexcept override { return "smr"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override;
+  [[nodiscard]] std::string_view device_hint() const noexcept override {
+    return "an SMR's RS485 bus adapter is /dev/ttyS0, or /dev/ttyUSB0 on USB";
+  }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   /// The next event; the stream's messages taken are the ones the clients have.
   [[nodiscard]] std::optional<DriverEvent> next_event() override;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <variant>
 
@@ -73,9 +74,11 @@ struct Authenticate {
 /// messages, now and whenever a robot changes.
 struct FollowFleet {};
 /// The teacher, on the class hub, stops and latches every robot of the
-/// fleet, or the one named (JSON `fleet_emergency`).
+/// fleet, or the one named (JSON `fleet_emergency`), or clears the fleet's
+/// stop on them (JSON `fleet_clear`).
 struct FleetEmergency {
   std::string robot;  ///< empty: every robot
+  bool clear = false;
 };
 /// What a client asks of the bridge, whichever port it came through.
 using ClientRequest =
@@ -95,7 +98,10 @@ inline constexpr std::size_t kMaxErrorText = 124;
 [[nodiscard]] Bytes encode_binary_sensor(ByteView sen_payload);
 /// Length byte + the Uno's payload as it came.
 [[nodiscard]] Bytes encode_binary_packet(ByteView payload);
-/// Length byte + "ERR" + text (cut to kMaxErrorText).
+/// `text` as it fits in `limit` characters: whole when it does, else ended
+/// after the last whole word that fits, followed by "...".
+[[nodiscard]] std::string fit_text(std::string_view text, std::size_t limit);
+/// Length byte + "ERR" + text (fit_text to kMaxErrorText).
 [[nodiscard]] Bytes encode_binary_error(std::string_view text);
 /// Length byte + "LNK" + the link state's name.
 [[nodiscard]] Bytes encode_binary_link(std::string_view state);

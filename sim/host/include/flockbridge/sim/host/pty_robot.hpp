@@ -12,6 +12,7 @@
 
 #include <uv.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -45,6 +46,9 @@ bool run_model_command(aros::PioneerModel& model, const std::string& command, st
                        const SimRobot::Log& say);
 bool run_model_command(smr::SmrModel& model, const std::string& command, std::istringstream& words,
                        const SimRobot::Log& say);
+/// The room a model drives in, as SimRobot::room_mm() says it: each starts in the room's middle, facing +x.
+std::array<double, 4> room_of(const aros::PioneerModelSettings& settings);
+std::array<double, 4> room_of(const smr::SmrModelSettings& settings);
 
 template <typename Model, typename ModelSettings>
 class PtyRobot final : public SimRobot, private SimDevice::Listener {
@@ -83,6 +87,7 @@ class PtyRobot final : public SimRobot, private SimDevice::Listener {
   [[nodiscard]] std::string device_path() const override { return device_->device_path(); }
   [[nodiscard]] const LineFaults& to_host_faults() const override { return to_host_; }
   [[nodiscard]] const LineFaults& to_robot_faults() const override { return to_robot_; }
+  [[nodiscard]] std::optional<std::array<double, 4>> room_mm() const override { return room_of(model_settings_); }
   bool run_command(const std::string& command, std::istringstream& words, const Log& say) override {
     return run_model_command(*model_, command, words, say);
   }
