@@ -375,7 +375,10 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
                          "the PIN (access.native_port_mode paired); only stops go"
                        : "not sent: this port is read-only (access.native_port_mode); only stops go")
                 : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
-            protocol::ErrorCode::Denied});
+            protocol::ErrorCode::Denied,
+            awaiting(session.id()) ? "not sent: this connection waits to be approved on the robot's dashboard; only "
+                                     "stops go"
+                                   : ""});
     return;
   }
   if (effect.motion && latch_.latched()) {
@@ -448,7 +451,7 @@ Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& eff
            Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
                      " drives the robot; it is yours once it releases control, goes away or sends no command for " +
                      std::to_string(config_.access.lease_idle.count()) + " ms",
-                 protocol::ErrorCode::Busy});
+                 protocol::ErrorCode::Busy, "not sent: " + who + " drives the robot"});
     return LeaseCheck::Refused;
   }
   // Nobody drives: a claw or a display is anyone's; a motion command that

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import getpass
 import json
+import logging
 import os
 import select
 import sys
 import threading
 import time
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, Optional, Sequence, TextIO, Tuple
 
 from .discover import discover
 from .errors import FlockbridgeError, LinkDown, Timeout
@@ -63,8 +64,13 @@ def list_robots(hub: Optional[str], timeout: float) -> int:
     rows: List[Tuple[str, ...]] = [("ROBOT", "FAMILY", "MODEL", "STATE", "BATTERY", "CONNECT", "DASHBOARD")]
     for robot in robots:
         telemetry = robot.details.get("telemetry") or {}
-        battery = telemetry.get("battery_v") if isinstance(telemetry, dict) else None
-        state = ("online" if robot.online else "offline") if hub else ("hub" if robot.hub else "announced")
+        # An offline robot's last battery is not its battery now: none is shown.
+        battery = telemetry.get("battery_v") if isinstance(telemetry, dict) and robot.online else None
+        if hub:
+            since = robot.details.get("since")
+            state = "online" if robot.online else "offline" + (f" {_ago(since)}" if isinstance(since, (int, float)) else "")
+        else:
+            state = "hub" if robot.hub else "announced"
         rows.append(
             (
                 robot.name,
@@ -80,6 +86,16 @@ def list_robots(hub: Optional[str], timeout: float) -> int:
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return 0
+
+
+def _ago(unix_seconds: float) -> str:
+    """ "5 min ago", for how long a robot has been offline."""
+    seconds = max(0, round(time.time() - unix_seconds))
+    if seconds < 60:
+        return f"{seconds} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    return f"{seconds // 3600} h ago"
 
 
 def describe(message: Message) -> str:
@@ -164,20 +180,60 @@ def parse_keys(data: bytes) -> Tuple[List[str], bytes]:
     return keys, b""
 
 
+class _Screen:
+    """The status line at the bottom of the terminal, and every message above
+    it on a line of its own: the status line is cleared, the message written
+    with its newline, and the status line drawn again beneath it."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.lock = threading.Lock()
+        self.status = ""
+
+    def show(self, status: str) -> None:
+        with self.lock:
+            if status != self.status:
+                self.status = status
+                self.out.write("\r\x1b[K" + status)
+                self.out.flush()
+
+    def say(self, line: str) -> None:
+        with self.lock:
+            self.out.write("\r\x1b[K" + line + "\n" + self.status)
+            self.out.flush()
+
+    def end(self) -> None:
+        with self.lock:
+            self.out.write("\n")
+            self.out.flush()
+
+
+class _ScreenLog(logging.Handler):
+    """The client's own log lines (a lease the bridge ended, a lost connection), each on a line of its own."""
+
+    def __init__(self, screen: _Screen) -> None:
+        super().__init__(logging.INFO)
+        self.screen = screen
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.screen.say(record.getMessage())
+
+
 class _Driver:
     """Hold an arrow key to drive; releasing it stops the robot.
 
     A terminal reports no key releases: a held key repeats, so the robot
     stops when the repeats stop (three repeat gaps after the last, or
-    _FIRST_REPEAT_S before the first repeat came).
+    _FIRST_REPEAT_S before the first repeat came). What the bridge says
+    goes to `tell`, a line of its own, never into the status line.
     """
 
-    def __init__(self, robot: Robot, speed: float, turn: float) -> None:
+    def __init__(self, robot: Robot, speed: float, turn: float, tell: Callable[[str], None]) -> None:
         self.robot, self.speed, self.turn = robot, speed, turn
+        self.tell = tell
         self.key: Optional[str] = None
         self.last_press = 0.0
         self.gap: Optional[float] = None
-        self.note = ""
 
     def press(self, key: str, now: float) -> bool:
         if key in ("quit", "escape"):
@@ -211,16 +267,17 @@ class _Driver:
         w = {"left": self.turn, "right": -self.turn}.get(key, 0.0)
         try:
             self.robot.drive(v, w)
-            self.key, self.note = key, ""
+            self.key = key
         except FlockbridgeError as e:
-            self.key, self.note = None, str(e)
+            self.key = None
+            self.tell(f"flockbridge: {e}")
 
     def halt(self) -> None:
         self.key, self.gap = None, None
         try:
             self.robot.stop()
         except FlockbridgeError as e:
-            self.note = str(e)
+            self.tell(f"flockbridge: {e}")
 
     def status(self) -> str:
         doing = {"up": "ahead", "down": "back", "left": "turning left", "right": "turning right"}.get(
@@ -231,8 +288,8 @@ class _Driver:
         parts = [doing, f"speed {self.speed:.0f} mm/s, turn {self.turn:.0f} deg/s", f"link {self.robot.link}"]
         if isinstance(battery, (int, float)):
             parts.append(f"battery {battery:.1f} V")
-        if self.note:
-            parts.append(self.note)
+        if self.robot.latched:
+            parts.append("EMERGENCY STOP LATCHED")
         return " | ".join(parts)
 
 
@@ -252,9 +309,17 @@ def drive_robot(address: str, pin: Optional[str], speed: float, turn: float) -> 
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         tty.setcbreak(fd)  # keys one at a time, no echo; Ctrl-C still interrupts
-        driver = _Driver(robot, speed, turn)
+        screen = _Screen(sys.stdout)
+        driver = _Driver(robot, speed, turn, screen.say)
+        # What the bridge and the client have to say, each on a line of its own.
+        log = logging.getLogger("flockbridge")
+        handler = _ScreenLog(screen)
+        log.addHandler(handler)
+        propagated, log.propagate = log.propagate, False
+        robot.on("safety_stop", lambda m: screen.say(f"-- the bridge stopped the robot: {m.get('reason', '')}"))
+        robot.on("emergency_latch", lambda m: screen.say("-- " + _latch_news(m)))
+        robot.on("link", lambda m: screen.say(f"-- robot link {m.get('state')}" + _because(m.get("reason"))))
         rest = b""
-        shown = ""
         try:
             while True:
                 ready, _, _ = select.select([fd], [], [], 0.03)
@@ -266,15 +331,33 @@ def drive_robot(address: str, pin: Optional[str], speed: float, turn: float) -> 
                 elif rest == b"\x1b":
                     break  # Escape alone: no arrow key follows it
                 driver.tick(now)
-                line = driver.status()
-                if line != shown:
-                    sys.stdout.write("\r\x1b[K" + line)
-                    sys.stdout.flush()
-                    shown = line
+                screen.show(driver.status())
         finally:
             termios.tcsetattr(fd, termios.TCSADRAIN, saved)
-            print()
+            screen.end()
+            log.removeHandler(handler)
+            log.propagate = propagated
     return 0
+
+
+def _because(reason: Any) -> str:
+    return f": {reason}" if reason else ""
+
+
+def _latch_news(message: Message) -> str:
+    """An emergency_latch message in words."""
+    by = message.get("by")
+    who = ""
+    if isinstance(by, Message):
+        who = str(by.get("peer", "")) if by.get("client") == 0 else f"client {by.get('client')} ({by.get('peer', '')})"
+    if not message.get("latched"):
+        return f"emergency stop cleared by {who}"
+    clear_by = message.get("clear_by")
+    return (
+        f"EMERGENCY STOP latched by {who}"
+        + _because(message.get("reason"))
+        + (f"; {clear_by} may clear it" if clear_by else "")
+    )
 
 
 if __name__ == "__main__":

@@ -632,11 +632,15 @@ class Robot:
                 self._lease = holder if isinstance(holder, Message) else None
                 releasing = any(p.name == "release" for p in self._pending.values())
                 if was_ours and self._lease is None and not releasing:
-                    # The bridge stopped the robot: no command for
+                    # The bridge ended this program's lease: no command for
                     # access.lease_idle_ms, or the teacher took over.
                     reason = str(raw.get("reason", "")) or "this program no longer drives it"
                     self._stopped = (time.monotonic(), reason)
-                    _log.warning("flockbridge: the bridge stopped the robot: %s", reason)
+                    if self._may_be_moving:
+                        _log.warning("flockbridge: the bridge stopped the robot: %s", reason)
+                    else:
+                        # It had stopped the robot itself: nothing the program needs to hear.
+                        _log.debug("flockbridge: this program no longer drives the robot: %s", reason)
             elif kind == "emergency_latch":
                 self._latched = bool(raw.get("latched"))
             if kind in ("safety_stop", "emergency_latch") or (kind == "lease" and self._lease is None):

@@ -111,6 +111,40 @@ def test_drive_with_the_arrow_keys_stops_on_release_and_on_quit(smr: Bridge) -> 
             os.close(terminal)
 
 
+def read_line_with(fd: int, text: bytes, timeout: float = 10.0) -> bytes:
+    """What the program wrote up to the end of the line that holds `text`."""
+    seen = read_until(fd, text, timeout)
+    while b"\n" not in seen[seen.index(text) :]:
+        seen += read_until(fd, b"\n", timeout)
+    return seen[: seen.index(b"\n", seen.index(text)) + 1]
+
+
+def test_drive_puts_the_bridges_messages_on_lines_of_their_own(smr: Bridge) -> None:
+    with flockbridge.connect(smr.address, reconnect_s=0) as other:
+        other.drive(50)  # another program drives: the arrow key is refused
+        terminal, program_side = pty.openpty()
+        driving = cli("drive", smr.address, stdin=program_side, stdout=program_side, stderr=program_side)
+        os.close(program_side)
+        try:
+            read_until(terminal, b"q quits")
+            read_until(terminal, b"link up")  # the status line is drawn
+            os.write(terminal, UP)
+            seen = read_line_with(terminal, b"drives the robot")
+            # The message: the status line cleared, the message, its own line end; no status in it.
+            line = seen[seen.rindex(b"\x1b[K") + 3 :]
+            assert line.startswith(b"flockbridge: "), line
+            assert b" | " not in line, line
+            other.emergency()
+            latched = read_line_with(terminal, b"EMERGENCY STOP latched")
+            assert latched[latched.rindex(b"\x1b[K") :].endswith(b"a driver may clear it\r\n"), latched
+            os.write(terminal, b"q")
+            assert driving.wait(timeout=10) == 0
+        finally:
+            if driving.poll() is None:
+                driving.kill()
+            os.close(terminal)
+
+
 def test_drive_refuses_without_a_terminal(smr: Bridge) -> None:
     done = cli("drive", smr.address, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _, errors = done.communicate(timeout=30)

@@ -56,7 +56,7 @@ def broker() -> Iterator[int]:
 
 def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bridge], broker: int) -> None:
     mqtt = ["--mqtt", "--mqtt-host", "127.0.0.1", "--mqtt-port", str(broker)]
-    robot = bridges("smr", *mqtt, "--robot-name", "smr-py")
+    robot = bridges("smr", *mqtt, "--robot-name", "smr-py", "--mqtt-telemetry-hz", "10")
     hub = bridges("none", "--hub", *mqtt, "--robot-name", "hub-py")
     robot.wait_link_up()
 
@@ -64,7 +64,12 @@ def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bri
     deadline = time.monotonic() + 15
     while not found and time.monotonic() < deadline:
         # The hub hears of a robot when the broker hands it the robot's status.
-        found = [a for a in flockbridge.discover(hub=hub.address, timeout=5) if a.name == "smr-py"]
+        # Its telemetry too: a battery to show.
+        found = [
+            a
+            for a in flockbridge.discover(hub=hub.address, timeout=5)
+            if a.name == "smr-py" and (a.details.get("telemetry") or {}).get("battery_v")
+        ]
     assert found, "the hub never listed smr-py"
     smr = found[0]
     assert smr.family == "smr" and smr.model == "smr" and smr.online
@@ -85,6 +90,26 @@ def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bri
     header, *rows = listing.stdout.splitlines()
     assert header.split()[:4] == ["ROBOT", "FAMILY", "MODEL", "STATE"]
     assert any(row.split()[:4] == ["smr-py", "smr", "smr", "online"] for row in rows), listing.stdout
+    assert "12.4 V" in listing.stdout
+
+    # The robot's bridge stops: the hub keeps it, offline, and its last battery is not shown as if live.
+    robot.stop()
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        gone = [a for a in flockbridge.discover(hub=hub.address, timeout=5) if a.name == "smr-py" and not a.online]
+        if gone:
+            break
+    assert gone, "the hub never saw smr-py go offline"
+    listing = subprocess.run(
+        [sys.executable, "-m", "flockbridge", "list", "--hub", hub.address],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=client_env(),
+    )
+    row = next(row for row in listing.stdout.splitlines() if row.startswith("smr-py"))
+    assert row.split()[3] == "offline" and row.split()[6:8] == ["ago", "-"], row  # "offline 2 s ago  -  ..."
+    assert "12.4" not in row, row
 
     # Asking a bridge that is not the hub says so.
     with pytest.raises(flockbridge.FlockbridgeError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import signal
 import subprocess
 import sys
@@ -286,6 +287,29 @@ def test_busy_take_and_release(smr: Bridge) -> None:
         assert second.driving
         with pytest.raises(flockbridge.Busy):
             first.drive(50)
+
+
+def test_the_lease_ending_after_the_programs_own_stop_is_no_news(
+    bridges: Callable[..., Bridge], caplog: pytest.LogCaptureFixture
+) -> None:
+    bridge = bridges("smr", "--lease-idle-ms", "300")
+    bridge.wait_link_up()
+    caplog.set_level(logging.DEBUG, logger="flockbridge")
+    with flockbridge.connect(bridge.address) as robot:
+        # Driving, then silent: the bridge stops the robot, and the program is told.
+        robot.drive(100)
+        robot.wait_event("lease", timeout=5)  # the lease ends after 300 ms without a command
+        robot.wait_for(lambda s: robot.lease is None, timeout=5)
+        told = [r for r in caplog.records if "the bridge stopped the robot" in r.getMessage()]
+        assert len(told) == 1 and told[0].levelno == logging.WARNING
+        # Driving, stopped by the program itself, then silent: nothing to tell.
+        caplog.clear()
+        robot.drive(100)
+        robot.wait_for(lambda s: robot.driving, timeout=5)
+        robot.stop()
+        robot.wait_for(lambda s: robot.lease is None, timeout=5)
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING], [r.getMessage() for r in caplog.records]
+        assert any("no longer drives the robot" in r.getMessage() for r in caplog.records)
 
 
 def test_a_timeout_says_when_the_bridge_stopped_a_program_that_sent_nothing(bridges: Callable[..., Bridge]) -> None:
