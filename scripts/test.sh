@@ -9,7 +9,9 @@
 #   4. the arm64 cross build's unit and end-to-end tests under qemu-user
 #      (build-arm64/, scripts/arm64.sh).
 # `scripts/test.sh --quick` runs the first stage only. The last line counts
-# every test of every stage.
+# every test of every stage. Each stage's time is printed with its result.
+# (These are the commands docs/development.md lists: deps.sh, browser-deps.sh,
+# build.sh, tidy.sh through ctest in stage 2, fuzz.sh and arm64.sh.)
 set -u
 cd "$(dirname "$0")/.."
 scripts/deps.sh || exit 1
@@ -31,11 +33,13 @@ run_stage() {
   name="$1"
   shift
   echo "==== $name"
+  began="$(date +%s)"
   log="$(mktemp)"
   "$@" 2>&1 | tee "$log"
+  took=$(($(date +%s) - began))
   summary="$(grep -E '[0-9]+ tests failed out of [0-9]+' "$log" | tail -n 1)"
   if [ -z "$summary" ]; then
-    echo "==== $name did not run its tests"
+    echo "==== $name did not run its tests ($took s)"
     failed=$((failed + 1))
     status=1
   else
@@ -44,6 +48,7 @@ run_stage() {
     passed=$((passed + stage_total - stage_failed))
     failed=$((failed + stage_failed))
     [ "$stage_failed" -eq 0 ] || status=1
+    echo "==== $name: $((stage_total - stage_failed)) passed, $stage_failed failed, in $took s"
   fi
   rm -f "$log"
 }

@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+const exampleConf = fileURLToPath(new URL("../../deploy/mosquitto/flockbridge.conf", import.meta.url));
 const exampleAcl = fileURLToPath(new URL("../../deploy/mosquitto/flockbridge.acl", import.meta.url));
 const accountTool = fileURLToPath(new URL("../../deploy/mosquitto/flockbridge-mqtt-account", import.meta.url));
 
@@ -40,8 +41,12 @@ export async function startBroker(robots) {
   }
   const port = await freePort();
   const config = path.join(dir, "mosquitto.conf");
-  fs.writeFileSync(config, [`listener ${port} 127.0.0.1`, "allow_anonymous false", `password_file ${passwords}`,
-                            `acl_file ${acl}`, "persistence false", "set_tcp_nodelay true",
+  // deploy/mosquitto/flockbridge.conf, as docs/fleet.md installs it, with the test's port and paths.
+  const example = fs.readFileSync(exampleConf, "utf8").split("\n").map((line) =>
+    line === "listener 1883" ? `listener ${port} 127.0.0.1`
+      : line.startsWith("password_file ") ? `password_file ${passwords}`
+      : line.startsWith("acl_file ") ? `acl_file ${acl}` : line);
+  fs.writeFileSync(config, [...example, "persistence false",
                             // As root it would otherwise become the mosquitto user, who cannot read these files.
                             "user root", ""].join("\n"));
   const child = spawn("mosquitto", ["-c", config], { stdio: ["ignore", "ignore", "pipe"] });

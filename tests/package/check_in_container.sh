@@ -3,6 +3,12 @@
 # runs it. Writes "ok: ..." and "FAIL: ..." lines and finally "done" to the
 # file given. Waits on events (journal lines, systemctl's own waiting), never
 # on a fixed sleep.
+#
+# It also runs the commands that docs/deployment.md shows an administrator
+# (systemctl status, journalctl -f, a reload after editing the file, TLS for
+# the dashboard, joining the class's broker) and the avahi-browse commands of
+# docs/fleet.md, as root (no sudo in the container); the editors of sudoedit
+# and systemctl edit are stood in for by sed and a drop-in file.
 set -u
 result="$1"
 : >"$result"
@@ -44,6 +50,16 @@ announced() {
   timeout 30 avahi-browse --resolve --parsable --no-db-lookup _flockbridge._tcp | grep -q -m 1 '"family=flockbot"'
 }
 check "avahi-daemon announces the robot (_flockbridge._tcp)" announced
+# docs/fleet.md's commands, as a laptop runs them.
+check "avahi-browse -rt _flockbridge._tcp lists the robot with its family" \
+  sh -c "timeout 30 avahi-browse -rt _flockbridge._tcp | grep -q 'family=flockbot'"
+check "avahi-browse -rt _http._tcp lists its dashboard" sh -c "timeout 30 avahi-browse -rt _http._tcp | grep -q 'port = \[8080\]'"
+
+# docs/deployment.md: the service's state and its log.
+check "systemctl status flockbridge shows the robot link's state" \
+  sh -c "systemctl status flockbridge --no-pager | grep -q 'Status: \"robot link '"
+check "journalctl -u flockbridge -f follows its log" \
+  sh -c "timeout 5 journalctl -u flockbridge -f --no-pager | grep -q -m 1 'listening: '"
 
 mark
 check "systemctl reload is answered" systemctl reload flockbridge.service
@@ -86,6 +102,34 @@ with flockbridge.connect("127.0.0.1", pin="4711") as robot:
 ' >/tmp/python-client.log 2>&1 || { tail -n 5 /tmp/python-client.log | sed 's/^/  /' | tee -a "$result"; return 1; }
 }
 check "the installed Python client signs in, reads the sensors and sends a command" python_client
+
+# docs/deployment.md: TLS for the dashboard, with the certificate the package
+# test made (as robot7.pem and robot7.key in root's home).
+cd /root
+install -m 640 -g flockbridge-config robot7.pem robot7.key /etc/flockbridge/
+cp /etc/flockbridge/flockbridge.toml /tmp/before-tls.toml
+sed -i 's|^#tls_cert = .*|tls_cert = "/etc/flockbridge/robot7.pem"|; s|^#tls_key = .*|tls_key = "/etc/flockbridge/robot7.key"|' \
+  /etc/flockbridge/flockbridge.toml
+mark
+systemctl restart flockbridge.service
+check "with the docs' certificate and key the dashboard is https" wait_journal "dashboard on https://" 15
+cp /tmp/before-tls.toml /etc/flockbridge/flockbridge.toml
+
+# docs/deployment.md: joining the class's broker, with its password in a file
+# only the service may read.
+echo 'PASSWORD' | install -m 640 -g flockbridge-config /dev/stdin /etc/flockbridge/mqtt-password
+check "the password file is root:flockbridge-config, mode 640" \
+  sh -c "[ \"\$(stat -c '%U:%G %a' /etc/flockbridge/mqtt-password)\" = 'root:flockbridge-config 640' ]"
+sed -i '/^\[mqtt\]/,/^\[/ { s|^#enabled = .*|enabled = true|; s|^#host = .*|host = "teacher-laptop.local"|;
+  s|^#robot_name = .*|robot_name = "flockbot-07"|; s|^#password_file = .*|password_file = "/etc/flockbridge/mqtt-password"| }' \
+  /etc/flockbridge/flockbridge.toml
+mark
+systemctl restart flockbridge.service
+# The container has no network: the broker is looked for, and the log says whom the robot is.
+check "with [mqtt] on, the service reads its password and joins as flockbot-07" \
+  wait_journal "mqtt: this robot is flockbot-07 on teacher-laptop.local:1883, as user flockbot-07" 15
+cp /tmp/before-tls.toml /etc/flockbridge/flockbridge.toml
+systemctl restart flockbridge.service
 
 # A loop that hangs stops feeding the watchdog: systemd restarts the service.
 main_pid="$(property MainPID)"

@@ -6,6 +6,10 @@
 # its sandboxing and tests/package/check_in_container.sh checks it from
 # inside. Needs root (or sudo) and Debian's archive; run by ctest.
 #
+# It is how docs/deployment.md's packages are tested: CPack makes them as
+# scripts/package.sh does, and apt installs the Python client's alone (a
+# student's laptop) and then the bridge's with its recommendations (a robot).
+#
 #   tests/package/package_test.sh BUILD_DIR
 set -eu
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -58,7 +62,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-install_missing dpkg-dev debootstrap systemd-container
+install_missing dpkg-dev debootstrap systemd-container openssl
 
 echo "== the package"
 prefix="$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build_dir/CMakeCache.txt")"
@@ -141,6 +145,10 @@ check "udev reads the rule without complaint" udev_rule_read
 cleanup
 
 echo "== booting the root with systemd (systemd-nspawn), the service started by systemd"
+# docs/deployment.md's certificate and key for the dashboard's TLS, made here
+# (the root has no openssl), for the check to install as the page says.
+as_root openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=robot7 \
+  -keyout "$root/root/robot7.key" -out "$root/root/robot7.pem" >/dev/null 2>&1
 as_root cp "$here/check_in_container.sh" "$root/usr/local/bin/check-flockbridge"
 as_root cp "$here/flockbridge-check.service" "$root/etc/systemd/system/"
 as_root ln -sf /etc/systemd/system/flockbridge-check.service \

@@ -1,3 +1,4 @@
+// The broker of the fleet's tests, made with the commands of docs/fleet.md.
 #include "support/mqtt_broker.hpp"
 
 #include <arpa/inet.h>
@@ -38,9 +39,11 @@ int run(std::vector<std::string> argv) {
 }  // namespace
 
 MqttBroker::MqttBroker(const std::vector<std::string>& robots) {
-  // The accounts as docs/fleet.md makes them: the example ACL, and
-  // flockbridge-mqtt-account for the teacher, the hub, the class and each
-  // robot. A student's account of its own has no rights at all.
+  // The broker as docs/fleet.md sets it up: the example configuration and
+  // ACL of deploy/mosquitto/ (in a folder of the test's own instead of
+  // /etc/mosquitto/), and flockbridge-mqtt-account for the teacher, the hub,
+  // the class and each robot. A student's account of its own has no rights
+  // at all.
   const std::string passwords = (directory_ / "passwd").string();
   std::filesystem::copy_file(std::filesystem::path(FLOCKBRIDGE_SOURCE_DIR) / "deploy/mosquitto/flockbridge.acl",
                              acl_file());
@@ -111,16 +114,20 @@ void MqttBroker::start() {
   for (int attempt = 0; attempt < 5; ++attempt) {
     if (port_ == 0 || attempt > 0) port_ = free_port();
     const auto config = directory_ / "mosquitto.conf";
-    std::ofstream(config)
-        << "listener " << port_ << " 127.0.0.1\n"
-        << "allow_anonymous false\n"
-        << "password_file " << (directory_ / "passwd").string() << "\n"
-        << "acl_file " << acl_file().string() << "\n"
-        << "persistence false\n"
-        << "set_tcp_nodelay true\n"
+    std::ofstream out(config);
+    // deploy/mosquitto/flockbridge.conf, its port and paths the test's.
+    std::ifstream example(std::string(FLOCKBRIDGE_SOURCE_DIR) + "/deploy/mosquitto/flockbridge.conf");
+    for (std::string line; std::getline(example, line);) {
+      if (line == "listener 1883") line = "listener " + std::to_string(port_) + " 127.0.0.1";
+      if (line.starts_with("password_file ")) line = "password_file " + (directory_ / "passwd").string();
+      if (line.starts_with("acl_file ")) line = "acl_file " + acl_file().string();
+      out << line << "\n";
+    }
+    out << "persistence false\n"
         << "log_type all\n"
         // Started as root, it would otherwise run as the mosquitto user, which cannot read the test's files.
         << "user root\n";
+    out.close();
     process_ = std::make_unique<ChildProcess>(std::vector<std::string>{"mosquitto", "-c", config.string()},
                                               std::vector<std::string>{}, ChildProcess::Program::System);
     if (process_->wait_seen(ChildProcess::Stream::Stderr, " running")) return;

@@ -1,5 +1,6 @@
 """The programs of docs/python.md (clients/python/examples), run against the
-simulated robots as a student runs them."""
+simulated robots as a student runs them: first_flockbot.py, first_pioneer.py,
+first_smr.py, square.py, wall_follow.py and battery_csv.py."""
 
 from __future__ import annotations
 
