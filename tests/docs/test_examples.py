@@ -574,21 +574,6 @@ def test_fleet_payloads_are_as_the_bridge_publishes_them(block: Block, bridges: 
 # ---- the Python client's command line ------------------------------------------------
 
 
-def read_until(fd: int, text: bytes, timeout: float = 15) -> bytes:
-    seen = b""
-    deadline = time.monotonic() + timeout
-    while text not in seen:
-        left = deadline - time.monotonic()
-        assert left > 0, f"no {text!r}; it wrote {seen!r}"
-        ready, _, _ = select.select([fd], [], [], left)
-        if ready:
-            try:
-                seen += os.read(fd, 4096)
-            except OSError:
-                break
-    return seen
-
-
 @pytest.mark.parametrize("block", of_kind("cli"))
 def test_the_python_command_line(block: Block, bridges: Any, broker: int) -> None:
     mqtt = ["--mqtt", "--mqtt-host", "127.0.0.1", "--mqtt-port", str(broker)]
@@ -619,10 +604,10 @@ def test_the_python_command_line(block: Block, bridges: Any, broker: int) -> Non
         os.close(program_side)
         try:
             if command == "watch":
-                read_until(terminal, b"seq" if "--json" not in words else b'"type":"sensor"')
+                helpers.read_until(terminal, b"seq" if "--json" not in words else b'"type":"sensor"')
                 running.send_signal(signal.SIGINT)  # Ctrl-C ends it
             elif command == "drive":
-                read_until(terminal, b"q quits")
+                helpers.read_until(terminal, b"q quits")
                 os.write(terminal, b"q")
             assert running.wait(timeout=15) == 0, line
         finally:

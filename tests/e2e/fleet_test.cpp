@@ -23,6 +23,24 @@ RigOptions on_broker(RigOptions options, const MqttBroker& broker, const std::st
   return options;
 }
 
+/// The class hub on the teacher's machine: no robot, the teacher's secret "sesame" in its file.
+RigOptions hub_on(const MqttBroker& broker) {
+  RigOptions options = on_broker(RigOptions{}, broker, "hub");
+  options.robot = "none";
+  options.start_sim = false;
+  options.bridge_args.emplace_back("--hub");
+  options.config = "[access]\nteacher_secret = \"sesame\"\n";
+  return options;
+}
+
+/// Signs a JSON client in with the teacher's secret "sesame".
+void sign_in_teacher(TcpClient& client) {
+  client.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":\"auth\"}\n");
+  const auto signed_in = client.read_json_type("ok");
+  REQUIRE(signed_in);
+  CHECK((*signed_in)["role"] == "teacher");
+}
+
 /// Waits until the bridge has been connected to the broker (which may come
 /// before or after its robot link is up).
 void expect_joined(Rig& rig, const std::string& needle = "mqtt: connected to 127.0.0.1:") {
@@ -294,12 +312,7 @@ TEST_CASE("fleet: the class hub follows every robot, keeps one that went offline
   MqttBroker broker({"fb-4", "smr-4"});
   Rig flockbot(on_broker(RigOptions{}, broker, "fb-4", 2));
   Rig smr(on_broker(smr_rig(), broker, "smr-4", 2));
-  RigOptions hub_options = on_broker(RigOptions{}, broker, "hub");
-  hub_options.robot = "none";  // the teacher's machine: no robot
-  hub_options.start_sim = false;
-  hub_options.bridge_args.emplace_back("--hub");
-  hub_options.config = "[access]\nteacher_secret = \"sesame\"\n";
-  Rig hub(hub_options);
+  Rig hub(hub_on(broker));
   expect_joined(hub);
   CHECK(hub.port() == 0);  // no port for a robot's own programs
 
@@ -349,10 +362,7 @@ TEST_CASE("fleet: the class hub follows every robot, keeps one that went offline
   driver.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":0,\"id\":1}\n");
   REQUIRE(driver.read_json_type("ok"));
   smr.expect_sim("rx left speed");
-  teacher.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":2}\n");
-  const auto signed_in = teacher.read_json_type("ok");
-  REQUIRE(signed_in);
-  CHECK((*signed_in)["role"] == "teacher");
+  sign_in_teacher(teacher);
   teacher.send("{\"cmd\":\"fleet_emergency\",\"id\":3}\n");
   const auto sent = teacher.read_json_type("ok");
   REQUIRE(sent);
@@ -477,8 +487,7 @@ TEST_CASE("fleet: the class's stop is cleared by the fleet or the robot's teache
   // On the robot with a teacher: a driver (no PIN set) may not; the teacher may.
   auto driver = flockbot.json_client();
   auto teacher = flockbot.json_client();
-  teacher.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":1}\n");
-  REQUIRE(teacher.read_json_type("ok"));
+  sign_in_teacher(teacher);
   const auto stopped = driver.read_json_type("emergency_latch");  // the class's stop, still latched here
   REQUIRE(stopped);
   CHECK((*stopped)["may_clear"] == json::array({"fleet", "teacher"}));
@@ -499,12 +508,7 @@ TEST_CASE("fleet: the hub's stop for an offline robot waits and reaches it when 
   MqttBroker broker({"fb-8", "smr-8"});
   std::optional<Rig> flockbot(std::in_place, on_broker(RigOptions{}, broker, "fb-8", 2));
   Rig smr(on_broker(smr_rig(), broker, "smr-8", 2));
-  RigOptions hub_options = on_broker(RigOptions{}, broker, "hub");
-  hub_options.robot = "none";
-  hub_options.start_sim = false;
-  hub_options.bridge_args.emplace_back("--hub");
-  hub_options.config = "[access]\nteacher_secret = \"sesame\"\n";
-  Rig hub(hub_options);
+  Rig hub(hub_on(broker));
   expect_joined(hub);
   // It says which account it really used.
   CHECK(hub.bridge().seen(Stream::Stderr, "mqtt: the class hub, following flockbridge/v1/+/ on 127.0.0.1:" +
@@ -520,8 +524,7 @@ TEST_CASE("fleet: the hub's stop for an offline robot waits and reaches it when 
   flockbot->kill_bridge();
   fleet_where(teacher, [](const json& robots) { return robot_in(robots, "fb-8")["online"] == false; });
 
-  teacher.send("{\"cmd\":\"auth\",\"teacher\":\"sesame\",\"id\":2}\n");
-  REQUIRE(teacher.read_json_type("ok"));
+  sign_in_teacher(teacher);
   teacher.send("{\"cmd\":\"fleet_emergency\",\"robot\":\"fb-8\",\"id\":3}\n");
   const auto answer = teacher.read_json_type("ok");
   REQUIRE(answer);

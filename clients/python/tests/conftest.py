@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import signal
 import socket
 import subprocess
@@ -43,6 +44,24 @@ def client_env() -> Dict[str, str]:
 def received(watch: flockbridge.Robot) -> int:
     """Commands for the robot the bridge has received from all its clients."""
     return int(watch.stats().commands.received)
+
+
+def read_until(fd: int, text: bytes, timeout: float = 10.0) -> bytes:
+    """What a program wrote to `fd` (a terminal's or a pipe's end) until it wrote `text`."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while text not in seen:
+        left = deadline - time.monotonic()
+        assert left > 0, f"no {text!r} from the program; it wrote {seen!r}"
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # a terminal whose program has ended
+                chunk = b""
+            assert chunk, f"the program ended without {text!r}; it wrote {seen!r}"
+            seen += chunk
+    return seen
 
 
 def free_port() -> int:

@@ -54,6 +54,17 @@ def broker() -> Iterator[int]:
             process.wait(timeout=10)
 
 
+def list_hub(hub: Bridge) -> "subprocess.CompletedProcess[str]":
+    """python3 -m flockbridge list --hub, as a person runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "flockbridge", "list", "--hub", hub.address],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=client_env(),
+    )
+
+
 def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bridge], broker: int) -> None:
     mqtt = ["--mqtt", "--mqtt-host", "127.0.0.1", "--mqtt-port", str(broker)]
     robot = bridges("smr", *mqtt, "--robot-name", "smr-py", "--mqtt-telemetry-hz", "10")
@@ -79,13 +90,7 @@ def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bri
     with flockbridge.connect(smr.address) as connected:
         assert connected.family == "smr"
 
-    listing = subprocess.run(
-        [sys.executable, "-m", "flockbridge", "list", "--hub", hub.address],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=client_env(),
-    )
+    listing = list_hub(hub)
     assert listing.returncode == 0, listing.stderr
     header, *rows = listing.stdout.splitlines()
     assert header.split()[:4] == ["ROBOT", "FAMILY", "MODEL", "STATE"]
@@ -100,13 +105,7 @@ def test_the_class_hub_lists_the_robots_on_its_broker(bridges: Callable[..., Bri
         if gone:
             break
     assert gone, "the hub never saw smr-py go offline"
-    listing = subprocess.run(
-        [sys.executable, "-m", "flockbridge", "list", "--hub", hub.address],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env=client_env(),
-    )
+    listing = list_hub(hub)
     row = next(row for row in listing.stdout.splitlines() if row.startswith("smr-py"))
     assert row.split()[3] == "offline" and row.split()[6:8] == ["ago", "-"], row  # "offline 2 s ago  -  ..."
     assert "12.4" not in row, row
