@@ -426,11 +426,11 @@ void compare_flockbot(const Options& given, const Placement& placement) {
   // Commands: client write to the whole frame on the serial side, from a
   // client as sockets come (Nagle on) and from one with TCP_NODELAY.
   // 400 at the default 5 s a phase; fewer in a shorter run (the docs' test runs it with --seconds 1).
-  const int kCommands = std::clamp(static_cast<int>(80 * options.seconds), 40, 400);
+  const int commands_each = std::clamp(static_cast<int>(80 * options.seconds), 40, 400);
   std::printf(
       "Command latency (client write to the frame complete on the serial side), %d commands each, the servers "
       "taking turns in blocks of 20:\n",
-      kCommands);
+      commands_each);
   std::vector<CommandProbe> probes{
       {"flockbridge, port 2005", bridge.get(), bridge->binary_port, CommandForm::Binary, {}},
       {"flockbridge, port 2006", bridge.get(), bridge->port, CommandForm::Json, {}}};
@@ -438,8 +438,8 @@ void compare_flockbot(const Options& given, const Placement& placement) {
   std::vector<std::vector<double>> with_nodelay;
   for (const Nagle nagle : {Nagle::Off, Nagle::On}) {
     std::printf("  client with %s:\n", nagle == Nagle::Off ? "TCP_NODELAY" : "Nagle's algorithm on (a plain socket)");
-    command_latency(probes, nagle, kCommands);
-    for (const CommandProbe& probe : probes) print_commands(probe.what, probe.ms, kCommands);
+    command_latency(probes, nagle, commands_each);
+    for (const CommandProbe& probe : probes) print_commands(probe.what, probe.ms, commands_each);
     if (nagle == Nagle::Off) {
       for (const CommandProbe& probe : probes) with_nodelay.push_back(probe.ms);
     }

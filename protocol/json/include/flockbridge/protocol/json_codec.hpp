@@ -32,7 +32,7 @@ struct RobotDescription {
   std::span<const std::string> commands;  ///< the JSON commands this robot takes
   bool simulated = false;                 ///< a simulated robot (--simulate)
   /// A simulated robot's room (mm, in its odometry's frame: min x, min y, max x, max y), when known.
-  std::optional<std::array<double, 4>> room_mm;
+  std::optional<std::array<double, 4>> room_mm{};
 };
 
 /// Which secrets the robot has set: which sign-ins there are to give.
