@@ -278,6 +278,10 @@
       return access.pin ? "You are watching this robot. To drive it, press “Drive…” and give the robot's PIN."
                         : "You are watching this robot, and may only stop it.";
     }
+    if (error.code === "link_down") {
+      // Why, and what to do, is said once, at the top of the page.
+      return "Not sent: the robot is not connected" + ($("link-help").hidden ? "." : " (see the top of the page).");
+    }
     if (error.code === "latched") {
       return "Not sent: the emergency stop is latched." + (latch && latch.clear_by ? " " + capital(latch.clear_by) + " may clear it." : "");
     }

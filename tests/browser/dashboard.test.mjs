@@ -143,7 +143,8 @@ test("when the bridge goes away the page says so, and reconnects to a new one by
   // The last readings are shown as old, not as if they were live.
   await page.getByTestId("stale").filter({ hasText: "No new readings" }).waitFor();
   await page.getByTestId("forward").click();
-  await page.getByTestId("messages").filter({ hasText: "command not sent" }).first().waitFor();
+  await page.getByTestId("messages")
+    .filter({ hasText: "Not sent: the robot is not connected (see the top of the page)." }).first().waitFor();
   // A refused drive command does not stay lit as if the robot were moving.
   await page.waitForFunction(() => !document.querySelector('[data-testid="forward"]').classList.contains("active"));
   await page.screenshot({ path: path.join(artifacts, "dashboard-no-robot.png"), fullPage: true });
