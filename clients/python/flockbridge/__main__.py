@@ -305,10 +305,11 @@ def drive_robot(address: str, pin: Optional[str], speed: float, turn: float) -> 
         if robot.role == "viewer":
             robot.auth(pin=getpass.getpass(f"Driver PIN for {address}: "))
         print(f"{robot.family} {robot.model} at {robot.host}:{robot.port}")
-        print("hold an arrow key to drive; space stops; + and - change the speed; q quits", flush=True)
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         tty.setcbreak(fd)  # keys one at a time, no echo; Ctrl-C still interrupts
+        # Said once the keys are read one at a time: a key pressed on reading it counts.
+        print("hold an arrow key to drive; space stops; + and - change the speed; q quits", flush=True)
         screen = _Screen(sys.stdout)
         driver = _Driver(robot, speed, turn, screen.say)
         # What the bridge and the client have to say, each on a line of its own.

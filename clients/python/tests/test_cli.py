@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import pty
-import select
 import signal
 import subprocess
 import sys
@@ -55,6 +54,48 @@ def test_watch_says_what_is_wrong_with_the_address() -> None:
     )
     assert done.returncode == 1
     assert done.stderr.startswith("flockbridge: cannot connect to the bridge at 127.0.0.1:1")
+
+
+def test_drive_with_the_arrow_keys_stops_on_release_and_on_quit(smr: Bridge) -> None:
+    with flockbridge.connect(smr.address, reconnect_s=0) as watch:
+        terminal, program_side = pty.openpty()
+        driving = cli("drive", smr.address, "--speed", "150", stdin=program_side, stdout=program_side, stderr=program_side)
+        os.close(program_side)
+        try:
+            read_until(terminal, b"q quits")
+            # A held key: the terminal repeats it every 30 ms or so.
+            holding = threading.Event()
+            holding.set()
+
+            def hold() -> None:
+                while holding.is_set():
+                    os.write(terminal, UP)
+                    time.sleep(0.03)
+
+            before = received(watch)
+            repeating = threading.Thread(target=hold)
+            repeating.start()
+            try:
+                watch.wait_for(moving, timeout=10)
+                held_since = time.monotonic()
+                # Still driving well after the wait for the first repeat (0.75 s).
+                watch.wait_for(lambda s: moving(s) and time.monotonic() - held_since > 1.5, timeout=10)
+            finally:
+                holding.clear()
+                repeating.join()
+            # Let go: the repeats stop, and so does the robot.
+            watch.wait_for(still, timeout=5)
+            # One drive for the whole hold, one stop at the release.
+            assert received(watch) - before == 2
+            os.write(terminal, UP)
+            watch.wait_for(moving, timeout=5)
+            os.write(terminal, b"q")  # quit while it drives
+            assert driving.wait(timeout=10) == 0
+            watch.wait_for(still, timeout=5)
+        finally:
+            if driving.poll() is None:
+                driving.kill()
+            os.close(terminal)
 
 
 def read_line_with(fd: int, text: bytes, timeout: float = 10.0) -> bytes:
