@@ -1,7 +1,8 @@
 #!/bin/sh
 # Builds the libFuzzer targets with clang (ASan and UBSan on) into
 # build-fuzz/ and runs each for FUZZ_SECONDS (default 60) from the seed
-# corpus in tests/fuzz/corpus/. What a run finds stays in build-fuzz/.
+# corpus in tests/fuzz/corpus/, two at a time (each target is one process on
+# one core). What a run finds stays in build-fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
@@ -10,4 +11,4 @@ seconds="${FUZZ_SECONDS:-60}"
 BUILD_DIR=build-fuzz scripts/build.sh -DFLOCKBRIDGE_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ \
   -DFLOCKBRIDGE_FUZZ_SECONDS="$seconds" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 cd build-fuzz
-ctest --output-on-failure
+ctest --output-on-failure --parallel 2

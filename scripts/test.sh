@@ -3,8 +3,9 @@
 # runs every test, in four stages:
 #   1. the whole suite (build/), with the dashboard's test in headless Chromium
 #      and the Debian package's test in a clean Debian root booted with systemd,
-#   2. the whole suite again built with clang 14, under AddressSanitizer and
-#      UBSan, and clang-tidy over every source file (build-asan/),
+#   2. the whole suite again built with clang 14 as a Debug build (no
+#      optimisation, assertions on), under AddressSanitizer and UBSan, and
+#      clang-tidy over every source file (build-asan/),
 #   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
 #   4. the arm64 cross build's unit and end-to-end tests under qemu-user
 #      (build-arm64/, scripts/arm64.sh).
@@ -62,7 +63,7 @@ suite() {
 run_stage "tests" suite build
 if [ "${1:-}" != "--quick" ]; then
   run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer; clang-tidy" \
-    suite build-asan -DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++
+    suite build-asan -DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug
   run_stage "fuzzing" scripts/fuzz.sh
   run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh
 fi

@@ -47,6 +47,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -343,6 +344,9 @@ int floor_server(const std::string& device) {
         continue;
       }
       const ssize_t n = ::read(serial, buffer.data(), buffer.size());
+      // The other end of the pseudo-terminal gone (the benchmark ended or was
+      // killed): the terminal reads EIO for ever, and the server would spin.
+      if (n < 0 && errno != EAGAIN && errno != EINTR) return 0;
       if (n <= 0) continue;
       frames.feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
       while (auto frame = frames.next()) {
