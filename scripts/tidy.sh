@@ -1,6 +1,7 @@
 #!/bin/sh
 # clang-tidy over every source file of the project (the checks of
-# .clang-tidy), with the compile commands of a clang build: BUILD (default
+# .clang-tidy; tests/.clang-tidy leaves the static analyzer out of the
+# tests/ folder), with the compile commands of a clang build: BUILD (default
 # build-asan, the test command's clang build). Prints every finding and
 # fails when there is one. The test command runs it as a ctest test of that
 # build; it needs clang-tidy (scripts/test.sh installs it).
