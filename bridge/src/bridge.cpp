@@ -17,6 +17,7 @@
 #include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -70,7 +71,8 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver)
       session_id_(new_session_id()),
       driver_(make_driver(loop, config_, *this)),
       web_(loop, *this),
-      fleet_(loop, *this) {
+      fleet_(loop, *this),
+      service_(loop) {
   listeners_[0].bridge = listeners_[1].bridge = this;
   listeners_[0].kind = ClientKind::Binary;
   listeners_[0].bind = config_.effective_binary_bind();
@@ -156,22 +158,8 @@ Result<Done> Bridge::start() {
   }
   log_info(listening + "; session " + session_id_);
 
-  // Everything is bound: systemd may start what waits for the bridge. Its
-  // watchdog is fed from the loop itself, so that a loop that hangs stops
-  // feeding it and gets the service restarted.
-  notify_ready();
-  if (const auto interval = notifier_.watchdog_interval()) {
-    if (watchdog_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
-      return Error{"cannot create the loop's timers"};
-    }
-    const auto every = static_cast<std::uint64_t>(interval->count());
-    uv_timer_start(
-        watchdog_timer_.get(),
-        [](uv_timer_t* timer) {
-          if (auto* self = owner_of<Bridge>(timer)) self->notifier_.notify("WATCHDOG=1");
-        },
-        0, every);
-  }
+  // Everything is bound: systemd may start what waits for the bridge.
+  if (auto ready = service_.ready(service_status_text()); !ready) return ready.error();
   return Done{};
 }
 
@@ -269,7 +257,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
                              std::to_string(port) + " (the limit is " + std::to_string(limit) + "); try again later";
     log_warning("refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
-    added.refuse(wire::error(added.encoding(), nullptr, Error{text}));
+    added.refuse(added.encode(notice::Failed{Error{text}}));
     return;
   }
   ++counters_.clients_accepted;
@@ -281,11 +269,11 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
           session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
           {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(), driver_->simulated_room()},
           {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
-  if (lease_) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
+  if (lease_.holder()) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
   if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_message()));
-  if (!awaiting_approval_.empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
+  if (!pairing_.list().empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
   if (kind == ClientKind::Binary && native_mode == NativePortMode::Paired) {
-    awaiting_approval_.push_back(Waiting{id, unix_seconds_now()});
+    pairing_.wait(id, unix_seconds_now());
     log_info("client " + std::to_string(id) + " (" + added.peer() +
              ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
     broadcast_pairing();
@@ -309,7 +297,7 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    protocol::StatsSnapshot stats = snapshot();
                    // Who is connected, from where, is the teacher's to see, when there is one.
                    stats.list_clients = config_.access.teacher_secret.empty() || session.role() == Role::Teacher;
-                   session.send(wire::stats(session.encoding(), id, stats));
+                   session.send(session.encoding() == Encoding::Json ? wire::stats(id, stats) : nullptr);
                  },
                  [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
                  [&](const protocol::ReleaseControl&) {
@@ -370,13 +358,13 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
         session, id,
         Error{
             session.kind() == ClientKind::Binary
-                ? (awaiting(session.id())
+                ? (pairing_.waiting(session.id())
                        ? "not sent: this connection waits to be approved on the robot's dashboard by someone with "
                          "the PIN (access.native_port_mode paired); only stops go"
                        : "not sent: this port is read-only (access.native_port_mode); only stops go")
                 : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
             protocol::ErrorCode::Denied,
-            awaiting(session.id()) ? "not sent: this connection waits to be approved on the robot's dashboard; only "
+            pairing_.waiting(session.id()) ? "not sent: this connection waits to be approved on the robot's dashboard; only "
                                      "stops go"
                                    : ""});
     return;
@@ -430,33 +418,28 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
 
 Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
                                        SteadyTime now) {
-  if (lease_ && lease_->holder == session.id()) {
-    lease_->renewed = now;
-    return LeaseCheck::Allowed;
+  switch (lease_.check(session.id(), effect.motion, session.exclusive_control(), now)) {
+    case ControlLease::Verdict::Allowed:
+      return LeaseCheck::Allowed;
+    case ControlLease::Verdict::Takes:
+      return LeaseCheck::Takes;
+    case ControlLease::Verdict::Ignored:
+      ++counters_.control_ignored;
+      return LeaseCheck::Refused;
+    case ControlLease::Verdict::Busy:
+      break;
   }
-  const bool one_driver_port = session.exclusive_control();
-  if (one_driver_port && !effect.motion) {
-    // Programs that do not drive send their settings too (ARIA: SETV,
-    // ENABLE at connect, ENABLE 0 as it leaves); none of it reaches the robot.
-    ++counters_.control_ignored;
-    return LeaseCheck::Refused;
-  }
-  if (lease_) {
-    ++counters_.control_refused;
-    const auto holder = sessions_.find(lease_->holder);
-    const std::string who = holder == sessions_.end()
-                                ? "client " + std::to_string(lease_->holder)
-                                : "client " + std::to_string(lease_->holder) + " (" + holder->second->peer() + ")";
-    refuse(session, id,
-           Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
-                     " drives the robot; it is yours once it releases control, goes away or sends no command for " +
-                     std::to_string(config_.access.lease_idle.count()) + " ms",
-                 protocol::ErrorCode::Busy, "not sent: " + who + " drives the robot"});
-    return LeaseCheck::Refused;
-  }
-  // Nobody drives: a claw or a display is anyone's; a motion command that
-  // reaches the robot makes its client the driver.
-  return effect.motion ? LeaseCheck::Takes : LeaseCheck::Allowed;
+  ++counters_.control_refused;
+  const std::uint64_t holder = lease_.holder()->client;
+  const auto found = sessions_.find(holder);
+  const std::string who = found == sessions_.end() ? "client " + std::to_string(holder)
+                                                   : "client " + std::to_string(holder) + " (" + found->second->peer() + ")";
+  refuse(session, id,
+         Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
+                   " drives the robot; it is yours once it releases control, goes away or sends no command for " +
+                   std::to_string(config_.access.lease_idle.count()) + " ms",
+               protocol::ErrorCode::Busy, "not sent: " + who + " drives the robot"});
+  return LeaseCheck::Refused;
 }
 
 void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& error) {
@@ -488,7 +471,7 @@ void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
 }
 
 void Bridge::latch_changed() {
-  broadcast([&](Encoding encoding) { return wire::json_only(encoding, latch_message()); });
+  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), latch_message()); });
   fleet_.status_changed();
 }
 
@@ -622,11 +605,12 @@ void Bridge::stop_fleet(Session& session, const protocol::FleetEmergency& reques
 }
 
 nlohmann::ordered_json Bridge::lease_holder_json() const {
-  if (!lease_) return nullptr;
-  const auto found = sessions_.find(lease_->holder);
+  const auto& lease = lease_.holder();
+  if (!lease) return nullptr;
+  const auto found = sessions_.find(lease->client);
   if (found == sessions_.end()) return nullptr;
   const Session& s = *found->second;
-  return {{"client", s.id()}, {"peer", s.peer()}, {"kind", client_kind_name(s.kind())}, {"since", lease_->since}};
+  return {{"client", s.id()}, {"peer", s.peer()}, {"kind", client_kind_name(s.kind())}, {"since", lease->since}};
 }
 
 nlohmann::ordered_json Bridge::fleet_status() const {
@@ -676,7 +660,7 @@ nlohmann::ordered_json Bridge::fleet_telemetry() const {
   telemetry["clients"] = stats.clients.size();
   std::uint64_t failed = 0;
   for (const std::uint64_t n : stats.bridge.failed) failed += n;
-  telemetry["errors"] = {{"bad_checksum", stats.link.decoder.bad_checksum},
+  telemetry["errors"] = {{"bad_checksum", protocol::counter(stats.link_counters, "bad_checksum")},
                          {"commands_failed", failed},
                          {"safety_stops", stats.bridge.safety_stops},
                          {"sensor_messages_dropped", stats.bridge.sensor_messages_dropped}};
@@ -722,24 +706,13 @@ void Bridge::change_setting(Session& session, const protocol::ChangeSetting& cha
   session.reply_ok(id);
 }
 
-bool Bridge::awaiting(std::uint64_t client) const {
-  return std::ranges::any_of(awaiting_approval_, [&](const Waiting& w) { return w.client == client; });
-}
-
 void Bridge::approve_client(Session& session, std::uint64_t client, const nlohmann::json& id) {
-  if (session.role() == Role::Viewer) {
-    session.reply_error(
-        id, Error{R"(only someone with the robot's PIN may approve a connection: {"cmd":"auth","pin":"..."})",
-                  protocol::ErrorCode::Denied});
-    return;
-  }
   const auto found = sessions_.find(client);
-  if (!awaiting(client) || found == sessions_.end() || found->second->closing()) {
-    session.reply_error(id, Error{"approve: client " + std::to_string(client) +
-                                  " is not waiting to be approved (it may have gone, or been approved already)"});
+  const bool leaving = found == sessions_.end() || found->second->closing();
+  if (auto approved = pairing_.approve(session.role(), client, leaving); !approved) {
+    session.reply_error(id, approved.error());
     return;
   }
-  std::erase_if(awaiting_approval_, [&](const Waiting& w) { return w.client == client; });
   Session& approved = *found->second;
   approved.set_role(Role::Driver);
   log_info("client " + std::to_string(client) + " (" + approved.peer() + ") was approved by client " +
@@ -749,17 +722,15 @@ void Bridge::approve_client(Session& session, std::uint64_t client, const nlohma
 }
 
 std::string Bridge::pairing_message() const {
-  std::vector<protocol::json::WaitingClient> waiting;
-  for (const Waiting& w : awaiting_approval_) {
-    if (const auto found = sessions_.find(w.client); found != sessions_.end()) {
-      waiting.push_back({w.client, found->second->peer(), w.since});
-    }
-  }
-  return protocol::json::pairing(waiting);
+  return pairing_.message([&](std::uint64_t client) -> std::optional<std::string> {
+    const auto found = sessions_.find(client);
+    if (found == sessions_.end()) return std::nullopt;
+    return found->second->peer();
+  });
 }
 
 void Bridge::broadcast_pairing() {
-  broadcast([&](Encoding encoding) { return wire::json_only(encoding, pairing_message()); });
+  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), pairing_message()); });
 }
 
 std::string Bridge::latch_message() const {
@@ -802,7 +773,7 @@ nlohmann::ordered_json Bridge::latch_json() const {
 }
 
 void Bridge::take_lease(const Session& session, SteadyTime now) {
-  lease_ = Lease{session.id(), unix_seconds_now(), now};
+  lease_.take(session.id(), unix_seconds_now(), now);
   ++counters_.control_changes;
   log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") drives the robot");
   broadcast_lease();
@@ -844,7 +815,7 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
 }
 
 void Bridge::take_control(Session& session, const nlohmann::json& id) {
-  if (lease_ && lease_->holder == session.id()) {
+  if (lease_.held_by(session.id())) {
     session.reply_ok(id);
     return;
   }
@@ -855,12 +826,12 @@ void Bridge::take_control(Session& session, const nlohmann::json& id) {
     return;
   }
   const SteadyTime now = steady_now();
-  if (!lease_) {
+  if (!lease_.holder()) {
     take_lease(session, now);
     session.reply_ok(id);
     return;
   }
-  const auto holder = sessions_.find(lease_->holder);
+  const auto holder = sessions_.find(lease_.holder()->client);
   if (session.role() == Role::Teacher) {
     if (holder != sessions_.end()) {
       end_lease(*holder->second, "was taken over by the teacher, client " + std::to_string(session.id()), true);
@@ -875,7 +846,7 @@ void Bridge::take_control(Session& session, const nlohmann::json& id) {
     session.reply_ok(id);
     return;
   }
-  session.reply_error(id, Error{"client " + std::to_string(lease_->holder) +
+  session.reply_error(id, Error{"client " + std::to_string(lease_.holder()->client) +
                                     " drives the robot and cannot be asked to hand over (a program of the original "
                                     "software); it is yours once it goes away or sends no command for " +
                                     std::to_string(config_.access.lease_idle.count()) + " ms",
@@ -883,8 +854,7 @@ void Bridge::take_control(Session& session, const nlohmann::json& id) {
 }
 
 void Bridge::end_lease(const Session& session, const std::string& why, bool at_once) {
-  if (!lease_ || lease_->holder != session.id()) return;
-  lease_.reset();
+  if (!lease_.end(session.id())) return;
   const std::string reason =
       "client " + std::to_string(session.id()) + " (" + session.peer() + "), which drove the robot, " + why;
   log_info(reason);
@@ -900,17 +870,17 @@ void Bridge::end_lease(const Session& session, const std::string& why, bool at_o
 
 std::string Bridge::lease_message(std::string_view reason) const {
   std::optional<protocol::json::LeaseHolder> holder;
-  if (lease_) {
-    if (const auto found = sessions_.find(lease_->holder); found != sessions_.end()) {
+  if (const auto& lease = lease_.holder()) {
+    if (const auto found = sessions_.find(lease->client); found != sessions_.end()) {
       const Session& s = *found->second;
-      holder = protocol::json::LeaseHolder{s.id(), s.peer(), client_kind_name(s.kind()), lease_->since};
+      holder = protocol::json::LeaseHolder{s.id(), s.peer(), client_kind_name(s.kind()), lease->since};
     }
   }
   return protocol::json::lease(holder, reason);
 }
 
 void Bridge::broadcast_lease(std::string_view reason) {
-  broadcast([&](Encoding encoding) { return wire::json_only(encoding, lease_message(reason)); });
+  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), lease_message(reason)); });
   fleet_.event({{"type", "lease"}, {"holder", lease_holder_json()}, {"reason", reason}});
   fleet_.status_changed();
 }
@@ -925,7 +895,7 @@ void Bridge::safety_stop(const std::string& reason) {
   ++counters_.safety_stops;
   auto sent = driver_->stop_robot(next_token_++);
   log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
-  broadcast([&](Encoding encoding) { return wire::safety_stop(encoding, reason); });
+  broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
   fleet_.event({{"type", "safety_stop"}, {"reason", reason}});
 }
 
@@ -934,7 +904,7 @@ protocol::StatsSnapshot Bridge::snapshot() const {
   snapshot.uptime_s = std::chrono::duration<double>(steady_now() - started_at_).count();
   driver_->add_stats(snapshot);
   snapshot.bridge = counters_;
-  if (lease_) snapshot.control_holder = lease_->holder;
+  if (const auto& lease = lease_.holder()) snapshot.control_holder = lease->client;
   if (const MqttCounters* mqtt = fleet_.counters()) {
     snapshot.mqtt = protocol::NamedCounters{{"connected", fleet_.connected() ? 1 : 0},
                                             {"connects", mqtt->connects},
@@ -956,11 +926,8 @@ void Bridge::log_stats() const {
   const protocol::StatsSnapshot s = snapshot();
   std::uint64_t failed = 0;
   for (const std::uint64_t n : s.bridge.failed) failed += n;
-  log_info("stats: link " + std::string(protocol::link_state_name(s.link_state)) + ", frames in " +
-           std::to_string(s.link.decoder.frames) + " out " + std::to_string(s.link.frames_sent) + ", bad checksum " +
-           std::to_string(s.link.decoder.bad_checksum) + ", implausible " + std::to_string(s.link.implausible) +
-           ", NAKs sent " + std::to_string(s.link.naks_sent) + " received " + std::to_string(s.link.naks_received) +
-           ", retransmits " + std::to_string(s.link.retransmits) + ", commands " +
+  log_info("stats: link " + std::string(protocol::link_state_name(s.link_state)) +
+           (s.link_summary.empty() ? "" : ", " + s.link_summary) + ", commands " +
            std::to_string(s.bridge.commands_received) + " (failed " + std::to_string(failed) + "), clients " +
            std::to_string(s.clients.size()) + " (refused " + std::to_string(s.bridge.clients_refused) + ", dead " +
            std::to_string(s.bridge.clients_dead) + "), sensor messages dropped " +
@@ -969,10 +936,10 @@ void Bridge::log_stats() const {
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
-  if (std::erase_if(awaiting_approval_, [&](const Waiting& w) { return w.client == session.id(); }) > 0) {
+  if (pairing_.forget(session.id())) {
     broadcast_pairing();
   }
-  const bool held_control = lease_ && lease_->holder == session.id();
+  const bool held_control = lease_.held_by(session.id());
   end_lease(session, "is gone", false);
   if (!held_control && moving_ && motion_owner_ == session.id()) {
     owed_stop_ =
@@ -1001,7 +968,7 @@ void Bridge::broadcast(Encode&& encode, MessageOrigin origin) {
     if (session->closing() || session->refusing()) continue;
     const std::size_t k = encoding_index(session->encoding());
     if (!done[k]) {
-      encoded[k] = encode(session->encoding());
+      encoded[k] = encode(*session);
       done[k] = true;
     }
     session->send(encoded[k], origin);
@@ -1043,8 +1010,8 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   } else {
     log_warning(text);
   }
-  update_service_status();
-  broadcast([&](Encoding encoding) { return wire::link(encoding, state, changed.reason); });
+  service_.update(service_status_text());
+  broadcast([&](const Session& session) { return session.encode(notice::Link{state, changed.reason}); });
   fleet_.event({{"type", "link"}, {"state", protocol::link_state_name(state)}, {"reason", changed.reason}});
   fleet_.status_changed();
 }
@@ -1054,7 +1021,7 @@ void Bridge::on_published(const driver_event::Published& published) {
   if (published.robot_stopped) moving_ = false;
   const RobotMessage& message = *published.message;
   if (!message.is_sensor()) {
-    broadcast([&](Encoding encoding) { return message.encode(encoding, 0, 0); }, MessageOrigin::Robot);
+    broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); }, MessageOrigin::Robot);
     return;
   }
   ++sensor_seq_;
@@ -1089,18 +1056,14 @@ void Bridge::on_command_done(const driver_event::CommandDone& done) {
 void Bridge::on_housekeeping() {
   const SteadyTime now = steady_now();
   for (auto& [id, session] : sessions_) session->housekeeping(now);
-  update_service_status();
+  service_.update(service_status_text());
   flush_log_repeats();
-  if (lease_) {
-    const auto holder = sessions_.find(lease_->holder);
-    if (holder != sessions_.end()) {
+  if (const auto& lease = lease_.holder()) {
+    if (const auto holder = sessions_.find(lease->client); holder != sessions_.end()) {
       const Session& session = *holder->second;
-      // A program of a one-driver port (ARIA) that falls silent has gone;
-      // anyone else's lease lasts until it has sent no command for a while.
-      if (session.exclusive_control() && now - session.last_input() >= config_.control_silence) {
-        end_lease(session, "sent nothing for " + std::to_string(config_.control_silence.count()) + " ms", true);
-      } else if (now - lease_->renewed >= config_.access.lease_idle) {
-        end_lease(session, "sent no command for " + std::to_string(config_.access.lease_idle.count()) + " ms", true);
+      if (auto why = lease_.expired(now, session.last_input(), session.exclusive_control(), config_.access.lease_idle,
+                                    config_.control_silence)) {
+        end_lease(session, *why, true);
       }
     }
   }
@@ -1114,7 +1077,7 @@ void Bridge::stop() {
   if (stopped_) return;
   stopped_ = true;
   log_info("stopping");
-  notifier_.notify("STOPPING=1\nSTATUS=stopping");
+  service_.stopping();
   // The robot's stop goes out first: do not leave it driving on its own.
   driver_->stop();
   fleet_.stop();
@@ -1131,7 +1094,6 @@ void Bridge::stop() {
   fleet_timer_.reset();
   sweeper_.reset();
   stats_timer_.reset();
-  watchdog_timer_.reset();
   for (auto& signal : signals_) signal.reset();
   flush_log_repeats(true);
 }
@@ -1152,27 +1114,7 @@ void Bridge::arm_stats_timer() {
 }
 
 std::string Bridge::service_status_text() const {
-  const std::size_t clients = sessions_.size();
-  const protocol::LinkState state = driver_->link_state();
-  std::string status = "robot link " + std::string(protocol::link_state_name(state));
-  if (state != protocol::LinkState::Up && !driver_->link_reason().empty()) {
-    status += " (" + driver_->link_reason() + ")";
-  }
-  return status + "; " + std::to_string(clients) + (clients == 1 ? " client" : " clients");
-}
-
-void Bridge::notify_ready() {
-  service_status_ = service_status_text();
-  notifier_.notify("READY=1\nSTATUS=" + service_status_);
-}
-
-void Bridge::update_service_status() {
-  // Nothing before READY=1, and nothing when systemd is not listening.
-  if (!notifier_.enabled() || service_status_.empty()) return;
-  std::string status = service_status_text();
-  if (status == service_status_) return;
-  service_status_ = std::move(status);
-  notifier_.notify("STATUS=" + service_status_);
+  return ServiceStatus::describe(driver_->link_state(), driver_->link_reason(), sessions_.size());
 }
 
 void Bridge::on_reload_signal() {
@@ -1181,7 +1123,7 @@ void Bridge::on_reload_signal() {
     log_warning("no configuration to reload: nothing changed");
     return;
   }
-  notifier_.notify("RELOADING=1\nSTATUS=reloading the configuration");
+  service_.reloading();
   auto loaded = config_loader_();
   if (!loaded) {
     log_error("the configuration was not reloaded; the bridge runs on as it was:");
@@ -1190,7 +1132,7 @@ void Bridge::on_reload_signal() {
     for (const std::string& notice : loaded.value().notices) log_warning(notice);
     reload(loaded.value());
   }
-  notify_ready();
+  (void)service_.ready(service_status_text());
 }
 
 void Bridge::reload(const Config& loaded) {

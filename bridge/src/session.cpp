@@ -130,7 +130,7 @@ void Session::set_extensions(std::uint8_t version) {
   log_info("client " + std::to_string(id_) + " (" + peer_ + ") " +
            (extended() ? "asked for the bridge's own messages (EXT " + std::to_string(extensions_) + ")"
                        : "asked for the original dialect only (EXT 0)"));
-  queue_message(wire::extensions(extensions_));
+  if (SharedBuffer answer = encode(notice::Extensions{extensions_})) queue_message(std::move(answer));
 }
 
 void Session::input_ended() {
@@ -182,7 +182,7 @@ void Session::subscribe(std::uint32_t interval_ms) {
 }
 
 void Session::reply_ok(const nlohmann::json& id, std::optional<bool> confirmed) {
-  send(wire::ok(encoding(), id, confirmed));
+  send(encode(notice::Done{confirmed}, id));
 }
 
 void Session::reply_error(const nlohmann::json& id, const protocol::Error& error) {
@@ -194,7 +194,12 @@ void Session::reply_error(const nlohmann::json& id, const protocol::Error& error
     return;
   }
   log_debug("client " + std::to_string(id_) + ": " + error.message);
-  send(wire::error(encoding(), id, error));
+  send(encode(notice::Failed{error}, id));
+}
+
+SharedBuffer Session::encode(const Notice& notice, const nlohmann::json& id) const {
+  if (kind_ == ClientKind::Binary) return native_ ? native_->encode(notice) : nullptr;
+  return wire::json_notice(notice, id);
 }
 
 std::string Session::address() const {
@@ -225,7 +230,7 @@ void Session::take_output(std::size_t most, std::vector<SharedBuffer>& into) {
     queue_.take(most, into);  // no dropped notice: the original dialect has none
     return;
   }
-  queue_.take(most, into, [this](std::uint64_t dropped) { return wire::dropped(encoding(), dropped); });
+  queue_.take(most, into, [this](std::uint64_t dropped) { return encode(notice::Dropped{dropped}); });
 }
 
 void Session::set_writing(bool writing) noexcept {

@@ -82,11 +82,11 @@ class FastUno final : public SensorSource {
   [[nodiscard]] const std::string& device() const noexcept { return pty_.device(); }
 
   void send_sensor(std::uint32_t seq) override {
-    protocol::SensorReading reading;
+    protocol::flockbot::SensorReading reading;
     reading.battery = 780;
     reading.odometer_left = static_cast<std::int16_t>(seq & 0xFFFF);
     reading.odometer_right = static_cast<std::int16_t>(seq >> 16);
-    const protocol::Bytes frame = protocol::encode_frame(protocol::encode_sensor_payload(reading));
+    const protocol::Bytes frame = protocol::flockbot::encode_frame(protocol::flockbot::encode_sensor_payload(reading));
     mark_sent(seq);
     pty_.write_all(frame);
   }
@@ -111,17 +111,17 @@ class FastUno final : public SensorSource {
   void on_read(protocol::ByteView bytes, Clock::time_point now) {
     decoder_.feed(bytes);
     while (auto event = decoder_.next()) {
-      if (event->kind != protocol::FrameDecoder::EventKind::Frame) continue;
+      if (event->kind != protocol::flockbot::FrameDecoder::EventKind::Frame) continue;
       const protocol::ByteView payload = event->payload;
       if (payload.size() >= 3 && std::memcmp(payload.data(), "CFG", 3) == 0) {
-        pty_.write_all(protocol::encode_frame(protocol::as_bytes("ACK")));
+        pty_.write_all(protocol::flockbot::encode_frame(protocol::as_bytes("ACK")));
         continue;
       }
       commands_.add(payload, now);
     }
   }
 
-  protocol::FrameDecoder decoder_;
+  protocol::flockbot::FrameDecoder decoder_;
   CommandLog commands_;
   PtyEnd pty_{[this](protocol::ByteView bytes, Clock::time_point now) {
     on_read(bytes, now);
@@ -130,8 +130,8 @@ class FastUno final : public SensorSource {
 
 /// A raw client's sequence numbers: the Uno's sensor frames, found in its bytes.
 SeqParser raw_frames() {
-  return decoded<protocol::FrameDecoder>([](const protocol::FrameDecoder::Event& frame) {
-    return frame.kind == protocol::FrameDecoder::EventKind::Frame && frame.payload.size() == 29
+  return decoded<protocol::flockbot::FrameDecoder>([](const protocol::flockbot::FrameDecoder::Event& frame) {
+    return frame.kind == protocol::flockbot::FrameDecoder::EventKind::Frame && frame.payload.size() == 29
                ? packet_seq(frame.payload, 17)
                : -1;
   });
@@ -187,7 +187,7 @@ std::string command_bytes(CommandForm form, int speed) {
     case CommandForm::RawFrame:
       break;
   }
-  const protocol::Bytes frame = protocol::encode_frame(protocol::as_bytes(payload));
+  const protocol::Bytes frame = protocol::flockbot::encode_frame(protocol::as_bytes(payload));
   return std::string(frame.begin(), frame.end());
 }
 
@@ -329,7 +329,7 @@ int floor_server(const std::string& device) {
   }
   std::vector<int> clients;
   unsigned long seq = 0;
-  protocol::FrameDecoder frames;
+  protocol::flockbot::FrameDecoder frames;
   std::array<std::uint8_t, 4096> buffer{};
   std::array<epoll_event, 8> events{};
   for (;;) {
@@ -350,11 +350,11 @@ int floor_server(const std::string& device) {
       if (n <= 0) continue;
       frames.feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
       while (auto frame = frames.next()) {
-        if (frame->kind != protocol::FrameDecoder::EventKind::Frame) continue;
-        const auto packet = protocol::parse_uno_packet(frame->payload);
-        if (!packet || packet.value().kind != protocol::UnoPacketKind::Sensor) continue;
+        if (frame->kind != protocol::flockbot::FrameDecoder::EventKind::Frame) continue;
+        const auto packet = protocol::flockbot::parse_uno_packet(frame->payload);
+        if (!packet || packet.value().kind != protocol::flockbot::UnoPacketKind::Sensor) continue;
         // The bridge's sensor message, field for field, so that both send as many bytes.
-        const protocol::SensorReading& r = packet.value().sensor;
+        const protocol::flockbot::SensorReading& r = packet.value().sensor;
         char line[320];
         const int size = std::snprintf(
             line, sizeof(line),

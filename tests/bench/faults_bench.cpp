@@ -89,7 +89,7 @@ double stamp_of(const std::string& line) {
 }
 
 std::string sensor_hex(const json& m) {
-  protocol::SensorReading r;
+  protocol::flockbot::SensorReading r;
   r.battery = m["battery"];
   for (std::size_t i = 0; i < 5; ++i) r.ir[i] = m["ir"][i];
   r.l_bump = m["l_bump"];
@@ -99,7 +99,7 @@ std::string sensor_hex(const json& m) {
   r.odometer_avg = m["odometer"]["avg"];
   r.wheel_watcher_left = m["wheel_watcher"]["left"];
   r.wheel_watcher_right = m["wheel_watcher"]["right"];
-  return protocol::to_hex(protocol::encode_sensor_payload(r));
+  return protocol::to_hex(protocol::flockbot::encode_sensor_payload(r));
 }
 
 struct Setup {

@@ -110,7 +110,7 @@ TEST_CASE("the bridge reaches the simulated Uno, serves a client, and closes eve
       read_some();
       return received.find(R"({"type":"ok","id":1,"confirmed":false})") != std::string::npos;
     }));
-    CHECK(daemon.snapshot().link.commands_delivered == 1);
+    CHECK(daemon.snapshot().commands.delivered == 1);
 
     ::close(fd);
     REQUIRE(run_until(&loop, [&] { return daemon.client_count() == 0; }));

@@ -212,14 +212,14 @@ TEST_CASE_FIXTURE(PortOnPty,
     // Frames of 12 bytes until the pseudo-terminal holds no more and the
     // port keeps the rest: the line then has taken part of a frame, most
     // likely, and the rest of it waits in the port.
-    const auto command = flockbridge::protocol::encode_frame(flockbridge::protocol::as_bytes("DLSabcdef\0"));
+    const auto command = flockbridge::protocol::flockbot::encode_frame(flockbridge::protocol::as_bytes("DLSabcdef\0"));
     int frames = 0;
     while (port->pending_bytes() == 0 && frames < 4000) {
       port->write(command);
       ++frames;
     }
     REQUIRE(port->pending_bytes() > 0);
-    const auto stop = flockbridge::protocol::encode_frame(flockbridge::protocol::as_bytes("DST"));
+    const auto stop = flockbridge::protocol::flockbot::encode_frame(flockbridge::protocol::as_bytes("DST"));
 
     // The Uno's side reads while the port writes its last frame.
     std::string line;
@@ -238,16 +238,16 @@ TEST_CASE_FIXTURE(PortOnPty,
     port->write_now(stop);
     uno.join();
 
-    flockbridge::protocol::FrameDecoder decoder;
+    flockbridge::protocol::flockbot::FrameDecoder decoder;
     decoder.feed(flockbridge::protocol::as_bytes(line));
     std::string last;
     while (auto event = decoder.next()) {
-      REQUIRE(event->kind == flockbridge::protocol::FrameDecoder::EventKind::Frame);
+      REQUIRE(event->kind == flockbridge::protocol::flockbot::FrameDecoder::EventKind::Frame);
       last.assign(event->payload.begin(), event->payload.end());
     }
     CHECK(last == "DST");
     CHECK(decoder.stats().bad_checksum == 0);
     CHECK(decoder.stats().discarded_bytes == 0);
-    CHECK(decoder.state() == flockbridge::protocol::FrameDecoder::State::Sync1);
+    CHECK(decoder.state() == flockbridge::protocol::flockbot::FrameDecoder::State::Sync1);
   }
 }

@@ -9,9 +9,10 @@
 
 #include "flockbridge/protocol/flockbot/client_codec.hpp"
 #include "flockbridge/protocol/flockbot/commands.hpp"
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   MessageDecoder decoder(MessageDecoder::Framing::LengthPrefixed, 255);

@@ -8,6 +8,7 @@
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;

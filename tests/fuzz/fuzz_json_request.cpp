@@ -7,13 +7,16 @@
 #include <variant>
 
 #include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/flockbot/json.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
+using flockbridge::protocol::flockbot::check_command;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view line(reinterpret_cast<const char*>(data), size);
-  auto parsed = json::parse_request(line);
+  auto parsed = flockbot::parse_json_request(line);
   if (!parsed.request) {
     (void)json::error(parsed.id, parsed.request.error());
     return 0;

@@ -5,23 +5,26 @@
 #include <random>
 #include <string>
 
+#include "flockbridge/protocol/flockbot/json.hpp"
+#include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 using Json = nlohmann::json;
 namespace codec = flockbridge::protocol::json;
 
 namespace {
 
 Bytes command_of(std::string_view line) {
-  auto parsed = codec::parse_request(line);
+  auto parsed = parse_json_request(line);
   REQUIRE_MESSAGE(parsed.request, (parsed.request ? "" : parsed.request.error().message));
   REQUIRE(std::holds_alternative<SendCommand>(parsed.request.value()));
   return std::get<SendCommand>(parsed.request.value()).payload;
 }
 
 std::string refusal(std::string_view line) {
-  auto parsed = codec::parse_request(line);
+  auto parsed = parse_json_request(line);
   return parsed.request ? std::string() : parsed.request.error().message;
 }
 
@@ -65,6 +68,7 @@ TEST_CASE("the stats message carries every counter") {
   link.decoder.bad_checksum = 3;
   link.naks_received = 4;
   snapshot.link_counters = link_counters(link);
+  snapshot.commands = {.sent = 12, .acknowledged = 10, .delivered = 11, .confirmed = 10, .unconfirmed = 1, .failed = 1};
   snapshot.bridge.failed[static_cast<std::size_t>(ErrorCode::RateLimited)] = 5;
   snapshot.bridge.clients_refused = 6;
   snapshot.clients.push_back(ClientSnapshot{7, "json", "127.0.0.1:9", 8, 9, 1});
@@ -74,23 +78,26 @@ TEST_CASE("the stats message carries every counter") {
   CHECK(stats["link"]["state"] == "up");
   CHECK(stats["link"]["bad_checksum"] == 3);
   CHECK(stats["link"]["naks_received"] == 4);
+  CHECK(stats["commands"]["sent"] == 12);
+  CHECK(stats["commands"]["acknowledged"] == 10);
+  CHECK(stats["commands"]["unconfirmed"] == 1);
   CHECK(stats["commands"]["failed"]["rate_limited"] == 5);
   CHECK(stats["commands"]["failed"].size() == kErrorCodeCount);
   CHECK(stats["clients"]["refused"] == 6);
   CHECK(stats["clients"]["list"][0]["sensor_dropped"] == 9);
-  auto request = codec::parse_request(R"({"cmd":"stats","id":1})");
+  auto request = parse_json_request(R"({"cmd":"stats","id":1})");
   CHECK(std::holds_alternative<StatsRequest>(request.request.value()));
 }
 
 TEST_CASE("subscribe and unsubscribe - the id is echoed whatever its type") {
-  auto sub = codec::parse_request(R"({"cmd":"subscribe","interval_ms":250,"id":"a1"})");
+  auto sub = parse_json_request(R"({"cmd":"subscribe","interval_ms":250,"id":"a1"})");
   REQUIRE(sub.request);
   CHECK(std::get<Subscribe>(sub.request.value()).interval_ms == 250);
   CHECK(sub.id == "a1");
-  auto every = codec::parse_request(R"({"cmd":"subscribe"})");
+  auto every = parse_json_request(R"({"cmd":"subscribe"})");
   CHECK(std::get<Subscribe>(every.request.value()).interval_ms == 0);
   CHECK(every.id.is_null());
-  auto unsub = codec::parse_request(R"({"cmd":"unsubscribe","id":3})");
+  auto unsub = parse_json_request(R"({"cmd":"unsubscribe","id":3})");
   CHECK(std::holds_alternative<Unsubscribe>(unsub.request.value()));
   CHECK(unsub.id == 3);
 }
@@ -118,7 +125,7 @@ TEST_CASE("JSON refusals name the command, the argument and the rule") {
   CHECK(refusal(R"({"cmd":"raw","payload":[67,70,71]})").find("CFG is sent by the bridge") == 0);
   CHECK(refusal(R"({"cmd":"raw","payload":[68,256]})") == "raw: payload must hold whole numbers from 0 to 255");
   CHECK(refusal(R"({"cmd":"subscribe","interval_ms":-1})").find("interval_ms must be") != std::string::npos);
-  auto with_id = codec::parse_request(R"({"cmd":"move","speed":500,"id":42})");
+  auto with_id = parse_json_request(R"({"cmd":"move","speed":500,"id":42})");
   CHECK(with_id.id == 42);
 }
 
@@ -135,18 +142,18 @@ TEST_CASE("sensor messages carry volts and millimetres beside the raw values whe
   units.battery_volts_per_count = 0.0147;
   units.ir_volts_per_count = 5.0 / 1023;
   units.odometer_mm_per_count = 1.25;
-  const Json both = Json::parse(codec::sensor(r, 1, 0, units));
+  const Json both = Json::parse(sensor_json(r, 1, 0, units));
   CHECK(both["battery"] == 505);  // raw values stay
   CHECK(both["battery_v"] == 7.4235);
   CHECK(both["ir_v"] == Json::parse("[0, 5, 2.5024, 0.4888, 0.0342]"));
   CHECK(both["odometer_mm"] == Json::parse(R"({"left":-125,"right":312.5,"avg":93.75})"));
   CHECK_FALSE(both.contains("wheel_watcher_mm"));  // no factor, no converted value
   units.wheel_watcher_mm_per_count = 0.5;
-  CHECK(Json::parse(codec::sensor(r, 1, 0, units))["wheel_watcher_mm"] == Json::parse(R"({"left":1.5,"right":-1.5})"));
+  CHECK(Json::parse(sensor_json(r, 1, 0, units))["wheel_watcher_mm"] == Json::parse(R"({"left":1.5,"right":-1.5})"));
   // Rounded to what the sensors resolve: the text carries no float noise.
-  CHECK(codec::sensor(r, 1, 0, units).find("\"battery_v\":7.4235,") != std::string::npos);
+  CHECK(sensor_json(r, 1, 0, units).find("\"battery_v\":7.4235,") != std::string::npos);
   for (const char* key : {"battery_v", "ir_v", "odometer_mm", "wheel_watcher_mm"}) {
-    CHECK_FALSE(Json::parse(codec::sensor(r, 1, 0)).contains(key));
+    CHECK_FALSE(Json::parse(sensor_json(r, 1, 0)).contains(key));
   }
 }
 
@@ -196,14 +203,14 @@ TEST_CASE("sensor messages, written directly, read back as the values they carry
       expected["wheel_watcher_mm"] = {{"left", scaled(r.wheel_watcher_left, w, 1e2)},
                                       {"right", scaled(r.wheel_watcher_right, w, 1e2)}};
     }
-    const std::string text = codec::sensor(r, seq, ts, units);
+    const std::string text = sensor_json(r, seq, ts, units);
     CHECK(Json::parse(text) == expected);  // every value, exactly (reals compare as doubles)
     CHECK(text.find("e+") == std::string::npos);
   }
   // Whole reals keep their ".0", so that a reader's language sees a real.
   SensorReading zero;
-  CHECK(codec::sensor(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("ts":2.0,"battery":0,)") != std::string::npos);
-  CHECK(codec::sensor(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("battery_v":0.0,)") != std::string::npos);
+  CHECK(sensor_json(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("ts":2.0,"battery":0,)") != std::string::npos);
+  CHECK(sensor_json(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("battery_v":0.0,)") != std::string::npos);
 }
 
 TEST_CASE("the messages the bridge sends, in the documented shapes") {
@@ -216,10 +223,10 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   r.odometer_avg = 1;
   r.wheel_watcher_left = -3;
   r.wheel_watcher_right = 4;
-  const Json sensor = Json::parse(codec::sensor(r, 17, 1700000000.25));
+  const Json sensor = Json::parse(sensor_json(r, 17, 1700000000.25));
   CHECK(sensor == Json::parse(R"({"type":"sensor","seq":17,"ts":1700000000.25,"battery":780,"ir":[1,2,3,4,5],
       "l_bump":1,"h_bump":0,"odometer":{"left":-10,"right":12,"avg":1},"wheel_watcher":{"left":-3,"right":4}})"));
-  CHECK(codec::sensor(r, 1, 0).rfind(R"({"type":"sensor",)", 0) == 0);  // "type" first, for people reading
+  CHECK(sensor_json(r, 1, 0).rfind(R"({"type":"sensor",)", 0) == 0);  // "type" first, for people reading
 
   const std::vector<std::string> commands{"move", "stop"};
   CHECK(codec::hello("abc", LinkState::Up, "", 4, "driver", {"flockbot", "flockbot", commands}) ==
@@ -258,7 +265,7 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
         R"({"type":"lease","holder":{"client":4,"peer":"10.0.3.17:51234","kind":"json","since":12.5}})");
   CHECK(codec::lease(std::nullopt, "gone") == R"({"type":"lease","holder":null,"reason":"gone"})");
   CHECK(codec::lease(std::nullopt) == R"({"type":"lease","holder":null})");
-  CHECK(std::holds_alternative<ReleaseControl>(codec::parse_request(R"({"cmd":"release"})").request.value()));
+  CHECK(std::holds_alternative<ReleaseControl>(parse_json_request(R"({"cmd":"release"})").request.value()));
   const codec::LatchHold local{"local", 2, "127.0.0.1:4000", "", 3.5, {"teacher", "driver"}};
   CHECK(
       codec::emergency_latch({true, local, {"teacher", "driver"}, "the teacher or a driver", {local}}) ==
@@ -279,21 +286,21 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK(codec::pairing(waiting) ==
         R"({"type":"pairing","waiting":[{"client":5,"peer":"10.0.3.17:51234","since":2.5}]})");
   CHECK(codec::pairing({}) == R"({"type":"pairing","waiting":[]})");
-  const auto approve = codec::parse_request(R"({"cmd":"approve","client":5})").request;
+  const auto approve = parse_json_request(R"({"cmd":"approve","client":5})").request;
   REQUIRE(approve);
   CHECK(std::get<ApproveClient>(approve.value()).client == 5);
-  CHECK_FALSE(codec::parse_request(R"({"cmd":"approve","client":"5"})").request);
-  CHECK_FALSE(codec::parse_request(R"({"cmd":"approve"})").request);
-  const auto set = codec::parse_request(R"({"cmd":"set","key":"access.lease_idle_ms","value":2000})").request;
+  CHECK_FALSE(parse_json_request(R"({"cmd":"approve","client":"5"})").request);
+  CHECK_FALSE(parse_json_request(R"({"cmd":"approve"})").request);
+  const auto set = parse_json_request(R"({"cmd":"set","key":"access.lease_idle_ms","value":2000})").request;
   REQUIRE(set);
   CHECK(std::get<ChangeSetting>(set.value()).key == "access.lease_idle_ms");
   CHECK(std::get<ChangeSetting>(set.value()).value == "2000");
   CHECK(
-      std::get<ChangeSetting>(codec::parse_request(R"({"cmd":"set","key":"k","value":true})").request.value()).value ==
+      std::get<ChangeSetting>(parse_json_request(R"({"cmd":"set","key":"k","value":true})").request.value()).value ==
       "true");
-  CHECK_FALSE(codec::parse_request(R"({"cmd":"set","key":"k","value":[1]})").request);
-  CHECK_FALSE(codec::parse_request(R"({"cmd":"set","value":1})").request);
-  CHECK(std::holds_alternative<ClearEmergency>(codec::parse_request(R"({"cmd":"clear_emergency"})").request.value()));
+  CHECK_FALSE(parse_json_request(R"({"cmd":"set","key":"k","value":[1]})").request);
+  CHECK_FALSE(parse_json_request(R"({"cmd":"set","value":1})").request);
+  CHECK(std::holds_alternative<ClearEmergency>(parse_json_request(R"({"cmd":"clear_emergency"})").request.value()));
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
   CHECK_NOTHROW((void)codec::error(nullptr, Error{std::string("\xFF\xFE")}));

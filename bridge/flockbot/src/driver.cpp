@@ -10,6 +10,7 @@
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/flockbot/json.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
@@ -20,26 +21,28 @@ namespace {
 /// "sensor" with the configured units) or another packet (DMC, EMG, ...).
 class UnoMessage final : public RobotMessage {
  public:
-  UnoMessage(const protocol::UnoPacket& packet, protocol::ByteView payload, const protocol::SensorUnits& units)
+  UnoMessage(const protocol::flockbot::UnoPacket& packet, protocol::ByteView payload, const protocol::flockbot::SensorUnits& units)
       : packet_(packet), payload_(payload.begin(), payload.end()), units_(units) {}
 
-  [[nodiscard]] bool is_sensor() const noexcept override { return packet_.kind == protocol::UnoPacketKind::Sensor; }
+  [[nodiscard]] bool is_sensor() const noexcept override { return packet_.kind == protocol::flockbot::UnoPacketKind::Sensor; }
   [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
-    if (is_sensor()) return wire::sensor(encoding, payload_, packet_.sensor, seq, unix_seconds, units_);
-    return wire::packet(encoding, packet_, payload_);
+    if (encoding == Encoding::Binary) return is_sensor() ? native_sensor(payload_) : native_packet(payload_);
+    if (is_sensor()) return wire::json_line(protocol::flockbot::sensor_json(packet_.sensor, seq, unix_seconds, units_));
+    if (packet_.kind == protocol::flockbot::UnoPacketKind::Emergency) return wire::json_line(protocol::json::emergency());
+    return wire::json_line(protocol::json::packet(payload_));
   }
 
  private:
-  protocol::UnoPacket packet_;
+  protocol::flockbot::UnoPacket packet_;
   protocol::Bytes payload_;
-  protocol::SensorUnits units_;
+  protocol::flockbot::SensorUnits units_;
 };
 
 }  // namespace
 
 FlockbotDriver::FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host)
     : LinkDriver(loop, config, host, config.link_settings(), config.robot) {
-  for (const protocol::CommandSpec& spec : protocol::command_table()) {
+  for (const protocol::flockbot::CommandSpec& spec : protocol::flockbot::command_table()) {
     if (spec.json_form) commands_.emplace_back(spec.name);
   }
   commands_.emplace_back("drive");
@@ -56,7 +59,7 @@ protocol::Result<protocol::Done> FlockbotDriver::start() {
 
 protocol::Bytes FlockbotDriver::last_words() {
   if (link_.state() != protocol::LinkState::Up) return {};
-  return protocol::encode_frame(protocol::as_bytes(protocol::kStopCode));
+  return protocol::flockbot::encode_frame(protocol::as_bytes(protocol::flockbot::kStopCode));
 }
 
 std::unique_ptr<NativeClient> FlockbotDriver::make_native_client() {
@@ -66,13 +69,13 @@ std::unique_ptr<NativeClient> FlockbotDriver::make_native_client() {
 protocol::Result<protocol::Bytes> FlockbotDriver::command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& object) const {
   if (cmd == "drive") return drive_command(object);
-  auto command = protocol::json::parse_flockbot_command(cmd, object);
+  auto command = protocol::flockbot::parse_json_command(cmd, object);
   if (!command) return command.error();
   return std::move(command.value().payload);
 }
 
 protocol::Result<protocol::Bytes> FlockbotDriver::drive_command(const nlohmann::json& object) const {
-  const protocol::SensorUnits& units = config_.units;
+  const protocol::flockbot::SensorUnits& units = config_.units;
   if (units.wheel_mm_s_per_percent <= 0) {
     return protocol::Error{
         "drive: this Flockbot's wheel speed in mm/s is not configured (flockbot.units.wheel_mm_s_per_percent, "
@@ -99,16 +102,16 @@ protocol::Result<protocol::Bytes> FlockbotDriver::drive_command(const nlohmann::
                            std::to_string(static_cast<int>(fastest)) + " mm/s"};
   }
   const std::array<long long, 2> wheels{static_cast<long long>(left), static_cast<long long>(right)};
-  return protocol::build_command(*protocol::find_command("wheels"), wheels);
+  return protocol::flockbot::build_command(*protocol::flockbot::find_command("wheels"), wheels);
 }
 
 MotionEffect FlockbotDriver::motion_effect(protocol::ByteView command) const {
   MotionEffect effect;
-  effect.stops = protocol::is_stop(command);
-  effect.emergency = protocol::is_emergency(command);  // the 2014 client never sends EMG: a program's EMG is one
-  if (const auto spec = protocol::check_command(command); spec && !effect.stops) {
+  effect.stops = protocol::flockbot::is_stop(command);
+  effect.emergency = protocol::flockbot::is_emergency(command);  // the 2014 client never sends EMG: a program's EMG is one
+  if (const auto spec = protocol::flockbot::check_command(command); spec && !effect.stops) {
     effect.motion = spec.value()->motion;
-    effect.keeps_moving = effect.motion && protocol::sets_robot_moving(*spec.value(), command);
+    effect.keeps_moving = effect.motion && protocol::flockbot::sets_robot_moving(*spec.value(), command);
   }
   return effect;
 }
@@ -120,13 +123,24 @@ protocol::Result<protocol::Done> FlockbotDriver::submit(protocol::CommandToken t
 }
 
 protocol::Result<protocol::Done> FlockbotDriver::stop_robot(protocol::CommandToken token) {
-  return submit(token, protocol::as_bytes(protocol::kStopCode));
+  return submit(token, protocol::as_bytes(protocol::flockbot::kStopCode));
 }
 
 void FlockbotDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   snapshot.link_state = link_.state();
-  snapshot.link = link_.stats();
-  snapshot.link_counters = protocol::link_counters(snapshot.link);
+  const protocol::flockbot::LinkStats s = link_.stats();
+  snapshot.link_counters = protocol::flockbot::link_counters(s);
+  snapshot.commands = {.sent = s.commands_sent,
+                       .acknowledged = s.commands_acknowledged,
+                       .delivered = s.commands_delivered,
+                       .confirmed = s.commands_confirmed,
+                       .unconfirmed = s.commands_unconfirmed,
+                       .failed = s.commands_failed};
+  snapshot.link_summary = "frames in " + std::to_string(s.decoder.frames) + " out " + std::to_string(s.frames_sent) +
+                          ", bad checksum " + std::to_string(s.decoder.bad_checksum) + ", implausible " +
+                          std::to_string(s.implausible) + ", NAKs sent " + std::to_string(s.naks_sent) +
+                          " received " + std::to_string(s.naks_received) + ", retransmits " +
+                          std::to_string(s.retransmits);
 }
 
 void FlockbotDriver::reload(const Config& config) {
@@ -134,15 +148,15 @@ void FlockbotDriver::reload(const Config& config) {
   link_.set_settings(config_.link_settings());
   // Compared with what the Uno was last sent, so that a change of the Pi's
   // own address since then counts too.
-  if (const protocol::RobotConfig robot = robot_config(); robot != link_.robot_config()) {
+  if (const protocol::flockbot::RobotConfig robot = robot_config(); robot != link_.robot_config()) {
     link_.set_robot_config(robot);
     link_.reconfigure(steady_now(), "the robot's settings were reloaded; configuring it again");
   }
   arm_link_timer();
 }
 
-protocol::RobotConfig FlockbotDriver::robot_config() const {
-  protocol::RobotConfig robot = config_.robot;
+protocol::flockbot::RobotConfig FlockbotDriver::robot_config() const {
+  protocol::flockbot::RobotConfig robot = config_.robot;
   if (config_.robot_ip.empty()) {
     if (const auto octets = local_ipv4_octets()) std::tie(robot.ip3, robot.ip4) = *octets;
   }
@@ -153,14 +167,14 @@ void FlockbotDriver::link_changed(protocol::LinkState state, std::string_view re
   push(driver_event::LinkChanged{state, std::string(reason)});
 }
 
-void FlockbotDriver::packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) {
+void FlockbotDriver::packet_received(const protocol::flockbot::UnoPacket& packet, protocol::ByteView payload) {
   driver_event::Published published;
   published.message = std::make_shared<UnoMessage>(packet, payload, config_.units);
-  if (packet.kind == protocol::UnoPacketKind::Emergency) {
+  if (packet.kind == protocol::flockbot::UnoPacketKind::Emergency) {
     published.robot_stopped = true;
     published.warning = "the robot sent an emergency stop (EMG)";
   }
-  if (packet.kind == protocol::UnoPacketKind::MoveComplete) published.robot_stopped = true;
+  if (packet.kind == protocol::flockbot::UnoPacketKind::MoveComplete) published.robot_stopped = true;
   push(std::move(published));
 }
 

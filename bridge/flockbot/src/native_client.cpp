@@ -1,9 +1,34 @@
 #include "flockbridge/bridge/flockbot/native_client.hpp"
 
-#include "flockbridge/bridge/log.hpp"
-#include "flockbridge/bridge/wire.hpp"
+#include <algorithm>
+#include <string>
+
+#include "flockbridge/bridge/overloaded.hpp"
+#include "flockbridge/protocol/flockbot/client_codec.hpp"
 
 namespace flockbridge::bridge::flockbot {
+namespace {
+
+namespace codec = protocol::flockbot;
+
+SharedBuffer buffer(const protocol::Bytes& bytes) {
+  return make_buffer(std::string(bytes.begin(), bytes.end()));
+}
+
+/// `03 'A' 'C' 'K'`, as the Uno's ACK reaches a client.
+SharedBuffer ack() {
+  return buffer(codec::encode_binary_packet(protocol::as_bytes("ACK")));
+}
+
+}  // namespace
+
+SharedBuffer native_sensor(protocol::ByteView sen_payload) {
+  return buffer(codec::encode_binary_sensor(sen_payload));
+}
+
+SharedBuffer native_packet(protocol::ByteView payload) {
+  return buffer(codec::encode_binary_packet(payload));
+}
 
 FlockbotClient::FlockbotClient() : decoder_(protocol::MessageDecoder::Framing::LengthPrefixed, 255, true) {}
 
@@ -13,13 +38,13 @@ std::optional<NativeInput> FlockbotClient::next() {
   switch (event->kind) {
     case protocol::MessageDecoder::EventKind::Hello:
       // The 2014 client's connection test: answered at once with ACK.
-      return native_input::Reply{wire::ack()};
+      return native_input::Reply{ack()};
     case protocol::MessageDecoder::EventKind::TooLong:
       return protocol::Error{"message too long; discarded"};
     case protocol::MessageDecoder::EventKind::Message:
       break;
   }
-  auto request = protocol::parse_binary_request(event->body);
+  auto request = protocol::flockbot::parse_binary_request(event->body);
   if (!request) return request.error();
   return std::move(request).value();
 }
@@ -30,7 +55,29 @@ std::size_t FlockbotClient::expire(SteadyTime now, std::chrono::milliseconds tim
 }
 
 bool FlockbotClient::admit(std::string_view message, MessageOrigin /*origin*/) {
-  return protocol::legacy_client_parses(protocol::as_bytes(message));
+  return protocol::flockbot::legacy_client_parses(protocol::as_bytes(message));
+}
+
+SharedBuffer FlockbotClient::encode(const Notice& notice) const {
+  return std::visit(
+      Overloaded{
+          [](const notice::Link& link) { return buffer(codec::encode_binary_link(protocol::link_state_name(link.state))); },
+          [](const notice::Dropped& dropped) {
+            return buffer(
+                codec::encode_binary_dropped(static_cast<std::uint32_t>(std::min<std::uint64_t>(dropped.count, UINT32_MAX))));
+          },
+          [](const notice::Extensions& extensions) { return buffer(codec::encode_binary_extensions(extensions.version)); },
+          // Port 2005 has no "ok": a command the Uno confirmed gets its ACK.
+          [](const notice::Done& done) { return done.confirmed.value_or(false) ? ack() : SharedBuffer{}; },
+          [](const notice::Failed& failed) {
+            const protocol::Error& error = failed.error;
+            return buffer(codec::encode_binary_error(error.brief.empty() ? error.message : error.brief));
+          },
+          [](const notice::SafetyStop& stop) {
+            return buffer(codec::encode_binary_error("safety stop: " + std::string(stop.reason)));
+          },
+      },
+      notice);
 }
 
 }  // namespace flockbridge::bridge::flockbot

@@ -102,7 +102,7 @@ void AriaClient::on_packet(protocol::Byte type, protocol::ByteView payload) {
   }
   const aros::Command command = aros::decode_command(type, payload);
   if (type == aros::command::kEnable && command.argument == aros::Argument{0}) return;
-  inputs_.emplace_back(protocol::ClientRequest{protocol::SendCommand{aros::encode_packet(type, payload), nullptr}});
+  inputs_.emplace_back(protocol::ClientRequest{protocol::SendCommand{aros::encode_packet(type, payload)}});
 }
 
 }  // namespace flockbridge::bridge::pioneer

@@ -131,8 +131,11 @@ void PioneerDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   const aros::LinkStats stats = link_.stats();
   snapshot.link_state = link_.state();
   snapshot.link_counters = aros::link_counters(stats);
-  count_unacknowledged(snapshot.link, stats.decoder.packets, stats.packets_sent, stats.commands_sent,
-                       stats.commands_failed);
+  snapshot.commands = protocol::unacknowledged_commands(stats.commands_sent, stats.commands_failed);
+  snapshot.link_summary = "packets in " + std::to_string(stats.decoder.packets) + " out " +
+                          std::to_string(stats.packets_sent) + ", bad checksum " +
+                          std::to_string(stats.decoder.bad_checksum) + ", SIPs " + std::to_string(stats.sips) +
+                          " (bad " + std::to_string(stats.bad_sips) + "), connects " + std::to_string(stats.connects);
 }
 
 void PioneerDriver::reload(const Config& config) {

@@ -6,7 +6,7 @@
 
 #include "flockbridge/protocol/flockbot/commands.hpp"
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 namespace {
 
 bool starts_with(ByteView body, char a, char b) {
@@ -16,7 +16,7 @@ bool starts_with(ByteView body, char a, char b) {
 Result<ClientRequest> command_request(ByteView payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
-  return ClientRequest{SendCommand{Bytes(payload.begin(), payload.end()), checked.value()}};
+  return ClientRequest{SendCommand{Bytes(payload.begin(), payload.end())}};
 }
 
 // A degree rotation whose angle a client packed as a signed 16-bit value
@@ -135,4 +135,4 @@ bool legacy_client_parses(ByteView message) noexcept {
   return body.size() == 3 && (starts_with(body, 'A', 'C') || starts_with(body, 'D', 'M'));
 }
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 namespace {
 
 constexpr FieldSpec kSpeed{"speed", FieldType::I8, -100, 100};
@@ -213,4 +213,4 @@ Result<Bytes> build_command(const CommandSpec& spec, std::span<const long long> 
   return payload;
 }
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 
 Byte frame_checksum(ByteView payload) noexcept {
   auto sum = static_cast<Byte>(payload.size());
@@ -139,4 +139,4 @@ std::optional<FrameDecoder::Event> FrameDecoder::next() {
   return std::nullopt;
 }
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -4,7 +4,7 @@
 
 #include "flockbridge/protocol/flockbot/commands.hpp"
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 namespace {
 
 std::string millis(std::chrono::milliseconds duration) {
@@ -500,4 +500,4 @@ std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats
           {"stale", l.stale}};
 }
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 namespace {
 
 struct ShortPacket {
@@ -83,4 +83,4 @@ Bytes encode_sensor_payload(const SensorReading& r) {
   return p;
 }
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

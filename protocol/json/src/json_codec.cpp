@@ -8,7 +8,6 @@
 #include <concepts>
 #include <optional>
 
-#include "flockbridge/protocol/flockbot/commands.hpp"
 
 namespace flockbridge::protocol::json {
 namespace {
@@ -21,20 +20,6 @@ using ordered = nlohmann::ordered_json;
 std::string dump(const ordered& value) {
   // Replace, never throw: text from the Uno or a client may not be UTF-8.
   return value.dump(-1, ' ', false, ordered::error_handler_t::replace);
-}
-
-/// A JSON integer as a long long; unsigned values beyond its range are
-/// clamped (so that the range check refuses them instead of wrapping).
-std::optional<long long> whole_number(const json& value) {
-  if (value.is_number_unsigned()) {
-    return static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), LLONG_MAX));
-  }
-  if (value.is_number_integer()) return value.get<long long>();
-  return std::nullopt;
-}
-
-Error argument_error(std::string_view command, std::string_view argument, std::string_view problem) {
-  return Error{std::string(command) + ": " + std::string(argument) + " " + std::string(problem)};
 }
 
 Result<ClientRequest> parse_subscribe(const json& object) {
@@ -102,54 +87,31 @@ Result<ClientRequest> parse_auth(const json& object) {
   return ClientRequest{Authenticate{teacher != object.end(), given->get<std::string>()}};
 }
 
-Result<ClientRequest> checked_command(Bytes payload) {
-  auto checked = check_command(payload);
-  if (!checked) return checked.error();
-  return ClientRequest{SendCommand{std::move(payload), checked.value()}};
-}
-
-Result<ClientRequest> parse_raw(const json& object) {
-  const auto it = object.find("payload");
-  if (it == object.end() || !it->is_array()) {
-    return argument_error("raw", "payload", "must be an array of byte values, e.g. [68,77,83,10]");
-  }
-  Bytes payload;
-  for (const json& element : *it) {
-    const auto byte = whole_number(element);
-    if (!byte || *byte < 0 || *byte > 255)
-      return argument_error("raw", "payload", "must hold whole numbers from 0 to 255");
-    payload.push_back(static_cast<Byte>(*byte));
-  }
-  return checked_command(std::move(payload));
-}
-
-Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& object) {
-  std::array<std::string_view, kMaxCommandFields> names{};
-  std::size_t count = 0;
-  for (const FieldSpec& field : spec.fields()) names[count++] = field.name;
-  if (auto checked = only(spec.name, object, std::span(names.data(), count)); !checked) return checked.error();
-  std::array<long long, kMaxCommandFields> values{};
-  std::string text;
-  std::size_t index = 0;
-  for (const FieldSpec& field : spec.fields()) {
-    const auto it = object.find(std::string(field.name));
-    if (it == object.end()) return argument_error(spec.name, "needs", "'" + std::string(field.name) + "'");
-    if (field.type == FieldType::Text) {
-      if (!it->is_string()) return argument_error(spec.name, field.name, "must be a string");
-      text = it->get<std::string>();
-    } else {
-      const auto number = whole_number(*it);
-      if (!number) return argument_error(spec.name, field.name, "must be a whole number");
-      values[index] = *number;
-    }
-    ++index;
-  }
-  auto payload = build_command(spec, std::span(values.data(), spec.fields().size()), text);
-  if (!payload) return payload.error();
-  return ClientRequest{SendCommand{std::move(payload).value(), &spec}};
-}
-
 }  // namespace
+
+std::optional<long long> whole_number(const json& value) {
+  if (value.is_number_unsigned()) {
+    return static_cast<long long>(std::min<std::uint64_t>(value.get<std::uint64_t>(), LLONG_MAX));
+  }
+  if (value.is_number_integer()) return value.get<long long>();
+  return std::nullopt;
+}
+
+Error argument_error(std::string_view command, std::string_view argument, std::string_view problem) {
+  return Error{std::string(command) + ": " + std::string(argument) + " " + std::string(problem)};
+}
+
+void append_real(std::string& out, double value) {
+  if (!std::isfinite(value)) {
+    out += "null";
+    return;
+  }
+  std::array<char, 400> text{};  // fixed notation of the largest double fits
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed).ptr;
+  const std::string_view written(text.data(), static_cast<std::size_t>(end - text.data()));
+  out += written;
+  if (written.find('.') == std::string_view::npos) out += ".0";
+}
 
 Result<Done> only(std::string_view cmd, const json& object, std::span<const std::string_view> allowed) {
   for (const auto& item : object.items()) {
@@ -179,106 +141,6 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
   message["capabilities"] = ordered::array();
   for (const std::string& command : robot.commands) message["capabilities"].push_back(command);
   return dump(message);
-}
-
-namespace {
-
-/// Appends an integer, as JSON writes it.
-template <std::integral Integer>
-void append_number(std::string& out, Integer value) {
-  std::array<char, 24> text{};
-  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
-  out.append(text.data(), end);
-}
-
-/// Appends a real in the shortest decimal that reads back as the same
-/// double, with ".0" on a whole number (as nlohmann::json writes one, so a
-/// reader's language sees a real either way), and null for what JSON cannot
-/// hold.
-void append_real(std::string& out, double value) {
-  if (!std::isfinite(value)) {
-    out += "null";
-    return;
-  }
-  std::array<char, 400> text{};  // fixed notation of the largest double fits
-  const auto end = std::to_chars(text.data(), text.data() + text.size(), value, std::chars_format::fixed).ptr;
-  const std::string_view written(text.data(), static_cast<std::size_t>(end - text.data()));
-  out += written;
-  if (written.find('.') == std::string_view::npos) out += ".0";
-}
-
-/// Appends `{"left":..,"right":..}` (and `"avg"` when given) of `add`ed values.
-template <typename Value, typename Add>
-void append_sides(std::string& out, Value left, Value right, const Value* avg, Add add) {
-  out += R"({"left":)";
-  add(out, left);
-  out += R"(,"right":)";
-  add(out, right);
-  if (avg != nullptr) {
-    out += R"(,"avg":)";
-    add(out, *avg);
-  }
-  out += '}';
-}
-
-}  // namespace
-
-std::string sensor(const SensorReading& r, std::uint64_t seq, double unix_seconds, const SensorUnits& units) {
-  // Written out directly rather than built as a json value and dumped: this
-  // runs for every packet, on a loop that has been asleep since the last one,
-  // and the value's nodes and their allocations cost ten times the text.
-  const auto add_int = [](std::string& out, auto value) { append_number(out, value); };
-  const auto add_real = [](std::string& out, double value) { append_real(out, value); };
-  // Rounded so that a reading does not carry the float noise of its factor
-  // (0.1 mV and 0.01 mm are far below what the sensors resolve).
-  const auto scaled = [](double raw, double factor, double steps_per_unit) {
-    return std::round(raw * factor * steps_per_unit) / steps_per_unit;
-  };
-  std::string out;
-  out.reserve(400);
-  out += R"({"type":"sensor","seq":)";
-  append_number(out, seq);
-  out += R"(,"ts":)";
-  append_real(out, unix_seconds);
-  out += R"(,"battery":)";
-  append_number(out, r.battery);
-  out += R"(,"ir":[)";
-  for (std::size_t i = 0; i < r.ir.size(); ++i) {
-    if (i > 0) out += ',';
-    append_number(out, r.ir[i]);
-  }
-  out += R"(],"l_bump":)";
-  append_number(out, r.l_bump);
-  out += R"(,"h_bump":)";
-  append_number(out, r.h_bump);
-  out += R"(,"odometer":)";
-  append_sides(out, r.odometer_left, r.odometer_right, &r.odometer_avg, add_int);
-  out += R"(,"wheel_watcher":)";
-  append_sides<std::int16_t>(out, r.wheel_watcher_left, r.wheel_watcher_right, nullptr, add_int);
-  if (const double f = units.battery_volts_per_count; f != 0) {
-    out += R"(,"battery_v":)";
-    append_real(out, scaled(r.battery, f, 1e4));
-  }
-  if (const double f = units.ir_volts_per_count; f != 0) {
-    out += R"(,"ir_v":[)";
-    for (std::size_t i = 0; i < r.ir.size(); ++i) {
-      if (i > 0) out += ',';
-      append_real(out, scaled(r.ir[i], f, 1e4));
-    }
-    out += ']';
-  }
-  if (const double f = units.odometer_mm_per_count; f != 0) {
-    const double avg = scaled(r.odometer_avg, f, 1e2);
-    out += R"(,"odometer_mm":)";
-    append_sides(out, scaled(r.odometer_left, f, 1e2), scaled(r.odometer_right, f, 1e2), &avg, add_real);
-  }
-  if (const double f = units.wheel_watcher_mm_per_count; f != 0) {
-    out += R"(,"wheel_watcher_mm":)";
-    append_sides<double>(out, scaled(r.wheel_watcher_left, f, 1e2), scaled(r.wheel_watcher_right, f, 1e2), nullptr,
-                         add_real);
-  }
-  out += '}';
-  return out;
 }
 
 std::string link(LinkState state, std::string_view reason) {
@@ -387,22 +249,22 @@ std::string lease(const std::optional<LeaseHolder>& holder, std::string_view rea
 }
 
 std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
-  const LinkStats& l = s.link;
+  const CommandCounters& c = s.commands;
   ordered failed = ordered::object();
   for (std::size_t i = 0; i < kErrorCodeCount; ++i) {
     failed[std::string(error_code_name(static_cast<ErrorCode>(i)))] = s.bridge.failed[i];
   }
   ordered clients = ordered::array();
-  for (const ClientSnapshot& c : s.list_clients ? std::span(s.clients) : std::span<const ClientSnapshot>()) {
-    clients.push_back(ordered{{"id", c.id},
-                              {"kind", c.kind},
-                              {"peer", c.peer},
-                              {"commands", c.commands},
-                              {"sensor_dropped", c.sensor_dropped},
-                              {"queued", c.queued},
-                              {"refused", c.refused},
-                              {"withheld", c.withheld},
-                              {"extensions", c.extensions}});
+  for (const ClientSnapshot& client : s.list_clients ? std::span(s.clients) : std::span<const ClientSnapshot>()) {
+    clients.push_back(ordered{{"id", client.id},
+                              {"kind", client.kind},
+                              {"peer", client.peer},
+                              {"commands", client.commands},
+                              {"sensor_dropped", client.sensor_dropped},
+                              {"queued", client.queued},
+                              {"refused", client.refused},
+                              {"withheld", client.withheld},
+                              {"extensions", client.extensions}});
   }
   ordered message{{"type", "stats"}};
   if (!id.is_null()) message["id"] = id;
@@ -411,11 +273,11 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   for (const auto& [name, value] : s.link_counters) link[name] = value;
   message["link"] = std::move(link);
   message["commands"] = ordered{{"received", s.bridge.commands_received},
-                                {"sent", l.commands_sent},
-                                {"acknowledged", l.commands_acknowledged},
-                                {"delivered", l.commands_delivered},
-                                {"confirmed", l.commands_confirmed},
-                                {"unconfirmed", l.commands_unconfirmed},
+                                {"sent", c.sent},
+                                {"acknowledged", c.acknowledged},
+                                {"delivered", c.delivered},
+                                {"confirmed", c.confirmed},
+                                {"unconfirmed", c.unconfirmed},
                                 {"failed", failed}};
   message["sensors"] = ordered{{"published", s.bridge.sensor_packets},
                                {"sent", s.bridge.sensor_messages_sent},
@@ -467,28 +329,6 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "fleet") return ClientRequest{FollowFleet{}};
   if (cmd == "fleet_emergency" || cmd == "fleet_clear") return parse_fleet_command(object, cmd);
   return std::nullopt;
-}
-
-Result<SendCommand> parse_flockbot_command(std::string_view cmd, const json& object) {
-  Result<ClientRequest> request = Error{""};
-  if (cmd == "raw") {
-    request = parse_raw(object);
-  } else if (const CommandSpec* spec = find_command(cmd); spec != nullptr) {
-    request = parse_table_command(*spec, object);
-  } else {
-    return Error{"unknown command '" + std::string(cmd) + "'"};
-  }
-  if (!request) return request.error();
-  return std::get<SendCommand>(std::move(request).value());
-}
-
-ParsedRequest parse_request(std::string_view line) {
-  ParsedLine parsed = parse_line(line);
-  if (!parsed.object) return {std::move(parsed.id), parsed.object.error()};
-  if (auto request = parse_bridge_request(parsed.cmd, parsed.object.value())) return {std::move(parsed.id), *request};
-  auto command = parse_flockbot_command(parsed.cmd, parsed.object.value());
-  if (!command) return {std::move(parsed.id), command.error()};
-  return {std::move(parsed.id), ClientRequest{std::move(command).value()}};
 }
 
 }  // namespace flockbridge::protocol::json

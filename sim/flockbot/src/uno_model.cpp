@@ -31,7 +31,7 @@ UnoModel::UnoModel(UnoModelSettings settings, std::function<void(ByteView)> tran
     : settings_(settings),
       transmit_(std::move(transmit)),
       log_(std::move(log)),
-      decoder_(protocol::kMaxPayloadLimit),
+      decoder_(protocol::flockbot::kMaxPayloadLimit),
       random_(settings.seed),
       nak_anyway_(std::clamp(settings.nak_rate, 0.0, 1.0)) {
   settings_.rate_hz = std::clamp(settings_.rate_hz, 0.1, 2000.0);
@@ -79,7 +79,7 @@ void UnoModel::tick(SteadyTime now) {
   }
   if (phase_ == Phase::Running && now >= next_sensor_) {
     update_sensors(now);
-    send(protocol::encode_sensor_payload(reading_));
+    send(protocol::flockbot::encode_sensor_payload(reading_));
     const auto period = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(1.0 / settings_.rate_hz));
     next_sensor_ += period;
@@ -91,7 +91,7 @@ void UnoModel::bytes_received(ByteView bytes, SteadyTime now) {
   if (phase_ == Phase::Off) return;
   decoder_.feed(bytes);
   while (auto event = decoder_.next()) {
-    if (event->kind != protocol::FrameDecoder::EventKind::Frame) {
+    if (event->kind != protocol::flockbot::FrameDecoder::EventKind::Frame) {
       log("rx-bad-frame: sent NAK");
       send(protocol::as_bytes("NAK"));
       continue;
@@ -113,7 +113,7 @@ void UnoModel::on_frame(ByteView payload, SteadyTime now) {
     if (last_sent_.empty()) return;
     log("resent " +
         protocol::to_hex(
-            ByteView(last_sent_).subspan(protocol::kSyncLength + 1, last_sent_.size() - protocol::kFrameOverhead)));
+            ByteView(last_sent_).subspan(protocol::flockbot::kSyncLength + 1, last_sent_.size() - protocol::flockbot::kFrameOverhead)));
     send_frame(last_sent_);
     return;
   }
@@ -129,7 +129,7 @@ void UnoModel::on_frame(ByteView payload, SteadyTime now) {
     return;
   }
   if (phase_ != Phase::Running) return;
-  if (!protocol::check_command(payload)) return;  // a real Uno ignores what it cannot parse
+  if (!protocol::flockbot::check_command(payload)) return;  // a real Uno ignores what it cannot parse
   on_command(payload, now);
   if (settings_.ack_commands) send(protocol::as_bytes("ACK"));
 }
@@ -231,7 +231,7 @@ void UnoModel::send_emergency() {
 }
 
 void UnoModel::send_packet(ByteView payload) {
-  if (phase_ != Phase::Running || payload.empty() || payload.size() > protocol::kMaxPayloadLimit) return;
+  if (phase_ != Phase::Running || payload.empty() || payload.size() > protocol::flockbot::kMaxPayloadLimit) return;
   log("sent a packet: " + protocol::to_hex(payload));
   send(payload);
 }
@@ -245,7 +245,7 @@ void UnoModel::send_sensor_burst(unsigned count) {
   if (phase_ != Phase::Running || silent_ || count == 0) return;
   Bytes frames;
   for (unsigned i = 0; i < count; ++i) {
-    const Bytes frame = protocol::encode_frame(protocol::encode_sensor_payload(reading_));
+    const Bytes frame = protocol::flockbot::encode_frame(protocol::flockbot::encode_sensor_payload(reading_));
     frames.insert(frames.end(), frame.begin(), frame.end());
     last_sent_ = frame;
   }
@@ -254,7 +254,7 @@ void UnoModel::send_sensor_burst(unsigned count) {
 }
 
 void UnoModel::send(ByteView payload) {
-  send_frame(protocol::encode_frame(payload));
+  send_frame(protocol::flockbot::encode_frame(payload));
 }
 
 void UnoModel::send_frame(const Bytes& frame) {
@@ -265,7 +265,7 @@ void UnoModel::send_frame(const Bytes& frame) {
     Bytes corrupted = frame;
     if (!corrupted.empty()) corrupted[corrupted.size() - 1] ^= 0xFF;
     log("sent-corrupt " +
-        protocol::to_hex(ByteView(frame).subspan(protocol::kSyncLength + 1, frame.size() - protocol::kFrameOverhead)));
+        protocol::to_hex(ByteView(frame).subspan(protocol::flockbot::kSyncLength + 1, frame.size() - protocol::flockbot::kFrameOverhead)));
     transmit_(corrupted);
     return;
   }

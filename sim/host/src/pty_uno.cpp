@@ -58,7 +58,7 @@ void PtyUno::device_received(protocol::ByteView received) {
     if (report_frames_) {
       sent_frames_.feed(received);
       while (const auto event = sent_frames_.next()) {
-        if (event->kind != protocol::FrameDecoder::EventKind::Frame) continue;
+        if (event->kind != protocol::flockbot::FrameDecoder::EventKind::Frame) continue;
         sent_by_position_[event->position].assign(event->payload.begin(), event->payload.end());
         if (sent_by_position_.size() > 256) sent_by_position_.erase(sent_by_position_.begin());
       }
@@ -93,10 +93,10 @@ void PtyUno::schedule_tick() {
 void PtyUno::report_if_undetectable(protocol::ByteView sent) {
   // Would a receiver that sees only this frame take the damaged bytes for a
   // good frame? Then the checksum cannot catch this damage.
-  protocol::FrameDecoder decoder(protocol::kMaxPayloadLimit);
+  protocol::flockbot::FrameDecoder decoder(protocol::flockbot::kMaxPayloadLimit);
   decoder.feed(damaged_);
   while (const auto event = decoder.next()) {
-    if (event->kind != protocol::FrameDecoder::EventKind::Frame) continue;
+    if (event->kind != protocol::flockbot::FrameDecoder::EventKind::Frame) continue;
     if (!std::equal(event->payload.begin(), event->payload.end(), sent.begin(), sent.end())) {
       log_("tx-undetectable " + protocol::to_hex(sent) + " -> " + protocol::to_hex(event->payload));
     }
@@ -115,7 +115,7 @@ void PtyUno::check_received_frame(protocol::ByteView payload, std::uint64_t posi
 
 void PtyUno::transmit(protocol::ByteView frame) {
   if (!device_.connected()) return;
-  const protocol::ByteView payload = frame.subspan(protocol::kSyncLength + 1, frame.size() - protocol::kFrameOverhead);
+  const protocol::ByteView payload = frame.subspan(protocol::flockbot::kSyncLength + 1, frame.size() - protocol::flockbot::kFrameOverhead);
   if (report_frames_ && payload.size() >= 3 && payload[0] == 'S' && payload[1] == 'E' && payload[2] == 'N') {
     log_("tx-sensor " + protocol::to_hex(payload));
   }

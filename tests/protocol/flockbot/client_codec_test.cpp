@@ -6,6 +6,7 @@
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 
 namespace {
 

@@ -6,6 +6,7 @@
 #include "flockbridge/protocol/flockbot/commands.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 
 namespace {
 

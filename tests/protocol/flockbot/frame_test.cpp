@@ -8,6 +8,7 @@
 #include "support/chunking.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 
 namespace {
 

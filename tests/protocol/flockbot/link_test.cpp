@@ -8,6 +8,7 @@
 #include "flockbridge/protocol/flockbot/link.hpp"
 
 using namespace flockbridge::protocol;
+using namespace flockbridge::protocol::flockbot;
 using namespace std::chrono_literals;
 
 namespace {

@@ -25,19 +25,19 @@ struct Harness {
       : uno(
             settings,
             [this](protocol::ByteView frame) {
-              protocol::FrameDecoder decoder(255);
+              protocol::flockbot::FrameDecoder decoder(255);
               decoder.feed(frame);
               auto event = decoder.next();
-              sent.emplace_back(event && event->kind == protocol::FrameDecoder::EventKind::Frame
+              sent.emplace_back(event && event->kind == protocol::flockbot::FrameDecoder::EventKind::Frame
                                     ? Bytes(event->payload.begin(), event->payload.end())
                                     : Bytes{'?'});
             },
             [this](std::string_view line) { log.emplace_back(line); }) {}
 
   void host_sends(std::string_view payload) {
-    uno.bytes_received(protocol::encode_frame(protocol::as_bytes(payload)), now);
+    uno.bytes_received(protocol::flockbot::encode_frame(protocol::as_bytes(payload)), now);
   }
-  void host_sends(const Bytes& payload) { uno.bytes_received(protocol::encode_frame(payload), now); }
+  void host_sends(const Bytes& payload) { uno.bytes_received(protocol::flockbot::encode_frame(payload), now); }
   void run_for(std::chrono::milliseconds duration) {
     const auto end = now + duration;
     while (auto deadline = uno.next_deadline()) {
@@ -52,10 +52,10 @@ struct Harness {
     for (const Bytes& p : sent) n += p.size() >= 3 && std::string(p.begin(), p.begin() + 3) == tag;
     return n;
   }
-  protocol::SensorReading last_reading() const {
+  protocol::flockbot::SensorReading last_reading() const {
     for (auto it = sent.rbegin(); it != sent.rend(); ++it) {
-      if (auto packet = protocol::parse_uno_packet(*it);
-          packet && packet.value().kind == protocol::UnoPacketKind::Sensor) {
+      if (auto packet = protocol::flockbot::parse_uno_packet(*it);
+          packet && packet.value().kind == protocol::flockbot::UnoPacketKind::Sensor) {
         return packet.value().sensor;
       }
     }
@@ -66,7 +66,7 @@ struct Harness {
     uno.power_on(now);
     run_for(200ms);
     REQUIRE(count("ACK") == 1);
-    host_sends(protocol::encode_config_payload({}));
+    host_sends(protocol::flockbot::encode_config_payload({}));
     REQUIRE(uno.phase() == sim::UnoModel::Phase::Running);
   }
 };
@@ -78,7 +78,7 @@ TEST_CASE("boot: ACK, then nothing until CFG, then sensors at the rate asked") {
   h.uno.power_on(h.now);
   h.run_for(1000ms);
   CHECK(h.sent == std::vector<Bytes>{Bytes{'A', 'C', 'K'}});
-  h.host_sends(protocol::encode_config_payload({}));
+  h.host_sends(protocol::flockbot::encode_config_payload({}));
   CHECK(h.count("ACK") == 2);
   h.run_for(1000ms);
   CHECK(h.count("SEN") >= 32);
@@ -128,7 +128,7 @@ TEST_CASE("a degree rotation ends with DMC and turns the wheels in opposite dire
 TEST_CASE("NAK both ways: a bad frame is NAKed, a NAK resends the last packet") {
   Harness h;
   h.boot();
-  Bytes broken = protocol::encode_frame(protocol::as_bytes("DGO"));
+  Bytes broken = protocol::flockbot::encode_frame(protocol::as_bytes("DGO"));
   broken.back() ^= 1;
   h.uno.bytes_received(broken, h.now);
   CHECK(h.sent.back() == Bytes{'N', 'A', 'K'});

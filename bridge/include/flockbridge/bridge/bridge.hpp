@@ -20,10 +20,12 @@
 
 #include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/control_lease.hpp"
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/emergency_latch.hpp"
+#include "flockbridge/bridge/pairing.hpp"
 #include "flockbridge/bridge/fleet.hpp"
-#include "flockbridge/bridge/service_notifier.hpp"
+#include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/bridge/web_server.hpp"
@@ -123,10 +125,10 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// anyone else is told (or logged, when its dialect has no error message).
   void refuse(Session& session, const nlohmann::json& id, const protocol::Error& error);
   /// Whether this command of `session` may go to the robot under the
-  /// control lease: the holder's may (and renew it), a motion command takes
-  /// a free lease once it has gone to the robot, another client's are
-  /// refused with `busy` (counted for a program of the original software,
-  /// whose settings on a one-driver port are ignored without a word).
+  /// control lease (control_lease.hpp): a motion command takes a free lease
+  /// once it has gone to the robot; another client's are refused with
+  /// `busy` (counted for a program of the original software, whose settings
+  /// on a one-driver port are ignored without a word).
   enum class LeaseCheck : std::uint8_t { Refused, Allowed, Takes };
   [[nodiscard]] LeaseCheck check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
                                        SteadyTime now);
@@ -151,8 +153,6 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   [[nodiscard]] nlohmann::ordered_json latch_json() const;
   /// set: the teacher changes a live setting, until the next reload from the file or restart.
   void change_setting(Session& session, const protocol::ChangeSetting& change, const nlohmann::json& id);
-  /// Whether `client` (on the family's own port) waits to be approved.
-  [[nodiscard]] bool awaiting(std::uint64_t client) const;
   /// approve: someone with the PIN lets a waiting native connection drive.
   void approve_client(Session& session, std::uint64_t client, const nlohmann::json& id);
   [[nodiscard]] std::string pairing_message() const;
@@ -174,9 +174,6 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void on_command_done(const driver_event::CommandDone& done);
   /// "robot link up; 3 clients", for systemd's STATUS.
   [[nodiscard]] std::string service_status_text() const;
-  void notify_ready();
-  /// Tells systemd the link's state and the number of clients, when either changed.
-  void update_service_status();
   void on_housekeeping();
   void sweep_closed();
   [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
@@ -211,19 +208,10 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   // Safety: who last set the robot moving, and when.
   std::optional<std::uint64_t> motion_owner_;
   /// The robot's control lease: one client drives at a time, on every port.
-  struct Lease {
-    std::uint64_t holder = 0;
-    double since = 0;      ///< Unix seconds, for clients
-    SteadyTime renewed{};  ///< its holder's last command
-  };
-  std::optional<Lease> lease_;
+  ControlLease lease_;
   EmergencyLatch latch_;
-  /// Connections on the family's own port waiting to be approved (native_port_mode paired), oldest first.
-  struct Waiting {
-    std::uint64_t client = 0;
-    double since = 0;  ///< Unix seconds
-  };
-  std::vector<Waiting> awaiting_approval_;
+  /// Connections on the family's own port waiting to be approved (native_port_mode paired).
+  Pairing pairing_;
   /// Wrong secrets make their address wait.
   LoginGuard logins_;
   bool moving_ = false;
@@ -242,9 +230,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   UvHandle<uv_timer_t> stats_timer_;
   std::array<UvHandle<uv_signal_t>, 3> signals_;
   std::function<protocol::Result<Config>()> config_loader_;
-  ServiceNotifier notifier_;
-  UvHandle<uv_timer_t> watchdog_timer_;
-  std::string service_status_;  ///< as systemd last heard it; empty until READY=1
+  ServiceStatus service_;
   bool stopped_ = false;
 };
 

@@ -82,13 +82,13 @@ struct Config {
   int baud = 115200;
   std::chrono::milliseconds reopen_min{250};   ///< first wait before reopening a vanished device
   std::chrono::milliseconds reopen_max{5000};  ///< the wait doubles up to this
-  protocol::LinkSettings link;
-  protocol::RobotConfig robot;
+  protocol::flockbot::LinkSettings link;
+  protocol::flockbot::RobotConfig robot;
   /// The IPv4 address whose last two octets CFG carries (robot.ip3, robot.ip4,
   /// set with it); empty: the Pi's first non-loopback IPv4 address at start.
   std::string robot_ip;
   /// Raw sensor counts to volts and millimetres, published beside the raw values.
-  protocol::SensorUnits units;
+  protocol::flockbot::SensorUnits units;
 
   SmrSettings smr;
 
@@ -111,8 +111,8 @@ struct Config {
   std::string http_tls_key;
 
   /// `link` with the line's speed, which the link needs for its timing.
-  [[nodiscard]] protocol::LinkSettings link_settings() const {
-    protocol::LinkSettings settings = link;
+  [[nodiscard]] protocol::flockbot::LinkSettings link_settings() const {
+    protocol::flockbot::LinkSettings settings = link;
     settings.baud = static_cast<unsigned>(baud);
     return settings;
   }

@@ -107,18 +107,6 @@ struct Note {
 using DriverEvent =
     std::variant<driver_event::LinkChanged, driver_event::Published, driver_event::CommandDone, driver_event::Note>;
 
-/// The commands' counters of a robot that acknowledges no command (an AROS
-/// robot, an SMR's modules): what went out is delivered and unconfirmed.
-inline void count_unacknowledged(protocol::LinkStats& link, std::uint64_t frames_received, std::uint64_t frames_sent,
-                                 std::uint64_t commands_sent, std::uint64_t commands_failed) {
-  link.decoder.frames = frames_received;
-  link.frames_sent = frames_sent;
-  link.commands_sent = commands_sent;
-  link.commands_delivered = commands_sent;
-  link.commands_unconfirmed = commands_sent;
-  link.commands_failed = commands_failed;
-}
-
 class RobotDriver {
  public:
   /// The core, as a driver sees it.

@@ -1,8 +1,8 @@
-// A client of the robot family's own port (2005 for a Flockbot, 8101 for a
-// Pioneer): the programs written for the original robot software, which
-// speak its protocol unchanged. The family's driver reads their bytes
-// (RobotDriver::make_native_client); the core's session carries them,
-// queues what goes back and applies the safety rules.
+// A client of the robot family's own port: the programs written for the
+// original robot software, which speak its protocol unchanged. The family's
+// driver reads their bytes (RobotDriver::make_native_client) and writes the
+// bridge's notices in the family's dialect; the core's session carries
+// them, queues what goes back and applies the safety rules.
 #pragma once
 
 #include <chrono>
@@ -16,7 +16,8 @@
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/clock.hpp"
-#include "flockbridge/protocol/flockbot/client_codec.hpp"
+#include "flockbridge/protocol/client_request.hpp"
+#include "flockbridge/protocol/robot_link.hpp"
 
 namespace flockbridge::bridge {
 
@@ -41,6 +42,43 @@ struct Disconnect {
 };
 
 }  // namespace native_input
+
+/// The bridge's own messages to a client, in words every dialect may or may
+/// not have: JSON has them all; a family's own port, those its protocol
+/// can say (NativeClient::encode).
+namespace notice {
+
+/// The robot link changed.
+struct Link {
+  protocol::LinkState state = protocol::LinkState::Down;
+  std::string_view reason;
+};
+/// Sensor messages were replaced before the client took them.
+struct Dropped {
+  std::uint64_t count = 0;
+};
+/// The answer to SetExtensions: the version now in force (0: the original dialect only).
+struct Extensions {
+  std::uint8_t version = 0;
+};
+/// A request succeeded; for a command that went to the robot, whether the
+/// robot confirmed it.
+struct Done {
+  std::optional<bool> confirmed;
+};
+/// A request was refused or failed.
+struct Failed {
+  const protocol::Error& error;
+};
+/// The bridge stopped the robot on its own.
+struct SafetyStop {
+  std::string_view reason;
+};
+
+}  // namespace notice
+
+using Notice = std::variant<notice::Link, notice::Dropped, notice::Extensions, notice::Done, notice::Failed,
+                            notice::SafetyStop>;
 
 /// Who a message for a native client comes from: the robot (its driver's
 /// messages), or the bridge itself (link state, errors, refusals).
@@ -73,6 +111,10 @@ class NativeClient {
   /// admitted, so that a client whose protocol has state (SMRD's READY and
   /// periods) can follow the stream.
   [[nodiscard]] virtual bool admit(std::string_view message, MessageOrigin origin) = 0;
+  /// The bridge's notice in the family's dialect; null when the dialect has
+  /// no words for it (it is then not sent). What the original software
+  /// would not parse still goes through admit().
+  [[nodiscard]] virtual SharedBuffer encode(const Notice& /*notice*/) const { return nullptr; }
   /// Whether one program at a time drives through this port: its motion
   /// commands need the robot's control, which the first one to move takes.
   [[nodiscard]] virtual bool exclusive_control() const noexcept = 0;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 
 namespace flockbridge::bridge {
 

@@ -35,7 +35,7 @@
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/rate_limiter.hpp"
 #include "flockbridge/bridge/uv.hpp"
-#include "flockbridge/protocol/flockbot/client_codec.hpp"
+#include "flockbridge/protocol/client_request.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
@@ -120,6 +120,10 @@ class Session {
 
   /// `confirmed` for a command that went to the robot: whether the Uno acknowledged it.
   void reply_ok(const nlohmann::json& id, std::optional<bool> confirmed = std::nullopt);
+  /// A notice in this client's encoding (its family's dialect on the
+  /// family's own port); null when the encoding has no words for it.
+  /// `id` is the request's, for an answer.
+  [[nodiscard]] SharedBuffer encode(const Notice& notice, const nlohmann::json& id = nullptr) const;
   /// Tells the client why its message was refused or its command failed, and counts it.
   void reply_error(const nlohmann::json& id, const protocol::Error& error);
 

@@ -11,7 +11,7 @@
 #include <uv.h>
 
 #include "flockbridge/bridge/session.hpp"
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 
 namespace flockbridge::bridge {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 
 namespace flockbridge::bridge {
 

@@ -6,10 +6,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/protocol/flockbot/link.hpp"
+#include "flockbridge/protocol/robot_link.hpp"
 
 namespace flockbridge::protocol {
 
@@ -37,7 +39,7 @@ struct BridgeCounters {
   std::uint64_t clients_closed_behind = 0;  ///< too many messages waiting
   std::uint64_t clients_dead = 0;           ///< their network vanished (timeouts, resets)
   std::uint64_t safety_stops = 0;           ///< Stops the bridge sent on its own
-  /// Ports where one program drives at a time (Pioneer's 8101): motion
+  /// Ports where one program drives at a time (an original client's): motion
   /// commands not forwarded because another program held control, and other
   /// commands not forwarded because their sender did not hold it.
   std::uint64_t control_refused = 0;
@@ -49,11 +51,39 @@ struct BridgeCounters {
 /// gives them (the "link" object of a stats message).
 using NamedCounters = std::vector<std::pair<std::string, std::uint64_t>>;
 
+/// What every robot link counts of the commands it carries (the "commands"
+/// object of a stats message).
+struct CommandCounters {
+  std::uint64_t sent = 0;
+  std::uint64_t acknowledged = 0;  ///< ended early by the robot's acknowledgement
+  std::uint64_t delivered = 0;     ///< finished without an error: confirmed + unconfirmed
+  std::uint64_t confirmed = 0;     ///< the robot acknowledged them
+  std::uint64_t unconfirmed = 0;   ///< went out, and no complaint came
+  std::uint64_t failed = 0;
+};
+
+/// The commands' counters of a robot that acknowledges no command: what
+/// went out is delivered and unconfirmed.
+[[nodiscard]] constexpr CommandCounters unacknowledged_commands(std::uint64_t sent, std::uint64_t failed) noexcept {
+  return {.sent = sent, .acknowledged = 0, .delivered = sent, .confirmed = 0, .unconfirmed = sent, .failed = failed};
+}
+
+/// The value of the counter called `name`; 0 when the link has none of that name.
+[[nodiscard]] inline std::uint64_t counter(const NamedCounters& counters, std::string_view name) noexcept {
+  for (const auto& [key, value] : counters) {
+    if (key == name) return value;
+  }
+  return 0;
+}
+
 struct StatsSnapshot {
   double uptime_s = 0;
   LinkState link_state = LinkState::Down;
   NamedCounters link_counters;
-  LinkStats link;  ///< the commands' counters (sent, acknowledged, ...) and the log line's figures
+  /// The link's figures for the periodic log line, in the family's words
+  /// ("frames in 10 out 4, bad checksum 0, ...").
+  std::string link_summary;
+  CommandCounters commands;
   BridgeCounters bridge;
   std::optional<std::uint64_t> control_holder;  ///< the client that holds control, on such a port
   std::vector<ClientSnapshot> clients;

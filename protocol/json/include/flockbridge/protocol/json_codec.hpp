@@ -1,10 +1,15 @@
-// The JSON form of the bridge's messages (port 2006, one object per line).
-// Every encoder returns one compact JSON object without a line end; the
-// parser turns one line from a client into the same ClientRequest that the
-// port-2005 codec produces, checked against the same command table.
+// The JSON form of the bridge's own messages (port 2006, one object per
+// line), the same for every robot family. Every encoder returns one compact
+// JSON object without a line end; the parser reads a client's line as far
+// as every family shares it, and turns the bridge's own commands into the
+// same ClientRequest that a family's own port gives. Each family's sensor
+// messages and robot commands are its driver's (bridge/<family>/) or its
+// codecs' (protocol/<family>/), written with the helpers at the end.
 #pragma once
 
 #include <array>
+#include <charconv>
+#include <concepts>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -14,9 +19,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flockbridge/protocol/flockbot/client_codec.hpp"
-#include "flockbridge/protocol/flockbot/link.hpp"
-#include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/client_request.hpp"
+#include "flockbridge/protocol/robot_link.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::protocol::json {
@@ -50,12 +55,6 @@ struct AccessDescription {
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
                                 std::uint64_t client, std::string_view role, const RobotDescription& robot,
                                 const AccessDescription& access = {});
-/// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
-///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
-/// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],
-/// "odometer_mm":{"left","right","avg"}, "wheel_watcher_mm":{"left","right"}.
-[[nodiscard]] std::string sensor(const SensorReading& reading, std::uint64_t seq, double unix_seconds,
-                                 const SensorUnits& units = {});
 /// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
 [[nodiscard]] std::string link(LinkState state, std::string_view reason);
 /// {"type":"packet","tag":"DMC","payload":[68,77,67]}: the Uno's payload as it came.
@@ -144,17 +143,24 @@ struct ParsedLine {
 [[nodiscard]] std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd,
                                                                         const nlohmann::json& object);
 
-/// A Flockbot command from its JSON form: a row of the command table by
-/// name with its arguments, or "raw" with a payload that passes the table.
-[[nodiscard]] Result<SendCommand> parse_flockbot_command(std::string_view cmd, const nlohmann::json& object);
+/// Writing a message as text, for the encoders that run for every packet
+/// and would spend ten times the text's cost on a json value's nodes.
+/// An integer, as JSON writes it.
+template <std::integral Integer>
+void append_number(std::string& out, Integer value) {
+  std::array<char, 24> text{};
+  const auto end = std::to_chars(text.data(), text.data() + text.size(), value).ptr;
+  out.append(text.data(), end);
+}
+/// A real in the shortest decimal that reads back as the same double, with
+/// ".0" on a whole number (as nlohmann::json writes one, so a reader's
+/// language sees a real either way), and null for what JSON cannot hold.
+void append_real(std::string& out, double value);
 
-struct ParsedRequest {
-  nlohmann::json id;  ///< the command's "id", null when it had none (or was unreadable)
-  Result<ClientRequest> request;
-};
-
-/// A line from a client of a Flockbot bridge, read all the way: the three
-/// functions above in turn. Never throws.
-[[nodiscard]] ParsedRequest parse_request(std::string_view line);
+/// A JSON integer as a long long; unsigned values beyond its range are
+/// clamped (so that a range check refuses them instead of wrapping).
+[[nodiscard]] std::optional<long long> whole_number(const nlohmann::json& value);
+/// "move: speed must be a whole number": an argument's error, in the words clients get.
+[[nodiscard]] Error argument_error(std::string_view command, std::string_view argument, std::string_view problem);
 
 }  // namespace flockbridge::protocol::json

@@ -14,7 +14,7 @@
 
 namespace flockbridge::bridge::flockbot {
 
-class FlockbotDriver final : public LinkDriver<protocol::LinkController, protocol::LinkEvents> {
+class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkController, protocol::flockbot::LinkEvents> {
  public:
   FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host);
   FlockbotDriver(const FlockbotDriver&) = delete;
@@ -44,15 +44,15 @@ class FlockbotDriver final : public LinkDriver<protocol::LinkController, protoco
   /// STOP, when the link is up: the robot is not left driving on its own.
   [[nodiscard]] protocol::Bytes last_words() override;
 
-  // protocol::LinkEvents
+  // protocol::flockbot::LinkEvents
   void link_changed(protocol::LinkState state, std::string_view reason) override;
-  void packet_received(const protocol::UnoPacket& packet, protocol::ByteView payload) override;
+  void packet_received(const protocol::flockbot::UnoPacket& packet, protocol::ByteView payload) override;
   void command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) override;
 
   /// JSON drive {v_mm_s, w_deg_s} as wheel speeds (DMW), with the configured units.
   [[nodiscard]] protocol::Result<protocol::Bytes> drive_command(const nlohmann::json& object) const;
   /// The robot's CFG values, with the Pi's address filled in when not configured.
-  [[nodiscard]] protocol::RobotConfig robot_config() const;
+  [[nodiscard]] protocol::flockbot::RobotConfig robot_config() const;
 
   std::vector<std::string> commands_;  ///< the JSON forms of the command table
 };

@@ -3,10 +3,17 @@
 // only SP, ACK and DMC for them until they send EXT.
 #pragma once
 
+#include <cstdint>
+
 #include "flockbridge/bridge/native_client.hpp"
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 
 namespace flockbridge::bridge::flockbot {
+
+/// Port 2005's messages of the Uno's packets: `1C 'S' 'P'` + the SEN
+/// payload's values, another packet as it came.
+[[nodiscard]] SharedBuffer native_sensor(protocol::ByteView sen_payload);
+[[nodiscard]] SharedBuffer native_packet(protocol::ByteView payload);
 
 class FlockbotClient final : public NativeClient {
  public:
@@ -15,6 +22,8 @@ class FlockbotClient final : public NativeClient {
   [[nodiscard]] std::optional<NativeInput> next() override;
   [[nodiscard]] std::size_t expire(SteadyTime now, std::chrono::milliseconds timeout) override;
   [[nodiscard]] bool admit(std::string_view message, MessageOrigin origin) override;
+  /// LNK, DRP, EXT, ERR; a confirmed command's ACK.
+  [[nodiscard]] SharedBuffer encode(const Notice& notice) const override;
   [[nodiscard]] bool exclusive_control() const noexcept override { return false; }
 
  private:

@@ -22,71 +22,13 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <variant>
 
 #include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/client_request.hpp"
 #include "flockbridge/protocol/flockbot/commands.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
-namespace flockbridge::protocol {
-
-/// A payload for the Uno that passed check_command(), with its table entry.
-struct SendCommand {
-  Bytes payload;
-  const CommandSpec* spec = nullptr;
-};
-/// Send sensor messages at most once every `interval_ms` (0: every packet).
-struct Subscribe {
-  std::uint32_t interval_ms = 0;
-};
-struct Unsubscribe {};
-/// The bridge's counters (JSON clients only).
-struct StatsRequest {};
-/// `04 'E' 'X' 'T' v`: a port-2005 client asks for the bridge's own messages
-/// (v >= 1) or for the original dialect only (v = 0).
-struct SetExtensions {
-  std::uint8_t version = 0;
-};
-/// A client gives up control of the robot (JSON `release`).
-struct ReleaseControl {};
-/// A client asks for control of the robot (JSON `take`): the teacher takes
-/// it at once, a driver asks the client that has it to hand over.
-struct TakeControl {};
-/// A client clears the latched emergency stop (JSON `clear_emergency`).
-struct ClearEmergency {};
-/// A client with the PIN lets a connection on the family's own port drive
-/// (JSON `approve`, in native_port_mode paired).
-struct ApproveClient {
-  std::uint64_t client = 0;
-};
-/// The teacher changes a live setting (JSON `set`): `value` as the command
-/// line would give it ("true", "5000", "paired").
-struct ChangeSetting {
-  std::string key;
-  std::string value;
-};
-/// A client gives a secret for a role (JSON `auth`).
-struct Authenticate {
-  bool teacher = false;  ///< the teacher's secret; else the driver PIN
-  std::string secret;
-};
-/// A client of the class hub follows the fleet (JSON `fleet`): `fleet`
-/// messages, now and whenever a robot changes.
-struct FollowFleet {};
-/// The teacher, on the class hub, stops and latches every robot of the
-/// fleet, or the one named (JSON `fleet_emergency`), or clears the fleet's
-/// stop on them (JSON `fleet_clear`).
-struct FleetEmergency {
-  std::string robot;  ///< empty: every robot
-  bool clear = false;
-};
-/// What a client asks of the bridge, whichever port it came through.
-using ClientRequest =
-    std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl, TakeControl,
-                 ClearEmergency, ApproveClient, ChangeSetting, Authenticate, FollowFleet, FleetEmergency>;
-
-/// The version of the port-2005 extensions this bridge speaks.
-inline constexpr std::uint8_t kExtensionsVersion = 1;
+namespace flockbridge::protocol::flockbot {
 
 /// Parses one port-2005 message body (what follows the length byte).
 [[nodiscard]] Result<ClientRequest> parse_binary_request(ByteView body);
@@ -116,4 +58,4 @@ inline constexpr std::size_t kMaxErrorText = 124;
 /// "AC" or "DM" (ACK, DMC). Everything else would kill it.
 [[nodiscard]] bool legacy_client_parses(ByteView message) noexcept;
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

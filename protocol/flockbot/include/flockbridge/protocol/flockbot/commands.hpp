@@ -12,7 +12,7 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 
 enum class FieldType : std::uint8_t {
   U8,    ///< one unsigned byte
@@ -84,4 +84,4 @@ inline constexpr std::string_view kStopCode = "DST";
   return payload.size() == 3 && payload[0] == 'E' && payload[1] == 'M' && payload[2] == 'G';
 }
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

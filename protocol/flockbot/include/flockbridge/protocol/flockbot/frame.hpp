@@ -27,7 +27,7 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 
 inline constexpr Byte kSyncByte = 0xBD;
 inline constexpr std::size_t kSyncLength = 3;
@@ -123,4 +123,4 @@ class FrameDecoder {
   FrameDecoderStats stats_;
 };
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -78,11 +78,11 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 #include "flockbridge/protocol/robot_link.hpp"
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 
 /// The robot's settings that CFG carries.
 struct RobotConfig {
@@ -317,4 +317,4 @@ class LinkController {
   std::optional<LastCommand> last_command_;
 };
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -9,7 +9,7 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 
-namespace flockbridge::protocol {
+namespace flockbridge::protocol::flockbot {
 
 inline constexpr std::size_t kSensorPayloadLength = 29;
 
@@ -70,4 +70,4 @@ struct UnoPacket {
 /// The 29-byte SEN payload of a reading (used by the simulated Uno).
 [[nodiscard]] Bytes encode_sensor_payload(const SensorReading& reading);
 
-}  // namespace flockbridge::protocol
+}  // namespace flockbridge::protocol::flockbot

@@ -20,7 +20,7 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 namespace flockbridge::sim {
@@ -78,7 +78,7 @@ class UnoModel {
   void set_bumpers(std::uint8_t low, std::uint8_t high);
 
   [[nodiscard]] Phase phase() const noexcept { return phase_; }
-  [[nodiscard]] const protocol::SensorReading& reading() const noexcept { return reading_; }
+  [[nodiscard]] const protocol::flockbot::SensorReading& reading() const noexcept { return reading_; }
 
  private:
   enum class Goal { None, Distance, Angle };
@@ -96,7 +96,7 @@ class UnoModel {
   std::function<void(ByteView)> transmit_;
   std::function<void(std::string_view)> log_;
   std::function<void(ByteView, std::uint64_t)> frame_observer_;
-  protocol::FrameDecoder decoder_;
+  protocol::flockbot::FrameDecoder decoder_;
   std::mt19937 random_;
   std::bernoulli_distribution nak_anyway_;
 
@@ -117,7 +117,7 @@ class UnoModel {
   double goal_remaining_ = 0;
   double left_mm_ = 0;
   double right_mm_ = 0;
-  protocol::SensorReading reading_;
+  protocol::flockbot::SensorReading reading_;
 };
 
 }  // namespace flockbridge::sim

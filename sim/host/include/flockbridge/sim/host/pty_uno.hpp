@@ -79,7 +79,7 @@ class PtyUno final : public SimRobot, private PtyDevice::Listener {
   LineFaults to_uno_;
   protocol::Bytes damaged_;
   /// The frames the host really sent, by stream position (recent ones only).
-  protocol::FrameDecoder sent_frames_{protocol::kMaxPayloadLimit};
+  protocol::flockbot::FrameDecoder sent_frames_{protocol::flockbot::kMaxPayloadLimit};
   std::map<std::uint64_t, protocol::Bytes> sent_by_position_;
   UnoModel model_;
   DeadlineTimer tick_;

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "flockbridge/bridge/uv.hpp"
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 #include "flockbridge/sim/host/sim_robot.hpp"
 #include "flockbridge/sim/host/simulator_cli.hpp"
 

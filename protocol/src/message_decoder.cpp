@@ -1,4 +1,4 @@
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -11,10 +11,10 @@ constexpr std::string_view kHello = "hello";
 
 }  // namespace
 
-MessageDecoder::MessageDecoder(Framing framing, std::size_t max_message, bool legacy_hello)
+MessageDecoder::MessageDecoder(Framing framing, std::size_t max_message, bool hello_probe)
     : framing_(framing),
       max_message_(framing == Framing::LengthPrefixed ? std::min<std::size_t>(max_message, 255) : max_message),
-      at_start_(legacy_hello && framing == Framing::LengthPrefixed) {}
+      at_start_(hello_probe && framing == Framing::LengthPrefixed) {}
 
 void MessageDecoder::feed(ByteView bytes, SteadyTime now) {
   if (bytes.empty()) return;

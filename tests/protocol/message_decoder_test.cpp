@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/flockbot/message_decoder.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
 #include "support/chunking.hpp"
 
 using namespace flockbridge::protocol;
@@ -13,8 +13,8 @@ namespace {
 
 std::vector<std::string> decode_all(MessageDecoder::Framing framing, std::string_view input,
                                     const flockbridge::testing::Split& split, std::size_t max = 255,
-                                    bool legacy_hello = false) {
-  MessageDecoder decoder(framing, max, legacy_hello);
+                                    bool hello_probe = false) {
+  MessageDecoder decoder(framing, max, hello_probe);
   std::vector<std::string> out;
   const SteadyTime t{};
   for (auto piece : split.cut(as_bytes(input))) {
@@ -133,7 +133,7 @@ TEST_CASE("the 2014 client's hello: five bytes with no length, at the start only
       CHECK(decode_all(MessageDecoder::Framing::LengthPrefixed, row.input, split, 255, true) == row.events);
     }
   }
-  // Without legacy_hello (JSON lines, or the option off) nothing is special.
+  // Without hello_probe (JSON lines, or the option off) nothing is special.
   for (const auto& split : flockbridge::testing::splits()) {
     CHECK(decode_all(MessageDecoder::Framing::LengthPrefixed, "hello", split).empty());
   }

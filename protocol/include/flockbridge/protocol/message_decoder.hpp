@@ -1,20 +1,19 @@
-// Splits a client's TCP byte stream into messages: length-prefixed (port
-// 2005: one length byte, then that many bytes) or lines (port 2006: one JSON
-// object per line).
+// Splits a client's TCP byte stream into messages: length-prefixed (one
+// length byte, then that many bytes) or lines (one JSON object per line).
 //
 // Conditions of the problem: TCP delivers a message in any number of pieces,
-// and a client may stop in the middle of one (a crash, a bug, or the 2014
-// client's "hello" test, which reads as a length of 104). A partial message
-// must neither hang the session nor be glued to later bytes forever, so a
-// message not completed within a time limit is discarded. Time is passed in;
-// the decoder never reads a clock.
+// and a client may stop in the middle of one (a crash, a bug, or a probe that
+// is not a message at all). A partial message must neither hang the session
+// nor be glued to later bytes forever, so a message not completed within a
+// time limit is discarded. Time is passed in; the decoder never reads a clock.
 //
-// The 2014 client's test sends the five bytes "hello" with no length byte and
-// waits for an answer. With `legacy_hello`, those five bytes at the very
-// start of a stream are one event of their own, recognised as soon as they
-// are in (not when the 104 bytes their first byte would announce have come),
-// and what follows them is read as usual. No real first message begins with
-// them: 'h' would announce 104 bytes, and the longest command is 21.
+// Some original clients test a length-prefixed connection by sending the five
+// bytes "hello" with no length byte and waiting for an answer. With
+// `hello_probe`, those five bytes at the very start of a stream are one event
+// of their own, recognised as soon as they are in (not when the 104 bytes
+// their first byte would announce have come), and what follows them is read
+// as usual. A family whose first real message could begin with them must not
+// ask for the probe.
 #pragma once
 
 #include <chrono>
@@ -32,7 +31,7 @@ class MessageDecoder {
   enum class EventKind {
     Message,  ///< a complete message (a line without its "\n" or "\r\n")
     TooLong,  ///< a line longer than the limit; its bytes up to the next "\n" are dropped
-    Hello,    ///< "hello" at the start of a length-prefixed stream (with legacy_hello)
+    Hello,    ///< "hello" at the start of a length-prefixed stream (with hello_probe)
   };
   struct Event {
     EventKind kind;
@@ -40,7 +39,7 @@ class MessageDecoder {
   };
 
   /// `max_message` bounds a message body (for LengthPrefixed it is at most 255 anyway).
-  MessageDecoder(Framing framing, std::size_t max_message, bool legacy_hello = false);
+  MessageDecoder(Framing framing, std::size_t max_message, bool hello_probe = false);
 
   /// Buffers `bytes`, received at `now`.
   void feed(ByteView bytes, SteadyTime now);

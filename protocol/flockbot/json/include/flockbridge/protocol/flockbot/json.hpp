@@ -1,0 +1,39 @@
+// The Flockbot's sensor packets and commands in their JSON form: what the
+// Flockbot's driver gives JSON and WebSocket clients, and how it reads their
+// robot commands (a row of the command table by name, or "raw" bytes that
+// pass it). The bridge's own messages are the JSON codec's (json_codec.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/client_request.hpp"
+#include "flockbridge/protocol/flockbot/uno_packets.hpp"
+
+namespace flockbridge::protocol::flockbot {
+
+/// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
+///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
+/// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],
+/// "odometer_mm":{"left","right","avg"}, "wheel_watcher_mm":{"left","right"}.
+[[nodiscard]] std::string sensor_json(const SensorReading& reading, std::uint64_t seq, double unix_seconds,
+                                      const SensorUnits& units = {});
+
+/// A command from its JSON form: a row of the command table by name with its
+/// arguments, or "raw" with a payload that passes the table.
+[[nodiscard]] Result<SendCommand> parse_json_command(std::string_view cmd, const nlohmann::json& object);
+
+struct ParsedRequest {
+  nlohmann::json id;  ///< the command's "id", null when it had none (or was unreadable)
+  Result<ClientRequest> request;
+};
+
+/// A line from a JSON client of a Flockbot's bridge, read all the way: the
+/// line, the bridge's own requests, then the Flockbot's commands. Never throws.
+[[nodiscard]] ParsedRequest parse_json_request(std::string_view line);
+
+}  // namespace flockbridge::protocol::flockbot
