@@ -12,7 +12,8 @@
 
 static int run(int argc, char** argv) {
   using namespace flockbridge::bridge;
-  auto parsed = parse_bridge_command_line(argc, argv, family_defaults);
+  const SettingsTable& settings = settings_table();
+  auto parsed = parse_bridge_command_line(argc, argv, settings);
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
   const auto& [sources, config] = std::get<BridgeCommandLine>(parsed);
   set_log_level(config.log_level);
@@ -21,8 +22,8 @@ static int run(int argc, char** argv) {
   uv_loop_init(&loop);
   int status = 0;
   {
-    Bridge bridge(&loop, config, find_robot_family(config.family)->make_driver);
-    bridge.set_config_loader([&sources = sources] { return load_config(sources); });
+    Bridge bridge(&loop, config, find_robot_family(config.family)->make_driver, settings);
+    bridge.set_config_loader([&sources = sources, &settings] { return load_config(settings, sources); });
     if (auto started = bridge.start(); !started) {
       log_error(started.error().message);
       status = 1;

@@ -65,8 +65,9 @@ std::string new_session_id() {
   return id;
 }
 
-Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver)
+Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const SettingsTable& settings)
     : loop_(loop),
+      settings_(settings),
       config_(std::move(config)),
       session_id_(new_session_id()),
       driver_(make_driver(loop, config_, *this)),
@@ -333,7 +334,7 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
   }
   MotionEffect effect = driver_->motion_effect(command.value());
   if (cmd == "emergency") {
-    effect.stops = true;  // whatever the family's bytes look like (an SMR's are zero speeds)
+    effect.stops = true;  // whatever the family's bytes look like (some are zero speeds)
     effect.emergency = true;
   }
   submit_command(session, command.value(), effect, id);
@@ -695,7 +696,7 @@ void Bridge::change_setting(Session& session, const protocol::ChangeSetting& cha
                                   protocol::ErrorCode::Denied});
     return;
   }
-  auto changed = with_setting(config_, change.key, change.value);
+  auto changed = with_setting(settings_, config_, change.key, change.value);
   if (!changed) {
     session.reply_error(id, changed.error());
     return;
@@ -1136,7 +1137,7 @@ void Bridge::on_reload_signal() {
 }
 
 void Bridge::reload(const Config& loaded) {
-  const Reload plan = plan_reload(config_, loaded);
+  const Reload plan = plan_reload(settings_, config_, loaded);
   config_ = plan.config;
   set_log_level(config_.log_level);
   for (const auto& change : plan.applied) log_info("reloaded " + change);

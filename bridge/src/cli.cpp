@@ -22,11 +22,11 @@ std::string default_text(const SettingValue& value) {
 
 }  // namespace
 
-std::variant<BridgeCommandLine, int> parse_bridge_command_line(
-    int argc, const char* const* argv, std::function<protocol::Result<Config>(const std::string&)> family_defaults) {
+std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
+                                                               const SettingsTable& settings) {
   CLI::App app{
-      "flockbridge: the Flockbot's bridge between the Uno's serial link and the classroom network.\n"
-      "Binary clients (the Flockbot socket protocol) connect to --port, JSON-lines clients to --json-port;\n"
+      "flockbridge: the bridge between a robot's serial link and the classroom network.\n"
+      "The robot family's own client programs connect to --port, JSON-lines clients to --json-port;\n"
       "the web dashboard and its WebSocket feed (/ws) are on --http-port.\n"
       "Every option is also a setting of the configuration file (--config); an option overrides the file.",
       "flockbridge"};
@@ -57,8 +57,8 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(
     bool flag = false;
   };
   std::deque<Given> given;
-  const Config defaults;
-  for (const Setting& setting : all_settings()) {
+  const Config defaults = settings.defaults();
+  for (const Setting& setting : settings.rows()) {
     if (setting.option.empty()) continue;
     Given& slot = given.emplace_back(Given{&setting, nullptr, {}});
     const std::string help = std::string(setting.help) + " [" + setting.key() + "]";
@@ -75,13 +75,12 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(
 
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
   if (print_default_config) {
-    std::fputs(format_config(defaults, true).c_str(), stdout);
+    std::fputs(format_config(settings, defaults, true).c_str(), stdout);
     return 0;
   }
 
   BridgeCommandLine command_line;
   ConfigSources& sources = command_line.sources;
-  sources.family_defaults = std::move(family_defaults);
   if (!no_config) {
     sources.file = config_path;
     sources.file_required = config_option->count() > 0;
@@ -104,13 +103,13 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(
     if (!given_key("robot.family")) sources.overrides.emplace(sources.overrides.begin(), "robot.family", "none");
     if (!given_key("mqtt.enabled")) sources.overrides.emplace_back("mqtt.enabled", "true");
   }
-  auto loaded = load_config(sources);
+  auto loaded = load_config(settings, sources);
   if (!loaded) {
     log_lines(LogLevel::Error, loaded.error().message);
     return kConfigErrorExit;
   }
   if (print_config) {
-    std::fputs(format_config(loaded.value()).c_str(), stdout);
+    std::fputs(format_config(settings, loaded.value()).c_str(), stdout);
     return 0;
   }
   command_line.config = std::move(loaded).value();

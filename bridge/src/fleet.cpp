@@ -34,7 +34,7 @@ std::string printable(std::string text) {
   return text;
 }
 
-/// "fb-1, smr-2".
+/// "fb-1, lab-2".
 std::string joined(const std::vector<std::string>& names) {
   std::string text;
   for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;

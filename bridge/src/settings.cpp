@@ -17,10 +17,13 @@
 #include <toml++/toml.h>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/setting_rows.hpp"
 #include "flockbridge/bridge/suggest.hpp"
 
 namespace flockbridge::bridge {
 namespace {
+
+using namespace rows;
 
 using protocol::Error;
 using Value = SettingValue;
@@ -28,155 +31,6 @@ using Value = SettingValue;
 #ifndef FLOCKBRIDGE_SYSCONFDIR
 #define FLOCKBRIDGE_SYSCONFDIR "/etc"
 #endif
-
-/// What every builder below shares: where the setting lives and what it says.
-struct Names {
-  std::string_view section;
-  std::string_view name;
-  std::string_view option;
-  std::string_view help;
-  bool reloadable;
-};
-
-Setting named(const Names& names, ValueKind kind) {
-  Setting setting;
-  setting.section = names.section;
-  setting.name = names.name;
-  setting.option = names.option;
-  setting.help = names.help;
-  setting.reloadable = names.reloadable;
-  setting.kind = kind;
-  return setting;
-}
-
-// Each builder takes an accessor, a generic lambda that returns a reference
-// to the setting's field in a Config (const or not), so that one lambda
-// serves reading and writing.
-
-template <typename Access>
-Setting whole(const Names& names, Access access, std::int64_t min, std::int64_t max) {
-  Setting setting = named(names, ValueKind::Whole);
-  setting.min = static_cast<double>(min);
-  setting.max = static_cast<double>(max);
-  setting.get = [access](const Config& config) -> Value { return static_cast<std::int64_t>(access(config)); };
-  setting.set = [access](Config& config, const Value& value) {
-    using Field = std::remove_reference_t<decltype(access(config))>;
-    access(config) = static_cast<Field>(std::get<std::int64_t>(value));
-  };
-  return setting;
-}
-
-template <typename Access>
-Setting duration(const Names& names, Access access, std::int64_t min, std::int64_t max) {
-  Setting setting = named(names, ValueKind::Whole);
-  setting.min = static_cast<double>(min);
-  setting.max = static_cast<double>(max);
-  setting.get = [access](const Config& config) -> Value { return static_cast<std::int64_t>(access(config).count()); };
-  setting.set = [access](Config& config, const Value& value) {
-    using Field = std::remove_reference_t<decltype(access(config))>;
-    access(config) = Field{std::get<std::int64_t>(value)};
-  };
-  return setting;
-}
-
-template <typename Access>
-Setting real(const Names& names, Access access, double min, double max) {
-  Setting setting = named(names, ValueKind::Real);
-  setting.min = min;
-  setting.max = max;
-  setting.get = [access](const Config& config) -> Value { return static_cast<double>(access(config)); };
-  setting.set = [access](Config& config, const Value& value) { access(config) = std::get<double>(value); };
-  return setting;
-}
-
-template <typename Access>
-Setting flag(const Names& names, Access access, bool inverted_option = false) {
-  Setting setting = named(names, ValueKind::Flag);
-  setting.inverted_flag = inverted_option;
-  setting.get = [access](const Config& config) -> Value { return static_cast<bool>(access(config)); };
-  setting.set = [access](Config& config, const Value& value) { access(config) = std::get<bool>(value); };
-  return setting;
-}
-
-template <typename Access>
-Setting text(const Names& names, Access access, std::function<std::string(const Value&)> check = {}) {
-  Setting setting = named(names, ValueKind::Text);
-  setting.check = std::move(check);
-  setting.get = [access](const Config& config) -> Value { return std::string(access(config)); };
-  setting.set = [access](Config& config, const Value& value) { access(config) = std::get<std::string>(value); };
-  return setting;
-}
-
-/// A secret: text of the file only (no option), never shown nor logged.
-template <typename Access>
-Setting secret(const Names& names, Access access) {
-  Setting setting = text(names, access, [](const Value& value) -> std::string {
-    const auto& given = std::get<std::string>(value);
-    const bool printable =
-        std::all_of(given.begin(), given.end(), [](char c) { return c >= 0x21 && c <= 0x7E; }) && given.size() <= 128;
-    return printable ? "" : "at most 128 printable ASCII characters without spaces, or \"\"";
-  });
-  setting.secret = true;
-  return setting;
-}
-
-bool is_ip_address(const std::string& text) {
-  in6_addr scratch{};
-  return ::inet_pton(AF_INET, text.c_str(), &scratch) == 1 || ::inet_pton(AF_INET6, text.c_str(), &scratch) == 1;
-}
-
-std::string ip_address(const Value& value) {
-  return is_ip_address(std::get<std::string>(value)) ? "" : "an IPv4 or IPv6 address such as 0.0.0.0, 127.0.0.1 or ::";
-}
-std::string ip_address_or_empty(const Value& value) {
-  if (std::get<std::string>(value).empty()) return "";
-  const std::string allowed = ip_address(value);
-  return allowed.empty() ? "" : allowed + ", or \"\" for [listen] bind";
-}
-std::string not_blank(const Value& value) {
-  return std::get<std::string>(value).empty() ? "a name, not \"\"" : "";
-}
-std::string not_empty(const Value& value) {
-  return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
-}
-
-constexpr std::int64_t kHour = 3'600'000;  ///< the longest duration most settings take, in ms
-constexpr bool kLive = true;               ///< a reload applies the setting at once
-constexpr bool kRestart = false;           ///< the setting waits for a restart
-
-/// The Flockbot's own settings: what CFG carries, the link's timing, and
-/// the units its JSON messages are converted with. (Before the bridge served
-/// other families they were [robot], [link] and [units]; kRenamed maps those
-/// names.)
-void add_smr_settings(std::vector<Setting>& s) {
-  s.push_back(whole(
-      {"smr", "max_clients", "--smr-max-clients",
-       "SMR client programs served at once on port 24901 (SMRD's ten); one more is accepted and closed at once.",
-       kLive},
-      [](auto& c) -> auto& { return c.smr.max_clients; }, 1, 1000));
-  s.push_back(real(
-      {"smr", "wheel_diameter_m", "--smr-wheel-diameter-m",
-       "The wheels' diameter, for odometry and JSON drive (an assumption: measure your robot).", kLive},
-      [](auto& c) -> auto& { return c.smr.wheel_diameter_m; }, 0.001, 10));
-  s.push_back(real(
-      {"smr", "wheel_base_m", "--smr-wheel-base-m",
-       "The distance between the wheels, for odometry and JSON drive (an assumption: measure your robot).", kLive},
-      [](auto& c) -> auto& { return c.smr.wheel_base_m; }, 0.01, 10));
-  s.push_back(whole(
-      {"smr", "positions_per_turn", "--smr-positions-per-turn", "Encoder positions per wheel turn.", kLive},
-      [](auto& c) -> auto& { return c.smr.positions_per_turn; }, 1, 1'000'000));
-  s.push_back(duration(
-      {"smr.link", "period_ms", "--smr-period-ms", "The bus's period: every module is polled once a period.", kLive},
-      [](auto& c) -> auto& { return c.smr.period; }, 1, 1000));
-  s.push_back(whole(
-      {"smr.link", "module_loss_periods", "--smr-module-loss-periods",
-       "A module that misses this many periods in a row is reported as not answering.", kLive},
-      [](auto& c) -> auto& { return c.smr.module_loss_periods; }, 1, 100'000));
-  s.push_back(whole(
-      {"smr.link", "bus_loss_periods", "--smr-bus-loss-periods",
-       "When no module has answered for this many periods the link is stale.", kLive},
-      [](auto& c) -> auto& { return c.smr.bus_loss_periods; }, 1, 100'000));
-}
 
 std::string topic_level_or_empty(const Value& value) {
   const auto& name = std::get<std::string>(value);
@@ -261,152 +115,18 @@ void add_mqtt_settings(std::vector<Setting>& s) {
       [](auto& c) -> auto& { return c.mdns_service_file; }));
 }
 
-void add_flockbot_settings(std::vector<Setting>& s) {
-  s.push_back(whole(
-      {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return c.robot.id; }, 0,
-      255));
-  s.push_back(whole(
-      {"flockbot", "gripper", "--gripper", "Gripper type sent in CFG.", kLive},
-      [](auto& c) -> auto& { return c.robot.gripper; }, 0, 255));
-  s.push_back(whole(
-      {"flockbot", "left_wheel_stop", "--left-wheel-stop",
-       "Left wheel servo's stop point sent in CFG (the pulse, in microseconds, at which it stands "
-       "still).",
-       kLive},
-      [](auto& c) -> auto& { return c.robot.left_wheel_stop; }, 0, 65535));
-  s.push_back(whole(
-      {"flockbot", "right_wheel_stop", "--right-wheel-stop", "Right wheel servo's stop point sent in CFG.", kLive},
-      [](auto& c) -> auto& { return c.robot.right_wheel_stop; }, 0, 65535));
-  s.push_back(whole(
-      {"flockbot", "servo_model", "--servo-model", "Servo model sent in CFG.", kLive},
-      [](auto& c) -> auto& { return c.robot.servo_model; }, 0, 255));
-  {
-    Setting ip = text(
-        {"flockbot", "ip", "--robot-ip",
-         "IPv4 address whose last two octets CFG carries; \"\": this machine's first non-loopback "
-         "IPv4 address when the bridge starts.",
-         kLive},
-        [](auto& c) -> auto& { return c.robot_ip; });
-    ip.check = [](const Value& value) -> std::string {
-      const auto& address = std::get<std::string>(value);
-      in_addr scratch{};
-      return address.empty() || ::inet_pton(AF_INET, address.c_str(), &scratch) == 1
-                 ? ""
-                 : "an IPv4 address such as 192.168.1.23, or \"\"";
-    };
-    ip.set = [](Config& config, const Value& value) {
-      config.robot_ip = std::get<std::string>(value);
-      in_addr address{};
-      if (::inet_pton(AF_INET, config.robot_ip.c_str(), &address) == 1) {
-        const auto* octets = reinterpret_cast<const std::uint8_t*>(&address.s_addr);
-        config.robot.ip3 = octets[2];
-        config.robot.ip4 = octets[3];
-      }
-    };
-    s.push_back(std::move(ip));
-  }
+}  // namespace
 
-  s.push_back(real(
-      {"flockbot.units", "battery_volts_per_count", "--battery-volts-per-count",
-       "Volts per count of the battery reading, published as battery_v (0: not published).", kLive},
-      [](auto& c) -> auto& { return c.units.battery_volts_per_count; }, 0, 1000));
-  s.push_back(real(
-      {"flockbot.units", "ir_volts_per_count", "--ir-volts-per-count",
-       "Volts per count of the IR readings (an Uno's ADC: 5/1023), published as ir_v (0: not "
-       "published).",
-       kLive},
-      [](auto& c) -> auto& { return c.units.ir_volts_per_count; }, 0, 1000));
-  s.push_back(real(
-      {"flockbot.units", "odometer_mm_per_count", "--odometer-mm-per-count",
-       "Millimetres per odometer count, published as odometer_mm (0: not published).", kLive},
-      [](auto& c) -> auto& { return c.units.odometer_mm_per_count; }, 0, 10000));
-  s.push_back(real(
-      {"flockbot.units", "wheel_watcher_mm_per_count", "--wheel-watcher-mm-per-count",
-       "Millimetres per wheel-watcher count, published as wheel_watcher_mm (0: not published).", kLive},
-      [](auto& c) -> auto& { return c.units.wheel_watcher_mm_per_count; }, 0, 10000));
-  s.push_back(real(
-      {"flockbot.units", "wheel_mm_s_per_percent", "--wheel-mm-s-per-percent",
-       "A wheel's speed in mm/s at a wheel speed of 1 (of the Flockbot's -100..100), which JSON drive "
-       "needs (0: drive is refused; the simulated Uno's is 10).",
-       kLive},
-      [](auto& c) -> auto& { return c.units.wheel_mm_s_per_percent; }, 0, 1000));
-  s.push_back(real(
-      {"flockbot.units", "wheel_base_mm", "--wheel-base-mm",
-       "The distance between the wheels, for JSON drive's turning (the simulated Uno's is 100).", kLive},
-      [](auto& c) -> auto& { return c.units.wheel_base_mm; }, 1, 10000));
-
-  s.push_back(duration(
-      {"flockbot.link", "boot_wait_ms", "--boot-wait-ms",
-       "After opening the port, wait this long for the Uno's boot ACK before sending CFG anyway.", kLive},
-      [](auto& c) -> auto& { return c.link.boot_wait; }, 1, kHour));
-  s.push_back(duration(
-      {"flockbot.link", "handshake_timeout_ms", "--handshake-timeout-ms", "Wait this long for the ACK to a CFG.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.handshake_timeout; }, 1, kHour));
-  s.push_back(whole(
-      {"flockbot.link", "handshake_retries", "--handshake-retries",
-       "Quick CFG tries before the link is reported down (then one try every handshake_slow_ms).", kLive},
-      [](auto& c) -> auto& { return c.link.handshake_retries; }, 1, 100));
-  s.push_back(duration(
-      {"flockbot.link", "handshake_slow_ms", "--handshake-slow-ms",
-       "Interval of CFG tries after the quick ones failed.", kLive},
-      [](auto& c) -> auto& { return c.link.handshake_slow_interval; }, 1, kHour));
-  s.push_back(duration(
-      {"flockbot.link", "nak_window_ms", "--nak-window-ms",
-       "Each command is alone on the line this long; a NAK within it resends the command.", kLive},
-      [](auto& c) -> auto& { return c.link.nak_window; }, 1, kHour));
-  s.push_back(duration(
-      {"flockbot.link", "frame_gap_ms", "--frame-gap-ms",
-       "A frame from the Uno whose bytes stop coming for this long is abandoned, and the bytes behind its "
-       "header are searched again.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.frame_gap; }, 1, kHour));
-  s.push_back(whole(
-      {"flockbot.link", "nak_retries", "--nak-retries", "Resends of a NAKed command before it fails.", kLive},
-      [](auto& c) -> auto& { return c.link.nak_retries; }, 0, 20));
-  s.push_back(duration(
-      {"flockbot.link", "reboot_confirm_ms", "--reboot-confirm-ms",
-       "After an ACK that nothing explains, a packet other than ACK within this time shows that "
-       "the Uno did not reboot.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.reboot_confirm; }, 1, kHour));
-  s.push_back(duration(
-      {"flockbot.link", "stale_timeout_ms", "--stale-timeout-ms",
-       "Silence from the Uno after which the link is reported stale and CFG is sent again.", kLive},
-      [](auto& c) -> auto& { return c.link.stale_timeout; }, 1, kHour));
-  s.push_back(whole(
-      {"flockbot.link", "max_payload", "--max-payload", "Serial frames with a longer LEN are taken for noise.",
-       kRestart},
-      [](auto& c) -> auto& { return c.link.max_payload; }, 29, 255));
-  s.push_back(whole(
-      {"flockbot.link", "command_queue", "--command-queue", "Commands that may wait for the serial line.", kLive},
-      [](auto& c) -> auto& { return c.link.max_queued_commands; }, 1, 10000));
-  s.push_back(flag(
-      {"flockbot.link", "command_ack", "--command-ack",
-       "The firmware acknowledges every command: a command not acknowledged within its window is "
-       "resent, and fails when no try was acknowledged.",
-       kLive},
-      [](auto& c) -> auto& { return c.link.require_command_ack; }));
-  s.push_back(whole(
-      {"flockbot.link", "flush_bytes", "--flush-bytes",
-       "With command_ack: zero bytes sent after a command window without an answer, to complete a frame "
-       "whose damaged LEN holds the Uno's decoder, before the command is resent (0: never).",
-       kLive},
-      [](auto& c) -> auto& { return c.link.flush_bytes; }, 0, 1024));
-}
-
-std::vector<Setting> make_settings() {
-  std::vector<Setting> s;
+CoreRows core_settings(const FamiliesHelp& families) {
+  using namespace rows;
+  CoreRows core;
+  std::vector<Setting>& s = core.before;
 
   s.push_back(text(
-      {"serial", "device", "--device",
-       "Serial device of the robot, or tcp:HOST:PORT for one reached over the network (a Wi-Fi serial bridge, "
-       "MobileSim). deploy/99-flockbot.rules names a Flockbot's genuine Uno or CH340 clone /dev/flockbot; without "
-       "the rule it is usually /dev/ttyACM0 or /dev/ttyUSB0.",
-       kRestart},
+      {"serial", "device", "--device", families.device, kRestart},
       [](auto& c) -> auto& { return c.device; }, not_empty));
   s.push_back(whole(
-      {"serial", "baud", "--baud", "Serial baud rate (the Flockbot's firmware uses 115200).", kRestart},
+      {"serial", "baud", "--baud", "Serial baud rate (each family's default is its robot's).", kRestart},
       [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
   s.push_back(duration(
       {"serial", "reopen_min_ms", "--reopen-min-ms",
@@ -417,17 +137,10 @@ std::vector<Setting> make_settings() {
       [](auto& c) -> auto& { return c.reopen_max; }, 1, kHour));
 
   s.push_back(text(
-      {"robot", "family", "--robot",
-       "The robot family behind the bridge: flockbot, pioneer (Pioneer 2/3 and AmigoBot), smr (DTU's "
-       "Small Mobile Robot), or none (no robot: a class hub). It sets the defaults of serial.device, serial.baud "
-       "and binary.port.",
-       kRestart},
+      {"robot", "family", "--robot", families.family, kRestart},
       [](auto& c) -> auto& { return c.family; }, not_blank));
   s.push_back(text(
-      {"robot", "model", "--model",
-       "The family's model (pioneer: p2dx, p3dx, p3dx-sh, p3at-sh, amigo, amigo-sh); \"\": the model "
-       "the robot names when it connects.",
-       kRestart},
+      {"robot", "model", "--model", families.model, kRestart},
       [](auto& c) -> auto& { return c.model; }));
   s.push_back(text(
       {"listen", "bind", "--bind", "Address every listener uses unless it has its own (0.0.0.0: all IPv4 interfaces).",
@@ -440,7 +153,8 @@ std::vector<Setting> make_settings() {
       {"binary", "bind", "--binary-bind", "Address of the binary listener (\"\": [listen] bind).", kRestart},
       [](auto& c) -> auto& { return c.binary_bind; }, ip_address_or_empty));
   s.push_back(whole(
-      {"binary", "port", "--port", "TCP port for binary clients, the Flockbot socket protocol (0: any free port).",
+      {"binary", "port", "--port",
+       "TCP port for the robot family's own client programs, in its original protocol (0: any free port).",
        kRestart},
       [](auto& c) -> auto& { return c.port; }, 0, 65535));
   s.push_back(text(
@@ -527,7 +241,7 @@ std::vector<Setting> make_settings() {
       [](auto& c) -> auto& { return c.motion_watchdog; }, 0, kHour));
   s.push_back(duration(
       {"safety", "control_silence_ms", "--control-silence-ms",
-       "On a port where one program drives at a time (Pioneer's 8101): the program holding control loses it, "
+       "On a port where one program drives at a time (an original client's, such as ARIA's): the program holding control loses it, "
        "and the robot is stopped, after sending nothing for this long.",
        kLive},
       [](auto& c) -> auto& { return c.control_silence; }, 100, kHour));
@@ -617,14 +331,11 @@ std::vector<Setting> make_settings() {
        "pseudo-terminal) instead of serial.device.",
        kRestart},
       [](auto& c) -> auto& { return c.simulate; }));
-  s.push_back(real(
-      {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", kRestart},
-      [](auto& c) -> auto& { return c.sim_rate_hz; }, 0.1, 2000));
-  add_flockbot_settings(s);
-  add_smr_settings(s);
-  add_mqtt_settings(s);
-  return s;
+  add_mqtt_settings(core.after);
+  return core;
 }
+
+namespace {
 
 std::string format_number(double number) {
   std::ostringstream out;
@@ -812,63 +523,24 @@ protocol::Result<Config> checked(Config config, std::vector<std::string> problem
   return Error{joined(problems, "\n")};
 }
 
-const Setting* find_setting(std::string_view section, std::string_view name) {
-  for (const Setting& setting : all_settings()) {
-    if (setting.section == section && setting.name == name) return &setting;
+/// Where a setting of the old name `section`.`name` lives now, if it moved.
+const Renamed* moved_to(const SettingsTable& table, std::string_view section, std::string_view name) {
+  for (const Renamed& renamed : table.renamed()) {
+    if (renamed.section == section && (renamed.name.empty() || renamed.name == name)) return &renamed;
   }
   return nullptr;
 }
 
-/// The setting called `key` ("serial.baud", "flockbot.link.nak_retries"), or none.
-const Setting* find_setting(std::string_view key) {
-  const auto dot = key.rfind('.');
-  return dot == std::string_view::npos ? nullptr : find_setting(key.substr(0, dot), key.substr(dot + 1));
-}
-
-std::vector<std::string_view> sections() {
-  std::vector<std::string_view> names;
-  for (const Setting& setting : all_settings()) {
-    if (names.empty() || names.back() != setting.section) names.push_back(setting.section);
-  }
-  return names;
-}
-
-/// Names that settings had before they moved, which files may still use:
-/// a whole section (`name` empty) or one setting of it.
-struct Renamed {
-  std::string_view section;
-  std::string_view name;
-  std::string_view now_in;
-};
-constexpr std::array kRenamed{
-    Renamed{"link", "", "flockbot.link"},
-    Renamed{"units", "", "flockbot.units"},
-    Renamed{"robot", "id", "flockbot"},
-    Renamed{"robot", "gripper", "flockbot"},
-    Renamed{"robot", "left_wheel_stop", "flockbot"},
-    Renamed{"robot", "right_wheel_stop", "flockbot"},
-    Renamed{"robot", "servo_model", "flockbot"},
-    Renamed{"robot", "ip", "flockbot"},
-};
-
-/// Where a setting of the old name `section`.`name` lives now, if it moved.
-std::optional<std::string_view> moved_to(std::string_view section, std::string_view name) {
-  for (const Renamed& renamed : kRenamed) {
-    if (renamed.section == section && (renamed.name.empty() || renamed.name == name)) return renamed.now_in;
-  }
-  return std::nullopt;
-}
-
-/// Whether `name` is a section, one of its parents ("flockbot" of
-/// "flockbot.link"), or a section's old name.
-bool is_section_or_parent(std::string_view name) {
-  for (const std::string_view section : sections()) {
+/// Whether `name` is a section, one of its parents ("robot" of
+/// "robot.units"), or a section's old name.
+bool is_section_or_parent(const SettingsTable& table, std::string_view name) {
+  for (const std::string_view section : table.sections()) {
     if (section == name || (section.size() > name.size() && section.starts_with(name) && section[name.size()] == '.')) {
       return true;
     }
   }
-  return std::any_of(kRenamed.begin(), kRenamed.end(),
-                     [&](const Renamed& renamed) { return renamed.section == name && renamed.name.empty(); });
+  return std::ranges::any_of(table.renamed(),
+                             [&](const Renamed& renamed) { return renamed.section == name && renamed.name.empty(); });
 }
 
 /// One value of the file, with the section it is written in.
@@ -879,12 +551,13 @@ struct FileValue {
 };
 
 /// The values of a section's table; a table inside it is a section of its
-/// own when one is called so ([flockbot.link] inside [flockbot]).
-void collect_values(const toml::table& table, const std::string& section, std::vector<FileValue>& values) {
+/// own when one is called so ([robot.link] inside [robot]).
+void collect_values(const SettingsTable& settings, const toml::table& table, const std::string& section,
+                    std::vector<FileValue>& values) {
   for (const auto& [key, node] : table) {
     const std::string inner = section + "." + std::string(key.str());
-    if (node.is_table() && is_section_or_parent(inner)) {
-      collect_values(*node.as_table(), inner, values);
+    if (node.is_table() && is_section_or_parent(settings, inner)) {
+      collect_values(settings, *node.as_table(), inner, values);
     } else {
       values.push_back(FileValue{section, key.str(), &node});
     }
@@ -893,35 +566,38 @@ void collect_values(const toml::table& table, const std::string& section, std::v
 
 /// Reads the file's values into `config`; returns the problems found, by
 /// line, and notes the old names it used in `config.notices`.
-std::vector<std::string> apply_file(const toml::table& file, std::string_view origin, Config& config) {
+std::vector<std::string> apply_file(const SettingsTable& settings, const toml::table& file, std::string_view origin,
+                                    Config& config) {
   std::vector<std::pair<std::uint32_t, std::string>> problems;
-  const auto known_sections = sections();
+  const auto known_sections = settings.sections();
   std::vector<FileValue> values;
   for (const auto& [section_key, section_node] : file) {
     const std::string_view section = section_key.str();
     const auto* table = section_node.as_table();
-    if (table == nullptr || !is_section_or_parent(section)) {
+    if (table == nullptr || !is_section_or_parent(settings, section)) {
       problems.emplace_back(section_key.source().begin.line,
                             where(origin, section_key.source()) + ": unknown section or setting '" +
                                 std::string(section) + "'" + did_you_mean(section, known_sections) +
                                 "; the sections are " + joined(known_sections, ", "));
       continue;
     }
-    collect_values(*table, std::string(section), values);
+    collect_values(settings, *table, std::string(section), values);
   }
   std::vector<std::string> old_names;
+  std::string_view whose;
   for (FileValue& value : values) {
     const toml::node& node = *value.node;
     const std::string place = where(origin, node.source());
-    if (const auto now_in = moved_to(value.section, value.name)) {
-      old_names.push_back(value.section + "." + std::string(value.name) + " (now " + std::string(*now_in) + "." +
-                          std::string(value.name) + ")");
-      value.section = *now_in;
+    if (const Renamed* renamed = moved_to(settings, value.section, value.name)) {
+      old_names.push_back(value.section + "." + std::string(value.name) + " (now " + std::string(renamed->now_in) +
+                          "." + std::string(value.name) + ")");
+      value.section = renamed->now_in;
+      whose = renamed->whose;
     }
-    const Setting* setting = find_setting(value.section, value.name);
+    const Setting* setting = settings.find(value.section, value.name);
     if (setting == nullptr) {
       std::vector<std::string_view> known;
-      for (const Setting& candidate : all_settings()) {
+      for (const Setting& candidate : settings.rows()) {
         if (candidate.section == value.section) known.push_back(candidate.name);
       }
       problems.emplace_back(
@@ -939,7 +615,7 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
   }
   if (!old_names.empty()) {
     config.notices.push_back(std::string(origin) +
-                             " uses the Flockbot's settings under their old names: " + joined(old_names, ", ") +
+                             " uses " + std::string(whose) + " settings under their old names: " + joined(old_names, ", ") +
                              ". They are read as before; `flockbridge --print-config` writes the new names.");
   }
   std::stable_sort(problems.begin(), problems.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -952,9 +628,10 @@ std::vector<std::string> apply_file(const toml::table& file, std::string_view or
 /// Reads TOML text's values into `config`: the problems of its values, by
 /// line, or an Error when it is not TOML at all (toml++ throws; the place
 /// goes into the message).
-protocol::Result<std::vector<std::string>> read_toml(std::string_view text, std::string_view origin, Config& config) {
+protocol::Result<std::vector<std::string>> read_toml(const SettingsTable& table, std::string_view text,
+                                                     std::string_view origin, Config& config) {
   try {
-    return apply_file(toml::parse(text, origin), origin, config);
+    return apply_file(table, toml::parse(text, origin), origin, config);
   } catch (const toml::parse_error& error) {
     return Error{std::string(origin) + ":" + std::to_string(error.source().begin.line) + ":" +
                  std::to_string(error.source().begin.column) + ": not valid TOML: " + std::string(error.description())};
@@ -969,9 +646,9 @@ std::string shown_value(const Setting& setting, const Config& config) {
 }
 
 /// A file that sets a secret must keep it from the machine's other users.
-std::optional<Error> check_secret_file(const std::string& file, const Config& config) {
+std::optional<Error> check_secret_file(const SettingsTable& table, const std::string& file, const Config& config) {
   std::vector<std::string> secrets;
-  for (const Setting& setting : all_settings()) {
+  for (const Setting& setting : table.rows()) {
     if (setting.secret && !std::get<std::string>(setting.get(config)).empty()) secrets.push_back(setting.key());
   }
   if (secrets.empty()) return std::nullopt;
@@ -1007,6 +684,31 @@ void append_comment(std::string& out, std::string_view text) {
 
 }  // namespace
 
+namespace rows {
+
+bool is_ip_address(const std::string& text) {
+  in6_addr scratch{};
+  return ::inet_pton(AF_INET, text.c_str(), &scratch) == 1 || ::inet_pton(AF_INET6, text.c_str(), &scratch) == 1;
+}
+
+std::string ip_address(const Value& value) {
+  return is_ip_address(std::get<std::string>(value)) ? "" : "an IPv4 or IPv6 address such as 0.0.0.0, 127.0.0.1 or ::";
+}
+std::string ip_address_or_empty(const Value& value) {
+  if (std::get<std::string>(value).empty()) return "";
+  const std::string allowed = ip_address(value);
+  return allowed.empty() ? "" : allowed + ", or \"\" for [listen] bind";
+}
+std::string not_blank(const Value& value) {
+  return std::get<std::string>(value).empty() ? "a name, not \"\"" : "";
+}
+std::string not_empty(const Value& value) {
+  return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
+}
+
+
+}  // namespace rows
+
 std::string default_config_path() {
   return FLOCKBRIDGE_SYSCONFDIR "/flockbridge/flockbridge.toml";
 }
@@ -1015,9 +717,36 @@ std::string Setting::key() const {
   return std::string(section) + "." + std::string(name);
 }
 
-const std::vector<Setting>& all_settings() {
-  static const std::vector<Setting> settings = make_settings();
-  return settings;
+SettingsTable::SettingsTable(std::vector<Setting> rows, std::vector<Renamed> renamed, FamilyDefaults family_defaults,
+                             std::string default_family)
+    : rows_(std::move(rows)),
+      renamed_(std::move(renamed)),
+      family_defaults_(std::move(family_defaults)),
+      default_family_(std::move(default_family)) {}
+
+const Setting* SettingsTable::find(std::string_view section, std::string_view name) const {
+  for (const Setting& setting : rows_) {
+    if (setting.section == section && setting.name == name) return &setting;
+  }
+  return nullptr;
+}
+
+const Setting* SettingsTable::find(std::string_view key) const {
+  const auto dot = key.rfind('.');
+  return dot == std::string_view::npos ? nullptr : find(key.substr(0, dot), key.substr(dot + 1));
+}
+
+std::vector<std::string_view> SettingsTable::sections() const {
+  std::vector<std::string_view> names;
+  for (const Setting& setting : rows_) {
+    if (std::find(names.begin(), names.end(), setting.section) == names.end()) names.push_back(setting.section);
+  }
+  return names;
+}
+
+Config SettingsTable::defaults() const {
+  auto config = family_defaults_(default_family_);
+  return config ? std::move(config).value() : Config{};
 }
 
 std::string format_value(const SettingValue& value) {
@@ -1039,30 +768,16 @@ std::string format_value(const SettingValue& value) {
       value);
 }
 
-protocol::Result<Config> parse_config(std::string_view toml_text, std::string_view origin) {
-  Config config;
-  auto problems = read_toml(toml_text, origin, config);
+protocol::Result<Config> parse_config(const SettingsTable& table, std::string_view toml_text, std::string_view origin) {
+  Config config = table.defaults();
+  auto problems = read_toml(table, toml_text, origin, config);
   if (!problems) return problems.error();
   return checked(std::move(config), std::move(problems).value());
 }
 
-protocol::Result<Config> load_config(const ConfigSources& sources) {
-  Config defaults;
-  if (sources.family_defaults) {
-    // Read once to learn the family, whose defaults the values then go over.
-    ConfigSources plain = sources;
-    plain.family_defaults = nullptr;
-    auto family = load_config(plain);
-    if (!family) return family.error();
-    auto family_defaults = sources.family_defaults(family.value().family);
-    if (!family_defaults) return family_defaults.error();
-    defaults = std::move(family_defaults).value();
-  }
-  return load_config(sources, std::move(defaults));
-}
-
-protocol::Result<Config> with_setting(Config config, std::string_view key, const std::string& typed) {
-  const Setting* setting = find_setting(key);
+protocol::Result<Config> with_setting(const SettingsTable& table, Config config, std::string_view key,
+                                      const std::string& typed) {
+  const Setting* setting = table.find(key);
   if (setting == nullptr) return Error{"no setting is called " + std::string(key)};
   if (setting->secret) return Error{std::string(key) + " is a secret: only the configuration file sets it"};
   if (!setting->reloadable) {
@@ -1074,7 +789,9 @@ protocol::Result<Config> with_setting(Config config, std::string_view key, const
   return checked(std::move(config), {});
 }
 
-protocol::Result<Config> load_config(const ConfigSources& sources, Config config) {
+namespace {
+
+protocol::Result<Config> load_config(const SettingsTable& table, const ConfigSources& sources, Config config) {
   std::vector<std::string> problems;
   if (!sources.file.empty()) {
     std::ifstream in(sources.file, std::ios::binary);
@@ -1087,14 +804,14 @@ protocol::Result<Config> load_config(const ConfigSources& sources, Config config
     } else {
       std::ostringstream text;
       text << in.rdbuf();
-      auto read = read_toml(text.str(), sources.file, config);
+      auto read = read_toml(table, text.str(), sources.file, config);
       if (!read) return read.error();
       problems = std::move(read).value();
-      if (auto exposed = check_secret_file(sources.file, config)) return *exposed;
+      if (auto exposed = check_secret_file(table, sources.file, config)) return *exposed;
     }
   }
   for (const auto& [key, typed] : sources.overrides) {
-    const Setting* setting = find_setting(key);
+    const Setting* setting = table.find(key);
     if (setting == nullptr) {
       problems.push_back("no setting is called " + key);
       continue;
@@ -1107,7 +824,19 @@ protocol::Result<Config> load_config(const ConfigSources& sources, Config config
   return checked(std::move(config), std::move(problems));
 }
 
-std::string format_config(const Config& config, bool commented_out) {
+}  // namespace
+
+protocol::Result<Config> load_config(const SettingsTable& table, const ConfigSources& sources) {
+  // Read once over the default family's defaults to learn the family, whose
+  // defaults the values then go over.
+  auto family = load_config(table, sources, table.defaults());
+  if (!family) return family.error();
+  auto defaults = table.defaults(family.value().family);
+  if (!defaults) return defaults.error();
+  return load_config(table, sources, std::move(defaults).value());
+}
+
+std::string format_config(const SettingsTable& table, const Config& config, bool commented_out) {
   std::string out =
       "# flockbridge's configuration, in TOML (https://toml.io).\n"
       "# Options on the command line override it; `flockbridge --print-config` shows\n"
@@ -1120,7 +849,7 @@ std::string format_config(const Config& config, bool commented_out) {
   }
   out += "\n";
   std::string_view section;
-  for (const Setting& setting : all_settings()) {
+  for (const Setting& setting : table.rows()) {
     if (setting.section != section) {
       out += (section.empty() ? "" : "\n") + ("[" + std::string(setting.section) + "]\n");
       section = setting.section;
@@ -1134,9 +863,9 @@ std::string format_config(const Config& config, bool commented_out) {
   return out;
 }
 
-Reload plan_reload(const Config& running, const Config& loaded) {
+Reload plan_reload(const SettingsTable& table, const Config& running, const Config& loaded) {
   Reload reload{loaded, {}, {}};
-  for (const Setting& setting : all_settings()) {
+  for (const Setting& setting : table.rows()) {
     const Value before = setting.get(running);
     const Value after = setting.get(loaded);
     if (before == after) continue;

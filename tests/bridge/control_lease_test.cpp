@@ -19,7 +19,7 @@ constexpr auto kSilence = 2000ms;
 
 }  // namespace
 
-TEST_CASE("a free lease is taken by a motion command; anything else is anyone's") {
+TEST_CASE("a free lease is taken by a motion command, and anything else is anyone's") {
   ControlLease lease;
   CHECK(lease.check(1, false, false, t0) == Verdict::Allowed);  // a claw, a display: nobody drives yet
   CHECK_FALSE(lease.holder());
@@ -64,7 +64,7 @@ TEST_CASE("only its holder ends a lease") {
   CHECK(lease.check(2, true, false, t0) == Verdict::Takes);
 }
 
-TEST_CASE("the holder's commands renew the lease; it runs out after lease_idle without one") {
+TEST_CASE("the holder's commands renew the lease, which runs out after lease_idle without one") {
   ControlLease lease;
   lease.take(1, 0, t0);
   CHECK_FALSE(lease.expired(t0 + 4999ms, t0 + 4999ms, false, kIdle, kSilence));

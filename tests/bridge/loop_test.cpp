@@ -62,7 +62,7 @@ bridge::Config test_config() {
   if (const std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty()) {
     ::setenv("FLOCKBRIDGE_SIMULATOR", (emulator + " " + FLOCKBRIDGE_SIM_BIN).c_str(), 1);
   }
-  bridge::Config config;
+  bridge::Config config = bridge::settings_table().defaults();
   config.simulate = true;
   config.bind = "127.0.0.1";
   config.port = 0;
@@ -80,7 +80,7 @@ TEST_CASE("the bridge reaches the simulated Uno, serves a client, and closes eve
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::Bridge daemon(&loop, test_config(), flockbot_driver());
+    bridge::Bridge daemon(&loop, test_config(), flockbot_driver(), bridge::settings_table());
     REQUIRE(daemon.start());
     REQUIRE(run_until(&loop, [&] { return daemon.driver().link_state() == protocol::LinkState::Up; }));
 
@@ -130,11 +130,11 @@ void expect_second_bridge_fails(Change change, Expected expected) {
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::Bridge first(&loop, test_config(), flockbot_driver());
+    bridge::Bridge first(&loop, test_config(), flockbot_driver(), bridge::settings_table());
     REQUIRE(first.start());
     auto config = test_config();
     change(config, first);
-    bridge::Bridge second(&loop, config, flockbot_driver());
+    bridge::Bridge second(&loop, config, flockbot_driver(), bridge::settings_table());
     auto started = second.start();
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find(expected(first)) == 0);
@@ -156,7 +156,7 @@ TEST_CASE("the web server serves the page and a WebSocket on the bridge's loop, 
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::Bridge daemon(&loop, test_config(), flockbot_driver());
+    bridge::Bridge daemon(&loop, test_config(), flockbot_driver(), bridge::settings_table());
     REQUIRE(daemon.start());
     REQUIRE(daemon.http_port() != 0);
 
@@ -199,7 +199,7 @@ TEST_CASE("a bridge whose dashboard folder is missing fails to start and says wh
   {
     auto config = test_config();
     config.http_root = "/nonexistent/www";
-    bridge::Bridge daemon(&loop, config, flockbot_driver());
+    bridge::Bridge daemon(&loop, config, flockbot_driver(), bridge::settings_table());
     auto started = daemon.start();
     REQUIRE_FALSE(started);
     CHECK(started.error().message.find("'/nonexistent/www'") != std::string::npos);

@@ -22,7 +22,7 @@ std::optional<std::string> peer_of(std::uint64_t client) {
 
 }  // namespace
 
-TEST_CASE("a viewer may not approve; a driver or the teacher may, once") {
+TEST_CASE("a viewer may not approve, a driver or the teacher may, once") {
   Pairing pairing;
   pairing.wait(5, 100.0);
   pairing.wait(6, 101.0);

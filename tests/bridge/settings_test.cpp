@@ -11,23 +11,35 @@
 #include <vector>
 
 #include "flockbridge/bridge/cli.hpp"
+#include "flockbridge/bridge/families.hpp"
+#include "flockbridge/bridge/flockbot/settings.hpp"
 #include "flockbridge/bridge/settings.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace flockbridge::bridge;
+using flockbridge::bridge::flockbot::settings_of;
 
 namespace {
+
+const SettingsTable& table() {
+  return settings_table();
+}
+
+/// The built-in configuration: the first family's defaults.
+Config defaults() {
+  return table().defaults();
+}
 
 /// Every setting's value, as the file writes it, keyed by setting.
 std::vector<std::string> values_of(const Config& config) {
   std::vector<std::string> values;
-  for (const Setting& setting : all_settings())
+  for (const Setting& setting : table().rows())
     values.push_back(setting.key() + "=" + format_value(setting.get(config)));
   return values;
 }
 
 std::string error_of(std::string_view toml) {
-  auto parsed = parse_config(toml, "test.toml");
+  auto parsed = parse_config(table(), toml, "test.toml");
   REQUIRE_FALSE_MESSAGE(parsed.ok(), toml);
   return parsed.error().message;
 }
@@ -46,7 +58,7 @@ template <typename Expected>
 Expected command_line(const std::vector<std::string>& args) {
   std::vector<const char*> argv{"flockbridge"};
   for (const auto& arg : args) argv.push_back(arg.c_str());
-  auto parsed = parse_bridge_command_line(static_cast<int>(argv.size()), argv.data());
+  auto parsed = parse_bridge_command_line(static_cast<int>(argv.size()), argv.data(), table());
   REQUIRE(std::holds_alternative<Expected>(parsed));
   return std::get<Expected>(parsed);
 }
@@ -62,7 +74,7 @@ int exit_code_of(const std::vector<std::string>& args) {
 }  // namespace
 
 TEST_CASE("a file sets every kind of value, in its sections") {
-  auto parsed = parse_config(R"(
+  auto parsed = parse_config(table(), R"(
 [serial]
 device = "/dev/ttyUSB0"
 baud = 57600
@@ -92,15 +104,15 @@ stats_interval_s = 0
   const Config& c = parsed.value();
   CHECK(c.device == "/dev/ttyUSB0");
   CHECK(c.baud == 57600);
-  CHECK(c.link.nak_window == std::chrono::milliseconds{25});
-  CHECK(c.link.require_command_ack);
-  CHECK(c.robot.id == 7);
-  CHECK(c.robot.left_wheel_stop == 1490);
-  CHECK(c.robot_ip == "10.20.30.40");
-  CHECK(c.robot.ip3 == 30);
-  CHECK(c.robot.ip4 == 40);
-  CHECK(c.units.battery_volts_per_count == doctest::Approx(0.0147));
-  CHECK(c.units.odometer_mm_per_count == 2.0);  // an integer where a number is asked for
+  CHECK(settings_of(c).link.nak_window == std::chrono::milliseconds{25});
+  CHECK(settings_of(c).link.require_command_ack);
+  CHECK(settings_of(c).robot.id == 7);
+  CHECK(settings_of(c).robot.left_wheel_stop == 1490);
+  CHECK(settings_of(c).robot_ip == "10.20.30.40");
+  CHECK(settings_of(c).robot.ip3 == 30);
+  CHECK(settings_of(c).robot.ip4 == 40);
+  CHECK(settings_of(c).units.battery_volts_per_count == doctest::Approx(0.0147));
+  CHECK(settings_of(c).units.odometer_mm_per_count == 2.0);  // an integer where a number is asked for
   CHECK(c.effective_json_bind() == "127.0.0.1");
   CHECK(c.effective_binary_bind() == "0.0.0.0");
   CHECK(c.json_port == 3006);
@@ -108,22 +120,22 @@ stats_interval_s = 0
   CHECK(c.log_level == LogLevel::Warning);
   CHECK(c.stats_interval.count() == 0);
   // What the file leaves out keeps its default.
-  CHECK(c.port == Config{}.port);
-  CHECK(c.link.nak_retries == Config{}.link.nak_retries);
+  CHECK(c.port == defaults().port);
+  CHECK(settings_of(c).link.nak_retries == settings_of(defaults()).link.nak_retries);
   CHECK(c.notices.empty());
 }
 
 TEST_CASE("a file written before the bridge served other families is read as before, with one warning") {
-  auto parsed = parse_config(
+  auto parsed = parse_config(table(), 
       "[link]\nnak_window_ms = 25\n[robot]\nid = 7\nip = \"10.20.30.40\"\n[units]\n"
       "battery_volts_per_count = 0.0147\n",
       "old.toml");
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
   const Config& c = parsed.value();
-  CHECK(c.link.nak_window == std::chrono::milliseconds{25});
-  CHECK(c.robot.id == 7);
-  CHECK(c.robot.ip4 == 40);
-  CHECK(c.units.battery_volts_per_count == doctest::Approx(0.0147));
+  CHECK(settings_of(c).link.nak_window == std::chrono::milliseconds{25});
+  CHECK(settings_of(c).robot.id == 7);
+  CHECK(settings_of(c).robot.ip4 == 40);
+  CHECK(settings_of(c).units.battery_volts_per_count == doctest::Approx(0.0147));
   REQUIRE(c.notices.size() == 1);
   CHECK(c.notices[0] ==
         "old.toml uses the Flockbot's settings under their old names: link.nak_window_ms (now "
@@ -131,17 +143,17 @@ TEST_CASE("a file written before the bridge served other families is read as bef
         "units.battery_volts_per_count (now flockbot.units.battery_volts_per_count). They are read as before; "
         "`flockbridge --print-config` writes the new names.");
   // A mistake under an old name is still named, with what the section holds now.
-  const auto wrong = parse_config("[link]\nnak_window = 3\n", "old.toml");
+  const auto wrong = parse_config(table(), "[link]\nnak_window = 3\n", "old.toml");
   REQUIRE_FALSE(wrong.ok());
   CHECK(wrong.error().message.find("unknown setting 'flockbot.link.nak_window'") != std::string::npos);
   // The printed file uses the new names, and reads back without a warning.
-  const std::string printed = format_config(c);
+  const std::string printed = format_config(table(), c);
   CHECK(printed.find("[flockbot.link]\n") != std::string::npos);
   CHECK(printed.find("\n[link]") == std::string::npos);
-  const auto again = parse_config(printed, "printed.toml");
+  const auto again = parse_config(table(), printed, "printed.toml");
   REQUIRE(again.ok());
   CHECK(again.value().notices.empty());
-  CHECK(again.value().robot.id == 7);
+  CHECK(settings_of(again.value()).robot.id == 7);
 }
 
 TEST_CASE("a bad value is refused with its place, the setting, the value and what is allowed") {
@@ -206,7 +218,7 @@ TEST_CASE("--print-config's output reads back as the same configuration") {
       "[robot]\nid = 9\nip = \"192.168.4.77\"\n[units]\nbattery_volts_per_count = 0.0147\n"
       "[http]\nroot = \"/srv/it's \\\"quoted\\\"\"\n");
   const Config original = parse({"--config", file.path, "--nak-window-ms", "40", "--simulate"}).config;
-  auto again = parse_config(format_config(original), "printed");
+  auto again = parse_config(table(), format_config(table(), original), "printed");
   REQUIRE_MESSAGE(again.ok(), again.error().message);
   CHECK(values_of(again.value()) == values_of(original));
   CHECK(again.value().http_root == "/srv/it's \"quoted\"");
@@ -219,7 +231,7 @@ TEST_CASE("the packaged default file is every default, commented out, and reads 
   text << in.rdbuf();
   // Made by `flockbridge --print-default-config > deploy/flockbridge.toml`; a
   // setting added to the table must reach the file.
-  CHECK_MESSAGE(text.str() == format_config(Config{}, true),
+  CHECK_MESSAGE(text.str() == format_config(table(), defaults(), true),
                 "deploy/flockbridge.toml is out of date: run build/bin/flockbridge --print-default-config");
   // Uncommenting every value changes nothing.
   std::string uncommented;
@@ -229,14 +241,14 @@ TEST_CASE("the packaged default file is every default, commented out, and reads 
         line.size() > 1 && line[0] == '#' && line[1] != ' ' && line.find(" = ") != std::string::npos;
     uncommented += (commented_value ? line.substr(1) : line) + "\n";
   }
-  auto parsed = parse_config(uncommented, "uncommented");
+  auto parsed = parse_config(table(), uncommented, "uncommented");
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
-  CHECK(values_of(parsed.value()) == values_of(Config{}));
+  CHECK(values_of(parsed.value()) == values_of(defaults()));
   std::size_t documented = 0;
-  for (const Setting& setting : all_settings()) {
+  for (const Setting& setting : table().rows()) {
     if (uncommented.find("\n" + std::string(setting.name) + " = ") != std::string::npos) ++documented;
   }
-  CHECK(documented == all_settings().size());
+  CHECK(documented == table().rows().size());
 }
 
 TEST_CASE("the configuration page's table lists every setting with its option") {
@@ -244,7 +256,7 @@ TEST_CASE("the configuration page's table lists every setting with its option") 
   REQUIRE(in);
   std::ostringstream text;
   text << in.rdbuf();
-  for (const Setting& setting : all_settings()) {
+  for (const Setting& setting : table().rows()) {
     CAPTURE(setting.key());
     CHECK(text.str().find("| `" + setting.key() + "` | `" + std::string(setting.option) + "` |") != std::string::npos);
   }
@@ -276,27 +288,27 @@ TEST_CASE("the default file may be missing, a file named on the command line may
   ConfigSources sources;
   sources.file = (file.folder / "missing.toml").string();
   sources.file_required = false;
-  auto loaded = load_config(sources);
+  auto loaded = load_config(table(), sources);
   REQUIRE(loaded.ok());
-  CHECK(values_of(loaded.value()) == values_of(Config{}));
+  CHECK(values_of(loaded.value()) == values_of(defaults()));
   sources.file_required = true;
-  auto refused = load_config(sources);
+  auto refused = load_config(table(), sources);
   REQUIRE_FALSE(refused.ok());
   CHECK(refused.error().message.find("cannot read the configuration file") != std::string::npos);
 }
 
 TEST_CASE("a reload applies what may change at once and holds back what needs a restart") {
-  Config running;
+  Config running = defaults();
   Config loaded = running;
   loaded.log_level = LogLevel::Debug;
-  loaded.units.battery_volts_per_count = 0.01;
-  loaded.robot.id = 42;
+  settings_of(loaded).units.battery_volts_per_count = 0.01;
+  settings_of(loaded).robot.id = 42;
   loaded.port = 4005;
   loaded.device = "/dev/ttyUSB7";
-  const Reload plan = plan_reload(running, loaded);
+  const Reload plan = plan_reload(table(), running, loaded);
   CHECK(plan.config.log_level == LogLevel::Debug);
-  CHECK(plan.config.units.battery_volts_per_count == 0.01);
-  CHECK(plan.config.robot.id == 42);
+  CHECK(settings_of(plan.config).units.battery_volts_per_count == 0.01);
+  CHECK(settings_of(plan.config).robot.id == 42);
   CHECK(plan.config.port == running.port);
   CHECK(plan.config.device == running.device);
   CHECK(plan.applied == std::vector<std::string>{"log.level: 'info' -> 'debug'", "flockbot.id: 1 -> 42",
@@ -312,21 +324,21 @@ TEST_CASE("secrets come from a file only its owner and group may read, and are n
   sources.file_required = true;
   namespace fs = std::filesystem;
   fs::permissions(file.path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read);
-  auto loaded = load_config(sources);
+  auto loaded = load_config(table(), sources);
   REQUIRE(loaded.ok());
   CHECK(loaded.value().access.driver_pin == "4711");
   CHECK(loaded.value().access.teacher_secret == "chalk-and-cheese");
   // --print-config and the reload's log show that they are set, never what they are.
-  const std::string printed = format_config(loaded.value());
+  const std::string printed = format_config(table(), loaded.value());
   CHECK(printed.find("driver_pin = '***'") != std::string::npos);
   CHECK(printed.find("4711") == std::string::npos);
   CHECK(printed.find("chalk") == std::string::npos);
-  const Reload plan = plan_reload(Config{}, loaded.value());
+  const Reload plan = plan_reload(table(), defaults(), loaded.value());
   for (const std::string& line : plan.applied) CHECK(line.find("4711") == std::string::npos);
   CHECK(std::find(plan.applied.begin(), plan.applied.end(), "access.driver_pin: changed") != plan.applied.end());
   // Readable by every user of the machine: refused, naming the file, the secrets and the remedy.
   fs::permissions(file.path, fs::perms::others_read, fs::perm_options::add);
-  auto exposed = load_config(sources);
+  auto exposed = load_config(table(), sources);
   REQUIRE_FALSE(exposed.ok());
   CHECK(exposed.error().message.find(file.path +
                                      " holds access.driver_pin and access.teacher_secret but every user "
@@ -337,7 +349,7 @@ TEST_CASE("secrets come from a file only its owner and group may read, and are n
   TempFile plain("[access]\nlease_idle_ms = 5000\n");
   fs::permissions(plain.path, fs::perms::others_read, fs::perm_options::add);
   sources.file = plain.path;
-  CHECK(load_config(sources).ok());
+  CHECK(load_config(table(), sources).ok());
   // Secrets have no command-line option, and must be printable.
   CHECK(exit_code_of({"--no-config", "--driver-pin", "1"}) != 0);
   CHECK(error_of("[access]\ndriver_pin = \"12 34\"\n").find("printable ASCII characters without spaces") !=
@@ -345,22 +357,22 @@ TEST_CASE("secrets come from a file only its owner and group may read, and are n
 }
 
 TEST_CASE("a live setting changed by name is checked as the file's values are, and secrets and restarts are refused") {
-  const Config running;
-  auto changed = with_setting(running, "access.lease_idle_ms", "2000");
+  const Config running = defaults();
+  auto changed = with_setting(table(), running, "access.lease_idle_ms", "2000");
   REQUIRE(changed);
   CHECK(changed.value().access.lease_idle == std::chrono::milliseconds(2000));
-  changed = with_setting(running, "access.native_port_mode", "paired");
+  changed = with_setting(table(), running, "access.native_port_mode", "paired");
   REQUIRE(changed);
   CHECK(changed.value().access.native_port_mode == NativePortMode::Paired);
-  CHECK(with_setting(running, "access.driver_clears_emergency", "true").value().access.driver_clears_emergency);
+  CHECK(with_setting(table(), running, "access.driver_clears_emergency", "true").value().access.driver_clears_emergency);
 
-  CHECK(with_setting(running, "access.lease_idle_ms", "5").error().message ==
+  CHECK(with_setting(table(), running, "access.lease_idle_ms", "5").error().message ==
         "access.lease_idle_ms = 5 is not allowed: it must be a whole number from 100 to 3600000");
-  CHECK(with_setting(running, "access.native_port_mode", "closed").error().message.find("is not allowed") !=
+  CHECK(with_setting(table(), running, "access.native_port_mode", "closed").error().message.find("is not allowed") !=
         std::string::npos);
-  CHECK(with_setting(running, "access.driver_pin", "1234").error().message ==
+  CHECK(with_setting(table(), running, "access.driver_pin", "1234").error().message ==
         "access.driver_pin is a secret: only the configuration file sets it");
-  CHECK(with_setting(running, "serial.baud", "57600").error().message ==
+  CHECK(with_setting(table(), running, "serial.baud", "57600").error().message ==
         "serial.baud needs a restart: set it in the configuration file and restart the bridge");
-  CHECK(with_setting(running, "serial.nonsense", "1").error().message == "no setting is called serial.nonsense");
+  CHECK(with_setting(table(), running, "serial.nonsense", "1").error().message == "no setting is called serial.nonsense");
 }

@@ -1,15 +1,18 @@
 #include "flockbridge/bridge/families.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <array>
 #include <memory>
 #include <string_view>
 #include <vector>
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
+#include "flockbridge/bridge/flockbot/settings.hpp"
 #include "flockbridge/bridge/none/driver.hpp"
 #include "flockbridge/bridge/pioneer/driver.hpp"
 #include "flockbridge/bridge/smr/driver.hpp"
+#include "flockbridge/bridge/smr/settings.hpp"
 #include "flockbridge/bridge/suggest.hpp"
 
 namespace flockbridge::bridge {
@@ -20,16 +23,47 @@ std::unique_ptr<RobotDriver> make(uv_loop_t* loop, const Config& config, RobotDr
   return std::make_unique<Driver>(loop, config, host);
 }
 
+// The first row is the family of a configuration that names none.
 constexpr std::array kFamilies{
     RobotFamily{"flockbot", "Flockbot (an Arduino Uno on USB serial)", 2005, 115200, "/dev/flockbot",
-                &make<flockbot::FlockbotDriver>},
+                "the name deploy/99-flockbot.rules gives a Flockbot's genuine Uno or CH340 clone; without the rule "
+                "it is usually /dev/ttyACM0 or /dev/ttyUSB0",
+                &make<flockbot::FlockbotDriver>, &flockbot::settings_rows, nullptr},
     RobotFamily{"pioneer", "Pioneer 2/3 and AmigoBot (AROS, on the robot's HOST serial port)", 8101, 9600,
-                "/dev/ttyUSB0", &make<pioneer::PioneerDriver>},
+                "/dev/ttyUSB0", "", &make<pioneer::PioneerDriver>, nullptr, &pioneer::model_names},
     RobotFamily{"smr", "DTU Small Mobile Robot (SMRD's RS485 bus, on a serial adapter)", 24901, 115200, "/dev/ttyS0",
-                &make<smr::SmrDriver>},
-    RobotFamily{"none", "no robot: a bridge that only serves the fleet (the class hub, --hub)", 0, 115200, "",
-                &make<none::NoRobotDriver>},
+                "", &make<smr::SmrDriver>, &smr::settings_rows, nullptr},
+    RobotFamily{"none", "no robot: a bridge that only serves the fleet (the class hub, --hub)", 0, 115200, "", "",
+                &make<none::NoRobotDriver>, nullptr, nullptr},
 };
+
+/// The core's rows' words about the families.
+FamiliesHelp families_help() {
+  FamiliesHelp help;
+  help.family = "The robot family behind the bridge: ";
+  help.model = "The family's model (";
+  help.device =
+      "Serial device of the robot, or tcp:HOST:PORT for one reached over the network (a Wi-Fi serial bridge, "
+      "MobileSim). Each family's default: ";
+  bool first_model = true;
+  for (const RobotFamily& family : kFamilies) {
+    help.family += std::string(family.name == kFamilies.front().name ? "" : "; ") + std::string(family.name) + ": " +
+                   std::string(family.robots);
+    if (family.models != nullptr) {
+      help.model += (first_model ? "" : "; ") + std::string(family.name) + ": " + family.models();
+      first_model = false;
+    }
+    if (!family.default_device.empty()) {
+      help.device += std::string(family.name == kFamilies.front().name ? "" : ", ") + std::string(family.name) + " " +
+                     std::string(family.default_device) +
+                     (family.device_note.empty() ? "" : " (" + std::string(family.device_note) + ")");
+    }
+  }
+  help.family += ". It sets the defaults of serial.device, serial.baud and binary.port.";
+  help.model += "); \"\": the model the robot names when it connects.";
+  help.device += ".";
+  return help;
+}
 
 }  // namespace
 
@@ -61,6 +95,24 @@ protocol::Result<Config> family_defaults(const std::string& name) {
   config.baud = family->default_baud;
   config.port = family->native_port;
   return config;
+}
+
+const SettingsTable& settings_table() {
+  static const FamiliesHelp help = families_help();
+  static const SettingsTable table = [] {
+    CoreRows core = core_settings(help);
+    std::vector<Setting> rows = std::move(core.before);
+    std::vector<Renamed> renamed;
+    for (const RobotFamily& family : kFamilies) {
+      if (family.settings == nullptr) continue;
+      FamilyRows own = family.settings();
+      std::move(own.rows.begin(), own.rows.end(), std::back_inserter(rows));
+      renamed.insert(renamed.end(), own.renamed.begin(), own.renamed.end());
+    }
+    std::move(core.after.begin(), core.after.end(), std::back_inserter(rows));
+    return SettingsTable(std::move(rows), std::move(renamed), &family_defaults, std::string(kFamilies.front().name));
+  }();
+  return table;
 }
 
 }  // namespace flockbridge::bridge

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "flockbridge/bridge/flockbot/native_client.hpp"
+#include "flockbridge/bridge/flockbot/settings.hpp"
 #include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -41,7 +42,7 @@ class UnoMessage final : public RobotMessage {
 }  // namespace
 
 FlockbotDriver::FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host)
-    : LinkDriver(loop, config, host, config.link_settings(), config.robot) {
+    : LinkDriver(loop, config, host, link_settings(config), settings_of(config).robot) {
   for (const protocol::flockbot::CommandSpec& spec : protocol::flockbot::command_table()) {
     if (spec.json_form) commands_.emplace_back(spec.name);
   }
@@ -54,7 +55,7 @@ FlockbotDriver::~FlockbotDriver() {
 
 protocol::Result<protocol::Done> FlockbotDriver::start() {
   link_.set_robot_config(robot_config());
-  return start_link({"--robot", "flockbot", "--rate-hz", std::to_string(config_.sim_rate_hz)}, "simulated Uno");
+  return start_link({"--robot", "flockbot", "--rate-hz", std::to_string(settings_of(config_).sim_rate_hz)}, "simulated Uno");
 }
 
 protocol::Bytes FlockbotDriver::last_words() {
@@ -75,7 +76,7 @@ protocol::Result<protocol::Bytes> FlockbotDriver::command_from_json(std::string_
 }
 
 protocol::Result<protocol::Bytes> FlockbotDriver::drive_command(const nlohmann::json& object) const {
-  const protocol::flockbot::SensorUnits& units = config_.units;
+  const protocol::flockbot::SensorUnits& units = settings_of(config_).units;
   if (units.wheel_mm_s_per_percent <= 0) {
     return protocol::Error{
         "drive: this Flockbot's wheel speed in mm/s is not configured (flockbot.units.wheel_mm_s_per_percent, "
@@ -145,7 +146,7 @@ void FlockbotDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
 
 void FlockbotDriver::reload(const Config& config) {
   config_ = config;
-  link_.set_settings(config_.link_settings());
+  link_.set_settings(link_settings(config_));
   // Compared with what the Uno was last sent, so that a change of the Pi's
   // own address since then counts too.
   if (const protocol::flockbot::RobotConfig robot = robot_config(); robot != link_.robot_config()) {
@@ -156,8 +157,8 @@ void FlockbotDriver::reload(const Config& config) {
 }
 
 protocol::flockbot::RobotConfig FlockbotDriver::robot_config() const {
-  protocol::flockbot::RobotConfig robot = config_.robot;
-  if (config_.robot_ip.empty()) {
+  protocol::flockbot::RobotConfig robot = settings_of(config_).robot;
+  if (settings_of(config_).robot_ip.empty()) {
     if (const auto octets = local_ipv4_octets()) std::tie(robot.ip3, robot.ip4) = *octets;
   }
   return robot;
@@ -169,7 +170,7 @@ void FlockbotDriver::link_changed(protocol::LinkState state, std::string_view re
 
 void FlockbotDriver::packet_received(const protocol::flockbot::UnoPacket& packet, protocol::ByteView payload) {
   driver_event::Published published;
-  published.message = std::make_shared<UnoMessage>(packet, payload, config_.units);
+  published.message = std::make_shared<UnoMessage>(packet, payload, settings_of(config_).units);
   if (packet.kind == protocol::flockbot::UnoPacketKind::Emergency) {
     published.robot_stopped = true;
     published.warning = "the robot sent an emergency stop (EMG)";

@@ -40,6 +40,12 @@ PioneerDriver::~PioneerDriver() {
   stop();
 }
 
+std::string model_names() {
+  std::string models;
+  for (const aros::RobotModel& row : aros::robot_models()) models += (models.empty() ? "" : ", ") + std::string(row.subclass);
+  return models;
+}
+
 std::string_view PioneerDriver::model() const noexcept {
   if (model_ != nullptr) return model_->subclass;
   if (!config_.model.empty()) return config_.model;
@@ -51,10 +57,8 @@ protocol::Result<protocol::Done> PioneerDriver::start() {
   if (!config_.model.empty()) {
     model_ = aros::find_robot_model(config_.model);
     if (model_ == nullptr) {
-      std::string known;
-      for (const aros::RobotModel& row : aros::robot_models())
-        known += (known.empty() ? "" : ", ") + std::string(row.subclass);
-      return protocol::Error{"robot.model: there is no Pioneer model '" + config_.model + "'; the models are " + known};
+      return protocol::Error{"robot.model: there is no Pioneer model '" + config_.model + "'; the models are " +
+                             model_names()};
     }
   }
   const std::string model = config_.model.empty() ? "p3dx-sh" : config_.model;

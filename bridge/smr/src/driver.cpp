@@ -13,18 +13,18 @@ namespace bus = protocol::smr;
 
 bus::LinkSettings link_settings(const Config& config) {
   bus::LinkSettings settings;
-  settings.period = config.smr.period;
-  settings.module_loss_periods = config.smr.module_loss_periods;
-  settings.bus_loss_periods = config.smr.bus_loss_periods;
+  settings.period = settings_of(config).period;
+  settings.module_loss_periods = settings_of(config).module_loss_periods;
+  settings.bus_loss_periods = settings_of(config).bus_loss_periods;
   return settings;
 }
 
 bus::Geometry geometry(const Config& config) {
   bus::Geometry g;
-  g.wheel_diameter_m = config.smr.wheel_diameter_m;
-  g.wheel_base_m = config.smr.wheel_base_m;
-  g.positions_per_turn = config.smr.positions_per_turn;
-  g.period_s = std::chrono::duration<double>(config.smr.period).count();
+  g.wheel_diameter_m = settings_of(config).wheel_diameter_m;
+  g.wheel_base_m = settings_of(config).wheel_base_m;
+  g.positions_per_turn = settings_of(config).positions_per_turn;
+  g.period_s = std::chrono::duration<double>(settings_of(config).period).count();
   return g;
 }
 

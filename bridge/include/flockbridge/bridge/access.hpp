@@ -30,8 +30,8 @@ enum class Role : std::uint8_t { Viewer, Driver, Teacher };
 /// only, never on where they first differ.
 [[nodiscard]] bool same_secret(std::string_view given, std::string_view expected) noexcept;
 
-/// The host of a browser's Origin header ("http://Flockbot7.local:8080" →
-/// "flockbot7.local", "http://[::1]:80" → "::1"), lower case; nothing for
+/// The host of a browser's Origin header ("http://Robot7.local:8080" →
+/// "robot7.local", "http://[::1]:80" → "::1"), lower case; nothing for
 /// "null" or anything that is not scheme://host[:port].
 [[nodiscard]] std::optional<std::string> origin_host(std::string_view origin);
 

@@ -27,6 +27,7 @@
 #include "flockbridge/bridge/fleet.hpp"
 #include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
+#include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/bridge/web_server.hpp"
 #include "flockbridge/protocol/stats.hpp"
@@ -38,7 +39,8 @@ using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Co
 
 class Bridge final : public RobotDriver::Host, public Session::Host, public WebServer::Host, public Fleet::Host {
  public:
-  Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver);
+  /// `settings`: every setting (families.hpp), for SIGHUP and `set`; it outlives the bridge.
+  Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const SettingsTable& settings);
   Bridge(const Bridge&) = delete;
   Bridge& operator=(const Bridge&) = delete;
   ~Bridge() override;
@@ -183,6 +185,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void broadcast(Encode&& encode, MessageOrigin origin = MessageOrigin::Bridge);
 
   uv_loop_t* loop_;
+  const SettingsTable& settings_;
   Config config_;
   std::string session_id_;
   std::unique_ptr<RobotDriver> driver_;

@@ -23,9 +23,8 @@ struct BridgeCommandLine {
 /// or the exit code when the program should stop at once: after --help,
 /// --version, --print-config, or a bad option or setting, whose message has
 /// been printed.
-/// `family_defaults` gives each robot family's defaults (ConfigSources).
-[[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(
-    int argc, const char* const* argv,
-    std::function<protocol::Result<Config>(const std::string&)> family_defaults = {});
+/// `settings` is every setting, the core's and each family's (families.hpp).
+[[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
+                                                                              const SettingsTable& settings);
 
 }  // namespace flockbridge::bridge

@@ -8,23 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "flockbridge/protocol/flockbot/link.hpp"
-#include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/bridge/family_settings.hpp"
 
 namespace flockbridge::bridge {
 
 enum class LogLevel { Debug, Info, Warning, Error };
-
-/// A DTU Small Mobile Robot's own settings ([smr], [smr.link]).
-struct SmrSettings {
-  std::size_t max_clients = 10;  ///< on port 24901, as SMRD's documentation says
-  double wheel_diameter_m = 0.065;
-  double wheel_base_m = 0.26;
-  unsigned positions_per_turn = 2000;
-  std::chrono::milliseconds period{10};  ///< SMRD's period
-  unsigned module_loss_periods = 10;     ///< a module silent this many periods in a row is reported
-  unsigned bus_loss_periods = 50;        ///< no module for this many periods: the link is stale
-};
 
 /// What a program on a robot family's own port (2005, 8101, 24901) may do.
 enum class NativePortMode : std::uint8_t {
@@ -73,29 +61,23 @@ struct MqttConfig {
 };
 
 struct Config {
-  // The robot.
-  std::string family = "flockbot";  ///< the robot family (families.hpp)
-  std::string model;                ///< the family's model; empty: the robot names it
+  // The robot. The families table (families.hpp) gives each family's
+  // defaults of the family's own port, device and speed.
+  std::string family;  ///< the robot family; empty: the table's first
+  std::string model;   ///< the family's model; empty: the robot names it
 
   // The serial link.
-  std::string device = "/dev/flockbot";  ///< the name deploy/99-flockbot.rules gives the Uno
+  std::string device;  ///< the robot's serial device, or tcp:HOST:PORT
   int baud = 115200;
   std::chrono::milliseconds reopen_min{250};   ///< first wait before reopening a vanished device
   std::chrono::milliseconds reopen_max{5000};  ///< the wait doubles up to this
-  protocol::flockbot::LinkSettings link;
-  protocol::flockbot::RobotConfig robot;
-  /// The IPv4 address whose last two octets CFG carries (robot.ip3, robot.ip4,
-  /// set with it); empty: the Pi's first non-loopback IPv4 address at start.
-  std::string robot_ip;
-  /// Raw sensor counts to volts and millimetres, published beside the raw values.
-  protocol::flockbot::SensorUnits units;
-
-  SmrSettings smr;
+  /// Each family's own settings, in its slot (bridge/<family>/settings.hpp).
+  FamilySettings families;
 
   // The listeners.
   std::string bind = "0.0.0.0";  ///< every listener's address unless it has its own
   std::string binary_bind;       ///< empty: `bind`
-  std::uint16_t port = 2005;
+  std::uint16_t port = 0;  ///< the family's own port (its original clients')
   std::string json_bind;  ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;  ///< per listener
@@ -109,13 +91,6 @@ struct Config {
   /// included) and its private key; both empty: plain HTTP.
   std::string http_tls_cert;
   std::string http_tls_key;
-
-  /// `link` with the line's speed, which the link needs for its timing.
-  [[nodiscard]] protocol::flockbot::LinkSettings link_settings() const {
-    protocol::flockbot::LinkSettings settings = link;
-    settings.baud = static_cast<unsigned>(baud);
-    return settings;
-  }
 
   [[nodiscard]] const std::string& effective_binary_bind() const noexcept { return or_bind(binary_bind); }
   [[nodiscard]] const std::string& effective_json_bind() const noexcept { return or_bind(json_bind); }
@@ -136,7 +111,7 @@ struct Config {
   std::string mdns_service_file = "/etc/avahi/services/flockbridge.service";
 
   // Safety and dead peers.
-  double command_rate = 200;  ///< commands a second per client, on average (the AmigoBot's one per 5 ms)
+  double command_rate = 200;  ///< commands a second per client, on average (a robot taking one per 5 ms)
   double command_burst = 20;  ///< commands a client may send at once
   std::chrono::milliseconds motion_watchdog{0};  ///< stop a moving robot without motion commands this long (0: off)
   /// A program holding control of the robot (one-driver ports) loses it after sending nothing this long.
@@ -147,7 +122,6 @@ struct Config {
   // The simulated robot (--simulate): the simulator program, started by the
   // bridge on a pseudo-terminal, without line noise.
   bool simulate = false;
-  double sim_rate_hz = 33.0;  ///< a simulated Uno's sensor packets per second
 
   LogLevel log_level = LogLevel::Info;
 

@@ -17,8 +17,8 @@
 //
 // The driver also reads the robot's own client protocol (make_native_client:
 // the programs written for the original software, on the family's port) and
-// the JSON commands for the robot (command_from_json). What the core still
-// takes from the Flockbot family directly: the counters' layout.
+// the JSON commands for the robot (command_from_json), and writes its own
+// counters into the stats (add_stats). The core names no family.
 #pragma once
 
 #include <array>
@@ -126,9 +126,9 @@ class RobotDriver {
   RobotDriver& operator=(const RobotDriver&) = delete;
   virtual ~RobotDriver() = default;
 
-  /// "flockbot", "pioneer", "smr": the family's name in the table.
+  /// The family's name in the families table.
   [[nodiscard]] virtual std::string_view family() const noexcept = 0;
-  /// The family's model of this robot ("p3dx-sh", ...; "flockbot" for the one Flockbot).
+  /// The family's model of this robot (the family's name when it has one model).
   [[nodiscard]] virtual std::string_view model() const noexcept = 0;
   /// Whether there is a robot at all: false for a bridge that only serves
   /// the fleet (the class hub), which announces no robot of its own.
@@ -136,7 +136,7 @@ class RobotDriver {
   /// The JSON commands this robot takes, as clients name them.
   [[nodiscard]] virtual std::span<const std::string> commands() const noexcept = 0;
   /// Where the family's robot is usually found, for someone looking for a
-  /// missing one ("a Pioneer's HOST serial port is usually ... /dev/ttyUSB0").
+  /// missing one ("... is usually on a USB serial adapter, /dev/ttyUSB0").
   [[nodiscard]] virtual std::string_view device_hint() const noexcept { return {}; }
   /// Whether the robot is a simulated one (--simulate).
   [[nodiscard]] virtual bool simulated() const noexcept { return false; }
@@ -157,7 +157,7 @@ class RobotDriver {
 
   /// Reads one client of the family's own port (2005, 8101, ...).
   [[nodiscard]] virtual std::unique_ptr<NativeClient> make_native_client() = 0;
-  /// The most clients the family's own port serves at once (SMRD's ten);
+  /// The most clients the family's own port serves at once (as the original software did);
   /// the listener's max_clients applies as well. A client beyond it is
   /// accepted and closed, as the original software did.
   [[nodiscard]] virtual std::size_t native_client_limit() const noexcept { return SIZE_MAX; }

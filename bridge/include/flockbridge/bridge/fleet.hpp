@@ -154,7 +154,7 @@ class Fleet final : public MqttClient::Host {
 };
 
 /// The robot's name when mqtt.robot_name is empty: the host name's first
-/// label, in lower case ("flockbot-07").
+/// label, in lower case ("robot-07").
 [[nodiscard]] std::string default_robot_name();
 
 /// What a message on a command topic asks: a JSON object, with optional

@@ -10,7 +10,7 @@
 namespace flockbridge::bridge {
 
 /// The third and fourth octets of this machine's first non-loopback IPv4
-/// address (the Flockbot's CFG carries them); nothing when there is none.
+/// address (a robot's configuration may carry them); nothing when there is none.
 [[nodiscard]] std::optional<std::pair<std::uint8_t, std::uint8_t>> local_ipv4_octets();
 
 /// This machine's interface addresses, IPv4 first, IPv6 without zone; the

@@ -163,7 +163,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   // What has arrived is read before any deadline is judged: a process that
   // ran late must not take an answer waiting unread in the kernel for no
   // answer (a window without its ACK, a packet whose bytes stopped), nor a
-  // client's message sent in time for one that came too late (an SMR
+  // client's message sent in time for one that came too late (a bus
   // program's READY). So the timer only asks for the deadline to be judged
   // after the loop has polled for I/O.
   void on_link_timer() { deadline_.schedule(); }

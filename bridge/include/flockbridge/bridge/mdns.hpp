@@ -16,11 +16,11 @@
 namespace flockbridge::bridge {
 
 struct MdnsAnnouncement {
-  std::string name;  ///< "flockbot-07 (flockbot)": what a browser lists
+  std::string name;  ///< "robot-07 (family)": what a browser lists
   std::uint16_t json_port = 0;
   std::uint16_t http_port = 0;  ///< 0: no dashboard
   std::string http_path = "/";
-  std::vector<std::string> txt;  ///< "robot=flockbot-07", "family=flockbot", ...
+  std::vector<std::string> txt;  ///< "robot=robot-07", "family=...", ...
 };
 
 /// The Avahi service file (XML) for the announcement.

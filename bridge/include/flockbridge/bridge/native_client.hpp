@@ -108,8 +108,8 @@ class NativeClient {
   /// program written for the original software gets only what it parses
   /// (unless it asked for the bridge's own messages). Every message meant
   /// for the clients of the port comes here in order, whether or not it is
-  /// admitted, so that a client whose protocol has state (SMRD's READY and
-  /// periods) can follow the stream.
+  /// admitted, so that a client whose protocol has state (a READY and
+  /// periods, say) can follow the stream.
   [[nodiscard]] virtual bool admit(std::string_view message, MessageOrigin origin) = 0;
   /// The bridge's notice in the family's dialect; null when the dialect has
   /// no words for it (it is then not sent). What the original software

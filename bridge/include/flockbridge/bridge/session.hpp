@@ -1,5 +1,5 @@
-// One client of the bridge: a client of the robot family's own port (2005
-// for a Flockbot, 8101 for a Pioneer), a JSON-lines client on port 2006, or
+// One client of the bridge: a client of the robot family's own port (in
+// the original software's protocol), a JSON-lines client on port 2006, or
 // a WebSocket client of the web server (/ws).
 //
 // Session holds what every client has, whatever carries its bytes: the
@@ -83,7 +83,7 @@ class Session {
     Stalled,   ///< it took none of its data for the stall timeout
     Behind,    ///< too many messages waited for it
     Dead,      ///< its connection failed or its network vanished
-    Protocol,  ///< it broke the framing (a WebSocket message left incomplete, an SMR message of no known type)
+    Protocol,  ///< it broke the framing (a WebSocket message left incomplete, a native message of no known type)
     Shutdown,  ///< the bridge is stopping
   };
 

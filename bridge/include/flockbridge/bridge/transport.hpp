@@ -20,7 +20,7 @@ namespace flockbridge::bridge {
 
 /// Why the robot could not be reached, for the people who must act on it.
 struct OpenFailure {
-  std::string what;      ///< what was tried and what happened: "no robot at /dev/flockbot (no such device)"
+  std::string what;      ///< what was tried and what happened: "no robot at /dev/ttyUSB0 (no such device)"
   std::string advice;    ///< what to do first: "check that the robot is switched on and its cable plugged in"
   std::string or_else;   ///< what else may be done: "give its device with --device, or try --simulate"
   bool missing = false;  ///< there is no such device: where the family's device usually is helps

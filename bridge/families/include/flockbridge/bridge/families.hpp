@@ -1,5 +1,6 @@
 // The robot families the bridge serves: one row each, with the driver that
-// speaks to the robot. The only place that names every family.
+// speaks to the robot and the family's own settings. The only place that
+// names every family; the core dispatches through it.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string_view>
 
 #include "flockbridge/bridge/bridge.hpp"
+#include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
 
@@ -17,7 +19,10 @@ struct RobotFamily {
   std::uint16_t native_port;        ///< where the family's own client programs connect
   int default_baud;                 ///< the robot's serial speed unless told otherwise
   std::string_view default_device;  ///< where the robot's serial port usually is
+  std::string_view device_note;     ///< what the default device is, for serial.device's help ("" : nothing to add)
   DriverFactory make_driver;
+  FamilyRows (*settings)();         ///< the family's own settings; null: none
+  std::string (*models)();          ///< the family's models, for robot.model's help; null: one model
 };
 
 [[nodiscard]] std::span<const RobotFamily> robot_families() noexcept;
@@ -28,5 +33,8 @@ struct RobotFamily {
 /// The built-in configuration with a family's defaults (device, baud, client
 /// port); an error naming the families for a name that is none of them.
 [[nodiscard]] protocol::Result<Config> family_defaults(const std::string& name);
+
+/// Every setting: the core's and each family's, with the families' defaults.
+[[nodiscard]] const SettingsTable& settings_table();
 
 }  // namespace flockbridge::bridge

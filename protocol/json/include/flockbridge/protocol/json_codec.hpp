@@ -32,7 +32,7 @@ inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 
 /// What a hello says about the robot behind the bridge.
 struct RobotDescription {
-  std::string_view family;                ///< "flockbot", "pioneer", "smr"
+  std::string_view family;                ///< the family's name in the families table
   std::string_view model;                 ///< the family's model, e.g. "p3dx-sh"
   std::span<const std::string> commands;  ///< the JSON commands this robot takes
   bool simulated = false;                 ///< a simulated robot (--simulate)
@@ -46,7 +46,7 @@ struct AccessDescription {
   bool teacher = false;  ///< a teacher's secret
 };
 
-/// {"type":"hello","version":1,"session":"...","robot":"flockbot","model":"flockbot","link":"up",
+/// {"type":"hello","version":1,"session":"...","robot":FAMILY,"model":MODEL,"link":"up",
 /// "client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move",...]}
 /// (+"reason" before "client" when the link is not up); `client` is the connection's number (as
 /// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one

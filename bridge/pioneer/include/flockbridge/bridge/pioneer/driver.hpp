@@ -23,6 +23,9 @@
 
 namespace flockbridge::bridge::pioneer {
 
+/// The models robot.model takes: "p2dx, p3dx, ...".
+[[nodiscard]] std::string model_names();
+
 /// The AROS command packets of a JSON command (drive, stop, emergency,
 /// move, turn, heading, wheels, motors, sonar, reset_pose), for `model`
 /// (which sets the speed limits and VEL2's unit; nullptr: not known yet).

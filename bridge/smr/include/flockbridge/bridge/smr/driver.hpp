@@ -16,6 +16,7 @@
 #include <string>
 
 #include "flockbridge/bridge/link_driver.hpp"
+#include "flockbridge/bridge/smr/settings.hpp"
 #include "flockbridge/bridge/smr/smrd_client.hpp"
 #include "flockbridge/protocol/smr/link.hpp"
 #include "flockbridge/protocol/smr/odometry.hpp"
@@ -41,7 +42,7 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
   /// The next event; the stream's messages taken are the ones the clients have.
   [[nodiscard]] std::optional<DriverEvent> next_event() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
-  [[nodiscard]] std::size_t native_client_limit() const noexcept override { return config_.smr.max_clients; }
+  [[nodiscard]] std::size_t native_client_limit() const noexcept override { return settings_of(config_).max_clients; }
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& object) const override;
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;

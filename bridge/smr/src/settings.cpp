@@ -1,0 +1,44 @@
+#include "flockbridge/bridge/smr/settings.hpp"
+
+#include <vector>
+
+#include "flockbridge/bridge/setting_rows.hpp"
+
+namespace flockbridge::bridge::smr {
+
+using namespace rows;
+
+FamilyRows settings_rows() {
+  FamilyRows family;
+  std::vector<Setting>& s = family.rows;
+  s.push_back(whole(
+      {"smr", "max_clients", "--smr-max-clients",
+       "SMR client programs served at once on port 24901 (SMRD's ten); one more is accepted and closed at once.",
+       kLive},
+      [](auto& c) -> auto& { return settings_of(c).max_clients; }, 1, 1000));
+  s.push_back(real(
+      {"smr", "wheel_diameter_m", "--smr-wheel-diameter-m",
+       "The wheels' diameter, for odometry and JSON drive (an assumption: measure your robot).", kLive},
+      [](auto& c) -> auto& { return settings_of(c).wheel_diameter_m; }, 0.001, 10));
+  s.push_back(real(
+      {"smr", "wheel_base_m", "--smr-wheel-base-m",
+       "The distance between the wheels, for odometry and JSON drive (an assumption: measure your robot).", kLive},
+      [](auto& c) -> auto& { return settings_of(c).wheel_base_m; }, 0.01, 10));
+  s.push_back(whole(
+      {"smr", "positions_per_turn", "--smr-positions-per-turn", "Encoder positions per wheel turn.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).positions_per_turn; }, 1, 1'000'000));
+  s.push_back(duration(
+      {"smr.link", "period_ms", "--smr-period-ms", "The bus's period: every module is polled once a period.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).period; }, 1, 1000));
+  s.push_back(whole(
+      {"smr.link", "module_loss_periods", "--smr-module-loss-periods",
+       "A module that misses this many periods in a row is reported as not answering.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).module_loss_periods; }, 1, 100'000));
+  s.push_back(whole(
+      {"smr.link", "bus_loss_periods", "--smr-bus-loss-periods",
+       "When no module has answered for this many periods the link is stale.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).bus_loss_periods; }, 1, 100'000));
+  return family;
+}
+
+}  // namespace flockbridge::bridge::smr
