@@ -43,6 +43,17 @@ cmake --build "$build_dir" --parallel "$(nproc)"
 built="$(date +%s)"
 file "$build_dir/bin/flockbridge" 2>/dev/null || true
 (cd "$build_dir" && cpack -G DEB -B "$(pwd)/package" >/dev/null && ls -l package/*.deb)
+# Under the emulator: every unit test (codecs, simulators, the core's rules)
+# and an end-to-end smoke set, one or two per family and per port, since the
+# suite's other end-to-end tests ran natively in the first stage. Arguments
+# replace the selection (`scripts/arm64.sh -R e2e_tests` runs them all).
+smoke='^(protocol_|sim_|bridge_tests)'
+smoke="$smoke|e2e_tests:(an unchanged 2014 student program|handshake: |a command from every client form"
+smoke="$smoke|port 8101: an ARIA program connects|pioneer: the bridge connects to a p3dx-sh"
+smoke="$smoke|smr: an SMR program.s read gets a whole period|smr: JSON clients get every period"
+smoke="$smoke|a WebSocket client gets hello|the client that set the robot moving disconnects"
+smoke="$smoke|an emergency stop from anyone latches|stopping the bridge stops the robot)"
+[ "$#" -gt 0 ] || set -- -R "$smoke"
 status=0
 (cd "$build_dir" && ctest --output-on-failure --parallel 2 "$@") || status=$?
 finished="$(date +%s)"

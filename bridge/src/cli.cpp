@@ -62,10 +62,12 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
     if (setting.option.empty()) continue;
     Given& slot = given.emplace_back(Given{&setting, nullptr, {}});
     const std::string help = std::string(setting.help) + " [" + setting.key() + "]";
+    const std::string names =
+        std::string(setting.option) + (setting.old_option.empty() ? "" : "," + std::string(setting.old_option));
     if (setting.kind == ValueKind::Flag) {
-      slot.option = app.add_flag(std::string(setting.option), slot.flag, help);
+      slot.option = app.add_flag(names, slot.flag, help);
     } else {
-      slot.option = app.add_option(std::string(setting.option), slot.text, help)
+      slot.option = app.add_option(names, slot.text, help)
                         ->default_str(default_text(setting.get(defaults)))
                         ->type_name(setting.kind == ValueKind::Whole  ? "INT"
                                     : setting.kind == ValueKind::Real ? "NUMBER"

@@ -1,5 +1,7 @@
 #include "flockbridge/bridge/emergency_latch.hpp"
 
+#include "flockbridge/protocol/json_codec.hpp"
+
 #include <algorithm>
 
 namespace flockbridge::bridge {
@@ -147,6 +149,44 @@ std::string EmergencyLatch::who_may_clear(const AccessSettings& access) const {
            " the robot's own";
   }
   return in_words(may_clear(access));
+}
+
+std::string EmergencyLatch::message(const AccessSettings& access) const {
+  const auto describe = [&](StopSource source, const Hold& held, bool holding) {
+    return protocol::json::LatchHold{stop_source_name(source),
+                                     held.client,
+                                     held.by,
+                                     held.reason,
+                                     held.since,
+                                     holding ? may_clear(source, access) : std::vector<std::string>{}};
+  };
+  protocol::json::LatchState state;
+  const std::string clear_by = who_may_clear(access);
+  state.latched = latched();
+  state.clear_by = clear_by;
+  state.may_clear = may_clear(access);
+  for (const StopSource source : {StopSource::Fleet, StopSource::Local}) {
+    if (const auto& held = hold(source)) state.holds.push_back(describe(source, *held, true));
+  }
+  if (!state.holds.empty()) {
+    state.by = state.holds.front();
+  } else if (const auto& cleared = last_cleared()) {
+    state.by = describe(last_cleared_by(), *cleared, false);
+  }
+  return protocol::json::emergency_latch(state);
+}
+
+nlohmann::ordered_json EmergencyLatch::summary(const AccessSettings& access) const {
+  const Hold* first = first_hold();
+  if (first == nullptr) return nullptr;
+  return {{"source", hold(StopSource::Fleet) ? "fleet" : "local"},
+          {"client", first->client},
+          {"by", first->by},
+          {"reason", first->reason},
+          {"since", first->since},
+          {"local_too", hold(StopSource::Fleet) && hold(StopSource::Local)},
+          {"may_clear", may_clear(access)},
+          {"clear_by", who_may_clear(access)}};
 }
 
 }  // namespace flockbridge::bridge

@@ -86,7 +86,7 @@ std::string Fleet::topic(std::string_view leaf) const {
 }
 
 Result<Done> Fleet::start(const Config& config, bool has_robot) {
-  const MqttConfig& mqtt = config.mqtt;
+  const FleetMqttSettings& mqtt = config.mqtt;
   if (!mqtt.enabled) return Done{};
   announce_ = has_robot;
   hub_ = config.fleet_hub;

@@ -20,7 +20,7 @@ bool is_blank(protocol::ByteView line) {
 
 std::string_view client_kind_name(ClientKind kind) noexcept {
   switch (kind) {
-    case ClientKind::Binary:
+    case ClientKind::Native:
       return "binary";
     case ClientKind::Json:
       return "json";
@@ -41,7 +41,7 @@ Session::Session(Host& host, std::uint64_t id, ClientKind kind, const Config& co
       last_input_(steady_now()),
       queue_(config.queue_limit),
       limiter_(config.command_rate, config.command_burst),
-      extensions_(kind == ClientKind::Binary ? 0 : protocol::kExtensionsVersion) {}
+      extensions_(kind == ClientKind::Native ? 0 : protocol::kExtensionsVersion) {}
 
 void Session::start(SharedBuffer greeting) {
   if (encoding() == Encoding::Json) subscribe(0);
@@ -198,7 +198,7 @@ void Session::reply_error(const nlohmann::json& id, const protocol::Error& error
 }
 
 SharedBuffer Session::encode(const Notice& notice, const nlohmann::json& id) const {
-  if (kind_ == ClientKind::Binary) return native_ ? native_->encode(notice) : nullptr;
+  if (kind_ == ClientKind::Native) return native_ ? native_->encode(notice) : nullptr;
   return wire::json_notice(notice, id);
 }
 

@@ -86,7 +86,7 @@ void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
   }
   const protocol::ByteView bytes(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread));
   const SteadyTime now = steady_now();
-  if (kind() == ClientKind::Binary) {
+  if (kind() == ClientKind::Native) {
     handle_native_bytes(bytes, now);
     return;
   }
@@ -178,7 +178,7 @@ void TcpSession::on_write_done(int status) {
 }
 
 void TcpSession::transport_housekeeping(SteadyTime now) {
-  if (kind() == ClientKind::Binary) {
+  if (kind() == ClientKind::Native) {
     expire_native_input(now);
     return;
   }

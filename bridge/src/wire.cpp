@@ -13,7 +13,7 @@ SharedBuffer json_line(std::string message) {
 }
 
 SharedBuffer json_only(Encoding encoding, std::string message) {
-  if (encoding == Encoding::Binary) return nullptr;
+  if (encoding == Encoding::Native) return nullptr;
   return json_line(std::move(message));
 }
 

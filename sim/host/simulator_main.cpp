@@ -21,7 +21,7 @@ static int run(int argc, char** argv) {
   uv_loop_init(&loop);
   int status = 0;
   {
-    SimConsole console(&loop, std::get<SimulatorOptions>(parsed));
+    SimConsole console(&loop, std::get<SimulatorSettings>(parsed));
     if (auto started = console.start(); !started) {
       std::fprintf(stderr, "flockbot-sim: %s\n", started.error().message.c_str());
       status = 1;

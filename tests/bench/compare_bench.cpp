@@ -278,7 +278,7 @@ std::unique_ptr<Server> start_bridge(const Placement& placement) {
       start_flockbridge(placement, server->uno->device(), {"--boot-wait-ms", "50", "--lease-idle-ms", "100"});
   server->process = std::move(started.process);
   server->port = started.ports.json;
-  server->binary_port = started.ports.binary;
+  server->binary_port = started.ports.native;
   // The link comes up once this Uno has answered CFG and sent a packet.
   SensorStream keep_alive(*server->uno, 50);
   await_link_up(*server->process);

@@ -197,7 +197,7 @@ std::unique_ptr<Server> start_bridge(const Placement& placement, double rate_hz)
   server->keep_streaming();
   StartedBridge started = start_flockbridge(placement, server->robot->device(), {"--robot", "pioneer"});
   server->process = std::move(started.process);
-  server->port = started.ports.binary;
+  server->port = started.ports.native;
   server->json_port = started.ports.json;
   await_link_up(*server->process);
   return server;

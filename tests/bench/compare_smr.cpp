@@ -264,7 +264,7 @@ void compare_smr(const Options& given, const Placement& placement) {
   bridge.bus = std::make_unique<FastSmrBus>();
   StartedBridge started = start_flockbridge(placement, bridge.bus->device(), {"--robot", "smr"});
   bridge.process = std::move(started.process);
-  bridge.port = started.ports.binary;
+  bridge.port = started.ports.native;
   bridge.json_port = started.ports.json;
   await_link_up(*bridge.process);
 

@@ -65,7 +65,7 @@ bridge::Config test_config() {
   bridge::Config config = bridge::settings_table().defaults();
   config.simulate = true;
   config.bind = "127.0.0.1";
-  config.port = 0;
+  config.native_port = 0;
   config.json_port = 0;
   config.http_port = 0;
   config.reopen_min = 20ms;          // the simulator makes its device a moment after it starts
@@ -144,9 +144,9 @@ void expect_second_bridge_fails(Change change, Expected expected) {
 }
 
 TEST_CASE("a bridge whose port is taken fails to start with a clear reason") {
-  expect_second_bridge_fails([](bridge::Config& config, const bridge::Bridge& first) { config.port = first.port(); },
+  expect_second_bridge_fails([](bridge::Config& config, const bridge::Bridge& first) { config.native_port = first.native_port(); },
                              [](const bridge::Bridge& first) {
-                               return "cannot listen on 127.0.0.1:" + std::to_string(first.port()) +
+                               return "cannot listen on 127.0.0.1:" + std::to_string(first.native_port()) +
                                       ": address already in use (EADDRINUSE)";
                              });
 }

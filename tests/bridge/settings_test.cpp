@@ -114,15 +114,28 @@ stats_interval_s = 0
   CHECK(settings_of(c).units.battery_volts_per_count == doctest::Approx(0.0147));
   CHECK(settings_of(c).units.odometer_mm_per_count == 2.0);  // an integer where a number is asked for
   CHECK(c.effective_json_bind() == "127.0.0.1");
-  CHECK(c.effective_binary_bind() == "0.0.0.0");
+  CHECK(c.effective_native_bind() == "0.0.0.0");
   CHECK(c.json_port == 3006);
   CHECK_FALSE(c.http);
   CHECK(c.log_level == LogLevel::Warning);
   CHECK(c.stats_interval.count() == 0);
   // What the file leaves out keeps its default.
-  CHECK(c.port == defaults().port);
+  CHECK(c.native_port == defaults().native_port);
   CHECK(settings_of(c).link.nak_retries == settings_of(defaults()).link.nak_retries);
   CHECK(c.notices.empty());
+}
+
+TEST_CASE("the family's own port's old section name is read as before, with a warning") {
+  auto parsed = parse_config(table(), "[binary]\nport = 4005\nbind = \"127.0.0.1\"\n", "old.toml");
+  REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
+  CHECK(parsed.value().native_port == 4005);
+  CHECK(parsed.value().effective_native_bind() == "127.0.0.1");
+  REQUIRE(parsed.value().notices.size() == 1);
+  CHECK(parsed.value().notices[0] ==
+        "old.toml uses the bridge's settings under their old names: binary.bind (now native.bind), binary.port (now "
+        "native.port). They are read as before; `flockbridge --print-config` writes the new names.");
+  // The option's old name is still taken.
+  CHECK(parse({"--no-config", "--binary-bind", "127.0.0.2"}).config.native_bind == "127.0.0.2");
 }
 
 TEST_CASE("a file written before the bridge served other families is read as before, with one warning") {
@@ -188,7 +201,7 @@ TEST_CASE("a bad value is refused with its place, the setting, the value and wha
       {"a setting outside any section", "baud = 9600\n", {"unknown section or setting 'baud'"}},
       {"two listeners on one port",
        "[binary]\nport = 4000\n[json]\nport = 4000\n",
-       {"binary.port and json.port are both 4000"}},
+       {"native.port and json.port are both 4000"}},
       {"reopen bounds reversed",
        "[serial]\nreopen_min_ms = 900\nreopen_max_ms = 100\n",
        {"serial.reopen_min_ms (900) must not be above serial.reopen_max_ms (100)"}},
@@ -303,18 +316,18 @@ TEST_CASE("a reload applies what may change at once and holds back what needs a 
   loaded.log_level = LogLevel::Debug;
   settings_of(loaded).units.battery_volts_per_count = 0.01;
   settings_of(loaded).robot.id = 42;
-  loaded.port = 4005;
+  loaded.native_port = 4005;
   loaded.device = "/dev/ttyUSB7";
   const Reload plan = plan_reload(table(), running, loaded);
   CHECK(plan.config.log_level == LogLevel::Debug);
   CHECK(settings_of(plan.config).units.battery_volts_per_count == 0.01);
   CHECK(settings_of(plan.config).robot.id == 42);
-  CHECK(plan.config.port == running.port);
+  CHECK(plan.config.native_port == running.native_port);
   CHECK(plan.config.device == running.device);
   CHECK(plan.applied == std::vector<std::string>{"log.level: 'info' -> 'debug'", "flockbot.id: 1 -> 42",
                                                  "flockbot.units.battery_volts_per_count: 0.0 -> 0.01"});
   CHECK(plan.deferred ==
-        std::vector<std::string>{"serial.device: '/dev/flockbot' -> '/dev/ttyUSB7'", "binary.port: 2005 -> 4005"});
+        std::vector<std::string>{"serial.device: '/dev/flockbot' -> '/dev/ttyUSB7'", "native.port: 2005 -> 4005"});
 }
 
 TEST_CASE("secrets come from a file only its owner and group may read, and are never shown") {

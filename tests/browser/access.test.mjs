@@ -91,7 +91,7 @@ test("an emergency stop from another page latches until the teacher clears it; t
 });
 
 test("a program on port 2005 waits until a page with the PIN approves it, then drives", async () => {
-  const program = net.connect(bridge.binaryPort, "127.0.0.1");
+  const program = net.connect(bridge.nativePort, "127.0.0.1");
   await new Promise((resolve, reject) => { program.once("connect", resolve); program.once("error", reject); });
   const peer = `127.0.0.1:${program.localPort}`;
   const dms = (speed) => Buffer.from([7, 0x52, 0x54, 4, 0x44, 0x4d, 0x53, speed]);  // the 2014 client's moveSpeed

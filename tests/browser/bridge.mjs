@@ -74,7 +74,7 @@ export async function startBridge(binary, extraArgs = []) {
   const match = /dashboard on https?:\/\/[^ ]*:(\d+)\//.exec(listening);
   if (!match) throw new Error("no dashboard port in: " + listening);
   bridge.httpPort = Number(match[1]);
-  const binaryPort = /binary clients on [^ ]*:(\d+),/.exec(listening);
-  if (binaryPort) bridge.binaryPort = Number(binaryPort[1]);
+  const nativePort = /native clients on [^ ]*:(\d+),/.exec(listening);
+  if (nativePort) bridge.nativePort = Number(nativePort[1]);
   return bridge;
 }

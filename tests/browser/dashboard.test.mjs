@@ -101,7 +101,7 @@ test("sensor-to-browser latency (a figure, not a check)", async () => {
 });
 
 test("the client list shows a port-2005 client in the original dialect and counts what it did wrong", async () => {
-  const student = net.connect(bridge.binaryPort, "127.0.0.1");
+  const student = net.connect(bridge.nativePort, "127.0.0.1");
   await new Promise((resolve, reject) => { student.once("connect", resolve); student.once("error", reject); });
   const port = student.localPort;
   student.write(Buffer.from([3, 0x44, 0x58, 0x59]));  // D X Y: no such command

@@ -86,7 +86,7 @@ Rig::Rig(RigOptions options) {
   REQUIRE_MESSAGE(listening, "the bridge did not start listening");
   const auto ports = listening_ports(*listening);
   REQUIRE(ports);
-  port_ = ports->binary;
+  port_ = ports->native;
   json_port_ = ports->json;
   http_port_ = ports->http;
   if (options.start_sim && options.wait_until_up) expect_log("robot link up");

@@ -1,5 +1,5 @@
 // The ports in the bridge's start-up line:
-// "listening: binary clients on 127.0.0.1:41234, JSON clients on 127.0.0.1:41235,
+// "listening: native clients on 127.0.0.1:41234, JSON clients on 127.0.0.1:41235,
 //  dashboard on http://127.0.0.1:41236/; session ..."
 #pragma once
 
@@ -10,7 +10,7 @@
 namespace flockbridge::testing {
 
 struct ListeningPorts {
-  std::uint16_t binary = 0;  ///< 0 when there is no robot
+  std::uint16_t native = 0;  ///< the family's own port; 0 when there is no robot
   std::uint16_t json = 0;
   std::uint16_t http = 0;  ///< 0 when the web server is off
 };
@@ -26,11 +26,11 @@ inline std::optional<std::uint16_t> port_after(const std::string& line, const st
 }
 
 inline std::optional<ListeningPorts> listening_ports(const std::string& line) {
-  const auto binary = port_after(line, "binary clients on ");  // none on a bridge with no robot (the class hub)
+  const auto native = port_after(line, "native clients on ");  // none on a bridge with no robot (the class hub)
   const auto json = port_after(line, "JSON clients on ");
   if (!json) return std::nullopt;
   const auto http = port_after(line, "dashboard on http");  // http:// or https://
-  return ListeningPorts{binary.value_or(0), *json, http.value_or(0)};
+  return ListeningPorts{native.value_or(0), *json, http.value_or(0)};
 }
 
 }  // namespace flockbridge::testing

@@ -59,7 +59,7 @@ FamiliesHelp families_help() {
                      (family.device_note.empty() ? "" : " (" + std::string(family.device_note) + ")");
     }
   }
-  help.family += ". It sets the defaults of serial.device, serial.baud and binary.port.";
+  help.family += ". It sets the defaults of serial.device, serial.baud and native.port.";
   help.model += "); \"\": the model the robot names when it connects.";
   help.device += ".";
   return help;
@@ -93,7 +93,7 @@ protocol::Result<Config> family_defaults(const std::string& name) {
   config.family = family->name;
   config.device = family->default_device;
   config.baud = family->default_baud;
-  config.port = family->native_port;
+  config.native_port = family->native_port;
   return config;
 }
 
@@ -102,7 +102,7 @@ const SettingsTable& settings_table() {
   static const SettingsTable table = [] {
     CoreRows core = core_settings(help);
     std::vector<Setting> rows = std::move(core.before);
-    std::vector<Renamed> renamed;
+    std::vector<Renamed> renamed = std::move(core.renamed);
     for (const RobotFamily& family : kFamilies) {
       if (family.settings == nullptr) continue;
       FamilyRows own = family.settings();

@@ -27,7 +27,7 @@ class UnoMessage final : public RobotMessage {
 
   [[nodiscard]] bool is_sensor() const noexcept override { return packet_.kind == protocol::flockbot::UnoPacketKind::Sensor; }
   [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
-    if (encoding == Encoding::Binary) return is_sensor() ? native_sensor(payload_) : native_packet(payload_);
+    if (encoding == Encoding::Native) return is_sensor() ? native_sensor(payload_) : native_packet(payload_);
     if (is_sensor()) return wire::json_line(protocol::flockbot::sensor_json(packet_.sensor, seq, unix_seconds, units_));
     if (packet_.kind == protocol::flockbot::UnoPacketKind::Emergency) return wire::json_line(protocol::json::emergency());
     return wire::json_line(protocol::json::packet(payload_));

@@ -114,7 +114,7 @@ class Bridge:
         self.json_port = int(re.search(r"JSON clients on [^ ]*:(\d+)", listening).group(1))  # type: ignore[union-attr]
         http = re.search(r"dashboard on http://[^ ]*:(\d+)/", listening)
         self.http_port = int(http.group(1)) if http else 0
-        native = re.search(r"binary clients on [^ ]*:(\d+)", listening)
+        native = re.search(r"native clients on [^ ]*:(\d+)", listening)
         self.native_port = int(native.group(1)) if native else 0
         self.requested_json_port = self.json_port  # a restart keeps the port
 

@@ -12,7 +12,7 @@
 
 namespace flockbridge::sim {
 
-SimConsole::SimConsole(uv_loop_t* loop, SimulatorOptions options)
+SimConsole::SimConsole(uv_loop_t* loop, SimulatorSettings options)
     : loop_(loop),
       options_(std::move(options)),
       lines_(protocol::MessageDecoder::Framing::Lines, 256),

@@ -13,8 +13,8 @@ using bridge::MillisecondOptions;
 using bridge::parse_or_exit;
 using bridge::version_text;
 
-std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const char* const* argv) {
-  SimulatorOptions options;
+std::variant<SimulatorSettings, int> parse_simulator_command_line(int argc, const char* const* argv) {
+  SimulatorSettings options;
   sim::UnoModelSettings& model = options.uno.model;
   CLI::App app{
       "flockbridge-sim (also called flockbot-sim): a simulated robot on a pseudo-terminal.\n"

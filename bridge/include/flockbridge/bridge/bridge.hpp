@@ -1,13 +1,22 @@
-// The daemon's core: one libuv loop that serves binary clients on port
-// 2005, JSON-lines clients on port 2006 and the web dashboard with its
-// WebSocket feed on port 8080, forwards their commands to the robot's driver
-// (driver.hpp) and fans the robot's messages out to them, with the safety
-// rules for every robot. All work happens in loop callbacks; there are no
-// threads.
+// The daemon's core: one libuv loop that serves the robot family's own
+// client programs on its native port, JSON-lines clients on port 2006 and
+// the web dashboard with its WebSocket feed on port 8080, forwards their
+// commands to the robot's driver (driver.hpp) and fans the robot's messages
+// out to them, with the safety rules for every robot. All work happens in
+// loop callbacks; there are no threads.
+//
+// Bridge keeps the loop's lifecycle and drains the driver's events
+// (bridge.cpp); its rules live in rooms of their own (ControlLease,
+// EmergencyLatch, Pairing, LoginGuard, ServiceStatus) and its work in files
+// named for it: bridge_clients.cpp (listeners and sessions),
+// bridge_commands.cpp (the command gate, the latch, the safety stop),
+// bridge_control.cpp (the lease's changes, sign-in, pairing, live settings),
+// bridge_fleet.cpp (what the fleet sees), bridge_stats.cpp (the counters).
 #pragma once
 
 #include <uv.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -61,8 +70,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void reload(const Config& loaded);
   [[nodiscard]] const Config& config() const noexcept { return config_; }
 
-  [[nodiscard]] std::uint16_t port() const noexcept { return listeners_[0].bound_port; }
-  [[nodiscard]] std::uint16_t json_port() const noexcept { return listeners_[1].bound_port; }
+  /// The family's own port, for its original client programs.
+  [[nodiscard]] std::uint16_t native_port() const noexcept { return native_listener_.bound_port; }
+  [[nodiscard]] std::uint16_t json_port() const noexcept { return json_listener_.bound_port; }
   /// The web server's port; 0 when it is off.
   [[nodiscard]] std::uint16_t http_port() const noexcept { return web_.port(); }
   [[nodiscard]] const RobotDriver& driver() const noexcept { return *driver_; }
@@ -74,7 +84,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
  private:
   struct Listener {
     Bridge* bridge = nullptr;
-    ClientKind kind = ClientKind::Binary;
+    ClientKind kind = ClientKind::Native;
     std::string bind;
     std::uint16_t port = 0;
     std::uint16_t bound_port = 0;
@@ -150,9 +160,6 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void clear_emergency(Session& session, const nlohmann::json& id);
   /// Tells everyone of a change of the latch: clients, the log's caller, the fleet.
   void latch_changed();
-  [[nodiscard]] std::string latch_message() const;
-  /// The latch for the fleet's status: who stopped the robot and who may clear it; null when free.
-  [[nodiscard]] nlohmann::ordered_json latch_json() const;
   /// set: the teacher changes a live setting, until the next reload from the file or restart.
   void change_setting(Session& session, const protocol::ChangeSetting& change, const nlohmann::json& id);
   /// approve: someone with the PIN lets a waiting native connection drive.
@@ -189,7 +196,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   Config config_;
   std::string session_id_;
   std::unique_ptr<RobotDriver> driver_;
-  std::array<Listener, 2> listeners_;
+  Listener native_listener_;
+  Listener json_listener_;
   WebServer web_;
   Fleet fleet_;
   /// The robot's latest sensor message, for the fleet's telemetry.
@@ -236,6 +244,21 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   ServiceStatus service_;
   bool stopped_ = false;
 };
+
+template <typename Encode>
+void Bridge::broadcast(Encode&& encode, MessageOrigin origin) {
+  std::array<SharedBuffer, 2> encoded;
+  std::array<bool, 2> done{};
+  for (Session* session : session_list_) {
+    if (session->closing() || session->refusing()) continue;
+    const std::size_t k = encoding_index(session->encoding());
+    if (!done[k]) {
+      encoded[k] = encode(*session);
+      done[k] = true;
+    }
+    session->send(encoded[k], origin);
+  }
+}
 
 /// Raises the limit on open files to the hard limit, so that the configured
 /// number of clients fits; returns the limit now in force.

@@ -46,7 +46,7 @@ struct AccessSettings {
 
 /// The fleet's MQTT broker ([mqtt]): where the bridge publishes its status,
 /// telemetry and events, and hears the fleet's emergency stop.
-struct MqttConfig {
+struct FleetMqttSettings {
   bool enabled = false;
   std::string host = "localhost";
   std::uint16_t port = 1883;
@@ -76,8 +76,8 @@ struct Config {
 
   // The listeners.
   std::string bind = "0.0.0.0";  ///< every listener's address unless it has its own
-  std::string binary_bind;       ///< empty: `bind`
-  std::uint16_t port = 0;  ///< the family's own port (its original clients')
+  std::string native_bind;        ///< empty: `bind`
+  std::uint16_t native_port = 0;  ///< the family's own port, for its original client programs
   std::string json_bind;  ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;  ///< per listener
@@ -92,7 +92,7 @@ struct Config {
   std::string http_tls_cert;
   std::string http_tls_key;
 
-  [[nodiscard]] const std::string& effective_binary_bind() const noexcept { return or_bind(binary_bind); }
+  [[nodiscard]] const std::string& effective_native_bind() const noexcept { return or_bind(native_bind); }
   [[nodiscard]] const std::string& effective_json_bind() const noexcept { return or_bind(json_bind); }
   [[nodiscard]] const std::string& effective_http_bind() const noexcept { return or_bind(http_bind); }
 
@@ -104,7 +104,7 @@ struct Config {
   int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
 
   AccessSettings access;
-  MqttConfig mqtt;
+  FleetMqttSettings mqtt;
   /// The class hub: follows every robot on the broker and serves /fleet.
   bool fleet_hub = false;
   /// The Avahi service file filled in at start (mDNS); empty: none.

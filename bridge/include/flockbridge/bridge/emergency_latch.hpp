@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/protocol/bytes.hpp"
@@ -82,6 +84,11 @@ class EmergencyLatch {
   [[nodiscard]] static std::vector<std::string> may_clear(StopSource source, const AccessSettings& access);
   /// The same in words, for people: "the teacher or a driver".
   [[nodiscard]] std::string who_may_clear(const AccessSettings& access) const;
+
+  /// The emergency_latch message every client gets at each change (json_codec.hpp).
+  [[nodiscard]] std::string message(const AccessSettings& access) const;
+  /// The latch for the fleet's status: who stopped the robot and who may clear it; null when free.
+  [[nodiscard]] nlohmann::ordered_json summary(const AccessSettings& access) const;
 
  private:
   std::optional<Hold> local_;

@@ -20,14 +20,15 @@ class FamilySettings {
   [[nodiscard]] Settings& get(std::string_view family) {
     auto found = slots_.find(family);
     if (found == slots_.end()) found = slots_.emplace(std::string(family), Settings{}).first;
-    return std::any_cast<Settings&>(found->second);
+    return *std::any_cast<Settings>(&found->second);
   }
   /// The same, read only: the defaults when nothing was set.
   template <typename Settings>
-  [[nodiscard]] const Settings& get(std::string_view family) const {
+  [[nodiscard]] const Settings& get(std::string_view family) const noexcept {
     static const Settings defaults{};
     const auto found = slots_.find(family);
-    return found == slots_.end() ? defaults : std::any_cast<const Settings&>(found->second);
+    const Settings* settings = found == slots_.end() ? nullptr : std::any_cast<const Settings>(&found->second);
+    return settings != nullptr ? *settings : defaults;
   }
 
  private:

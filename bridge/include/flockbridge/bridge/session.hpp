@@ -40,20 +40,27 @@
 
 namespace flockbridge::bridge {
 
-/// Where a client came from. Binary: the family's own port (its native
-/// protocol). WebSocket clients speak the JSON messages of port 2006, one
-/// per WebSocket text message instead of one per line.
-enum class ClientKind : std::uint8_t { Binary, Json, WebSocket };
+/// Where a client came from. Native: the family's own port, in the original
+/// software's protocol. WebSocket clients speak the JSON messages of port
+/// 2006, one per WebSocket text message instead of one per line.
+enum class ClientKind : std::uint8_t { Native, Json, WebSocket };
 
 /// The two encodings of the bridge's messages; each is made once per message
-/// and shared by every client that reads it. Binary: the robot family's
-/// native protocol.
-enum class Encoding : std::uint8_t { Binary, Json };
+/// and shared by every client that reads it. Native: the robot family's own
+/// protocol.
+enum class Encoding : std::uint8_t { Native, Json };
 
-[[nodiscard]] constexpr Encoding encoding_of(ClientKind kind) noexcept {
-  return kind == ClientKind::Binary ? Encoding::Binary : Encoding::Json;
+/// 0 for Native, 1 for Json: a slot per encoding in arrays of encoded messages.
+[[nodiscard]] constexpr std::size_t encoding_index(Encoding encoding) noexcept {
+  return encoding == Encoding::Native ? 0 : 1;
 }
 
+[[nodiscard]] constexpr Encoding encoding_of(ClientKind kind) noexcept {
+  return kind == ClientKind::Native ? Encoding::Native : Encoding::Json;
+}
+
+/// The kind's name in JSON messages (lease, stats): "binary" for a native
+/// client, as the messages have said since version 1.
 [[nodiscard]] std::string_view client_kind_name(ClientKind kind) noexcept;
 
 class Session {

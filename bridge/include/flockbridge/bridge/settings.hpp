@@ -32,6 +32,7 @@ struct Setting {
   std::string_view section;  ///< the file's [table]
   std::string_view name;     ///< the key in it
   std::string_view option;   ///< the command-line option; empty: none
+  std::string_view old_option;  ///< the option's name before it was renamed, still taken; empty: none
   std::string_view help;
   ValueKind kind = ValueKind::Text;
   /// SIGHUP applies a new value without dropping clients; otherwise the
@@ -80,6 +81,7 @@ struct FamiliesHelp {
 struct CoreRows {
   std::vector<Setting> before;
   std::vector<Setting> after;
+  std::vector<Renamed> renamed;  ///< the core's settings' old names
 };
 [[nodiscard]] CoreRows core_settings(const FamiliesHelp& help);
 

@@ -31,7 +31,7 @@ struct FlockbotSettings {
 [[nodiscard]] inline FlockbotSettings& settings_of(Config& config) {
   return config.families.get<FlockbotSettings>(kFamily);
 }
-[[nodiscard]] inline const FlockbotSettings& settings_of(const Config& config) {
+[[nodiscard]] inline const FlockbotSettings& settings_of(const Config& config) noexcept {
   return config.families.get<FlockbotSettings>(kFamily);
 }
 

@@ -23,7 +23,7 @@ class StreamMessage final : public RobotMessage {
   explicit StreamMessage(protocol::ByteView bytes) : bytes_(make_buffer(std::string(bytes.begin(), bytes.end()))) {}
   [[nodiscard]] bool is_sensor() const noexcept override { return false; }
   [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t, double) const override {
-    return encoding == Encoding::Binary ? bytes_ : nullptr;
+    return encoding == Encoding::Native ? bytes_ : nullptr;
   }
   [[nodiscard]] std::string_view bytes() const noexcept { return *bytes_; }
 

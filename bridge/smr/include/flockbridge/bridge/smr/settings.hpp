@@ -27,7 +27,7 @@ struct SmrSettings {
 [[nodiscard]] inline SmrSettings& settings_of(Config& config) {
   return config.families.get<SmrSettings>(kFamily);
 }
-[[nodiscard]] inline const SmrSettings& settings_of(const Config& config) {
+[[nodiscard]] inline const SmrSettings& settings_of(const Config& config) noexcept {
   return config.families.get<SmrSettings>(kFamily);
 }
 

@@ -21,7 +21,7 @@ namespace flockbridge::sim {
 
 class SimConsole {
  public:
-  SimConsole(uv_loop_t* loop, SimulatorOptions options);
+  SimConsole(uv_loop_t* loop, SimulatorSettings options);
   SimConsole(const SimConsole&) = delete;
   SimConsole& operator=(const SimConsole&) = delete;
   ~SimConsole() { stop(); }
@@ -44,7 +44,7 @@ class SimConsole {
   [[nodiscard]] std::string counters() const;
 
   uv_loop_t* loop_;
-  SimulatorOptions options_;
+  SimulatorSettings options_;
   std::unique_ptr<SimRobot> robot_;
   UvHandle<uv_tty_t> tty_;
   UvHandle<uv_pipe_t> pipe_;

@@ -10,7 +10,7 @@
 
 namespace flockbridge::sim {
 
-struct SimulatorOptions {
+struct SimulatorSettings {
   std::string robot = "flockbot";  ///< flockbot, pioneer or smr
   std::string link;
   PtyUnoSettings uno;
@@ -25,6 +25,6 @@ struct SimulatorOptions {
   bool timestamps = false;  ///< prefix each event line with the monotonic clock, in seconds
 };
 
-[[nodiscard]] std::variant<SimulatorOptions, int> parse_simulator_command_line(int argc, const char* const* argv);
+[[nodiscard]] std::variant<SimulatorSettings, int> parse_simulator_command_line(int argc, const char* const* argv);
 
 }  // namespace flockbridge::sim

@@ -1,0 +1,172 @@
+// The Bridge's listeners and client sessions: binding the ports, accepting a
+// TCP or WebSocket client, the limit per port, the hello and what a new
+// client is told first, and forgetting closed sessions.
+#include "flockbridge/bridge/bridge.hpp"
+
+#include <sys/socket.h>
+
+#include "flockbridge/bridge/client_socket.hpp"
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/tcp_session.hpp"
+#include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+using protocol::Done;
+using protocol::Error;
+using protocol::Result;
+
+/// Room for a whole class reconnecting at once (after a Wi-Fi drop, say):
+/// connections the loop has not accepted yet wait here rather than having
+/// their SYNs dropped and retried a second or more later. The kernel caps it
+/// at net.core.somaxconn.
+constexpr int kListenBacklog = SOMAXCONN;
+
+}  // namespace
+
+Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
+  WebServer::Settings settings;
+  settings.bind = config_.effective_http_bind();
+  settings.port = config_.http_port;
+  settings.root = config_.http_root.empty() ? WebServer::default_root() : config_.http_root;
+  // A hub with no robot has no robot's dashboard to show: its home is the class's page.
+  if (!driver_->has_robot()) settings.home = "fleet.html";
+  // lws finds a connection by its descriptor's number, so it must know of
+  // every number the process may hand it: each port's clients, the device,
+  // the listeners, and the page's own short connections.
+  settings.fd_limit = static_cast<unsigned>(
+      std::min<std::uint64_t>(file_limit, std::max<std::uint64_t>(1024, 4 * config_.max_clients + 256)));
+  settings.tls_cert = config_.http_tls_cert;
+  settings.tls_key = config_.http_tls_key;
+  settings.allowed_origins = host_list(config_.access.allowed_origins);
+  return web_.start(std::move(settings));
+}
+
+Result<Done> Bridge::listen(Listener& listener) {
+  const std::string where = host_port(listener.bind, listener.port);
+  sockaddr_storage address{};
+  if (uv_ip4_addr(listener.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
+      uv_ip6_addr(listener.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
+    return Error{"bind address '" + listener.bind + "' is not an IPv4 or IPv6 address"};
+  }
+  int rc = listener.tcp.init(&listener, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
+  if (rc == 0) rc = uv_tcp_bind(listener.tcp.get(), reinterpret_cast<const sockaddr*>(&address), 0);
+  if (rc == 0) {
+    rc = uv_listen(reinterpret_cast<uv_stream_t*>(listener.tcp.get()), kListenBacklog,
+                   [](uv_stream_t* server, int status) {
+                     if (auto* l = owner_of<Listener>(server)) l->bridge->on_connection(*l, status);
+                   });
+  }
+  if (rc < 0) return Error{"cannot listen on " + where + ": " + uv_error_text(rc)};
+  sockaddr_storage bound{};
+  int length = sizeof(bound);
+  uv_tcp_getsockname(listener.tcp.get(), reinterpret_cast<sockaddr*>(&bound), &length);
+  listener.bound_port = ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+  return Done{};
+}
+
+std::size_t Bridge::active_clients(ClientKind kind) const {
+  std::size_t count = 0;
+  for (const auto& [id, session] : sessions_) {
+    if (session->kind() == kind && !session->closing() && !session->refusing()) ++count;
+  }
+  return count;
+}
+
+void Bridge::on_connection(Listener& listener, int status) {
+  if (status < 0) {
+    log_warning("accepting a client failed: " + uv_error_text(status));
+    return;
+  }
+  auto session =
+      std::make_unique<TcpSession>(loop_, *this, next_session_++, listener.kind, config_, counters_,
+                                   listener.kind == ClientKind::Native ? driver_->make_native_client() : nullptr);
+  if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
+    log_warning("accepting a client failed: " + uv_error_text(rc));
+    return;
+  }
+  admit(std::move(session), listener.bound_port);
+}
+
+WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connection) {
+  if (stopped_) return nullptr;
+  auto session = std::make_unique<WebSocketSession>(*this, next_session_++, config_, counters_, wsi, connection);
+  WebSocketSession* opened = session.get();
+  admit(std::move(session), http_port());
+  return opened;
+}
+
+void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
+  const std::uint64_t id = session->id();
+  const ClientKind kind = session->kind();
+  Session& added = *sessions_.emplace(id, std::move(session)).first->second;
+  session_list_.push_back(&added);
+  // Programs of the original software cannot give a PIN: their port's mode
+  // says what they may do. JSON and WebSocket clients drive when no PIN is
+  // set, and watch until they give it when one is.
+  const NativePortMode native_mode = config_.access.effective_native_port_mode();
+  if (kind == ClientKind::Native) {
+    added.set_role(native_mode == NativePortMode::Open ? Role::Driver : Role::Viewer);
+  } else {
+    added.set_role(config_.access.driver_pin.empty() ? Role::Driver : Role::Viewer);
+  }
+  const std::size_t active = active_clients(kind) - 1;
+  const std::size_t limit =
+      kind == ClientKind::Native ? std::min(config_.max_clients, driver_->native_client_limit()) : config_.max_clients;
+  if (active >= limit) {
+    const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
+                             std::to_string(port) + " (the limit is " + std::to_string(limit) + "); try again later";
+    log_warning("refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
+    ++counters_.clients_refused;
+    added.refuse(added.encode(notice::Failed{Error{text}}));
+    return;
+  }
+  ++counters_.clients_accepted;
+  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
+           ") connected");
+  added.start(wire::json_only(
+      added.encoding(),
+      protocol::json::hello(
+          session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
+          {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(), driver_->simulated_room()},
+          {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
+  if (lease_.holder()) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
+  if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));
+  if (!pairing_.list().empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
+  if (kind == ClientKind::Native && native_mode == NativePortMode::Paired) {
+    pairing_.wait(id, unix_seconds_now());
+    log_info("client " + std::to_string(id) + " (" + added.peer() +
+             ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
+    broadcast_pairing();
+  }
+}
+
+void Bridge::session_closed(Session& session) {
+  closed_sessions_.push_back(session.id());
+  if (pairing_.forget(session.id())) {
+    broadcast_pairing();
+  }
+  const bool held_control = lease_.held_by(session.id());
+  end_lease(session, "is gone", false);
+  if (!held_control && moving_ && motion_owner_ == session.id()) {
+    owed_stop_ =
+        "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone";
+  }
+  sweeper_.schedule();
+}
+
+void Bridge::sweep_closed() {
+  std::erase_if(session_list_, [](const Session* session) { return session->closing(); });
+  for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
+  closed_sessions_.clear();
+  if (owed_stop_) {
+    const std::string reason = std::move(*owed_stop_);
+    owed_stop_.reset();
+    // Unless another client has set the robot moving since.
+    if (!motion_owner_ || !sessions_.contains(*motion_owner_)) safety_stop(reason);
+  }
+}
+
+}  // namespace flockbridge::bridge

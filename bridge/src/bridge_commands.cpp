@@ -1,0 +1,217 @@
+// The Bridge's command gate: what a client's command must pass before it
+// goes to the robot's driver, in order (the rate limit, the client's role,
+// the emergency latch, the control lease), the answers that come back, the
+// emergency latch's changes, and the safety stop the bridge sends on its own.
+#include "flockbridge/bridge/bridge.hpp"
+
+#include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+using protocol::Error;
+
+}  // namespace
+
+void Bridge::session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
+                                   const nlohmann::json& id) {
+  auto command = driver_->command_from_json(cmd, object);
+  if (!command) {
+    session.reply_error(id, command.error());
+    return;
+  }
+  MotionEffect effect = driver_->motion_effect(command.value());
+  if (cmd == "emergency") {
+    effect.stops = true;  // whatever the family's bytes look like (some are zero speeds)
+    effect.emergency = true;
+  }
+  submit_command(session, command.value(), effect, id);
+}
+
+void Bridge::submit_command(Session& session, protocol::ByteView payload, MotionEffect effect,
+                            const nlohmann::json& id) {
+  ++counters_.commands_received;
+  const SteadyTime now = steady_now();
+  // Stop and emergency stop are never held back by the rate limit.
+  if (!effect.stops && !session.allow_command(now)) {
+    session.reply_error(id,
+                        Error{"too many commands: at most " + std::to_string(static_cast<int>(config_.command_rate)) +
+                                  " a second (bursts of " + std::to_string(static_cast<int>(config_.command_burst)) +
+                                  "); this one was not sent",
+                              protocol::ErrorCode::RateLimited});
+    return;
+  }
+  if (!effect.stops && session.role() == Role::Viewer) {
+    // Stopping is anyone's; the rest needs the driver PIN, or a port open to drive.
+    refuse(
+        session, id,
+        Error{
+            session.kind() == ClientKind::Native
+                ? (pairing_.waiting(session.id())
+                       ? "not sent: this connection waits to be approved on the robot's dashboard by someone with "
+                         "the PIN (access.native_port_mode paired); only stops go"
+                       : "not sent: this port is read-only (access.native_port_mode); only stops go")
+                : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
+            protocol::ErrorCode::Denied,
+            pairing_.waiting(session.id()) ? "not sent: this connection waits to be approved on the robot's dashboard; only "
+                                     "stops go"
+                                   : ""});
+    return;
+  }
+  if (effect.motion && latch_.latched()) {
+    ++counters_.control_refused;
+    const EmergencyLatch::Hold& hold = *latch_.first_hold();
+    const std::string who = hold.client == 0 ? hold.by : "client " + std::to_string(hold.client) + ", " + hold.by;
+    const bool fleet = latch_.hold(StopSource::Fleet).has_value();
+    refuse(session, id,
+           Error{"not sent: the robot's emergency stop is latched (by " + who +
+                     (hold.reason.empty() ? "" : ": " + hold.reason) + "); " + latch_.who_may_clear(config_.access) +
+                     (fleet ? " clears it" : R"( clears it with {"cmd":"clear_emergency"} or on the dashboard)"),
+                 protocol::ErrorCode::Latched,
+                 fleet ? "not sent: the class's emergency stop is latched; the teacher clears it"
+                       : "not sent: the emergency stop is latched; it must be cleared on the dashboard first"});
+    return;
+  }
+  const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
+  if (lease == LeaseCheck::Refused) return;
+  const protocol::CommandToken token = next_token_++;
+  auto submitted = driver_->submit(token, payload);
+  if (!submitted) {
+    const protocol::Error& error = submitted.error();
+    if (error.code == protocol::ErrorCode::LinkDown) {
+      // Said the same way for every family, with why the link is down (a
+      // missing robot says which device was tried and what to do).
+      const std::string state(protocol::link_state_name(driver_->link_state()));
+      session.reply_error(id, Error{"the robot link is " + state +
+                                        (driver_->link_reason().empty() ? "" : " (" + driver_->link_reason() + ")") +
+                                        "; command not sent",
+                                    error.code, "the robot link is " + state + "; command not sent"});
+      return;
+    }
+    session.reply_error(id, error);
+    return;
+  }
+  if (lease == LeaseCheck::Takes) take_lease(session, now);
+  if (effect.emergency) latch_emergency(StopSource::Local, {session.id(), session.peer(), {}, unix_seconds_now()});
+  pending_.emplace(token, PendingCommand{session.id(), id});
+  session.command_started();
+  if (effect.stops) {
+    moving_ = false;
+    motion_owner_.reset();
+  } else if (effect.motion) {
+    motion_owner_ = session.id();
+    moving_ = effect.keeps_moving;
+    last_motion_ = now;
+  }
+}
+
+Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
+                                       SteadyTime now) {
+  switch (lease_.check(session.id(), effect.motion, session.exclusive_control(), now)) {
+    case ControlLease::Verdict::Allowed:
+      return LeaseCheck::Allowed;
+    case ControlLease::Verdict::Takes:
+      return LeaseCheck::Takes;
+    case ControlLease::Verdict::Ignored:
+      ++counters_.control_ignored;
+      return LeaseCheck::Refused;
+    case ControlLease::Verdict::Busy:
+      break;
+  }
+  ++counters_.control_refused;
+  const std::uint64_t holder = lease_.holder()->client;
+  const auto found = sessions_.find(holder);
+  const std::string who = found == sessions_.end() ? "client " + std::to_string(holder)
+                                                   : "client " + std::to_string(holder) + " (" + found->second->peer() + ")";
+  refuse(session, id,
+         Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
+                   " drives the robot; it is yours once it releases control, goes away or sends no command for " +
+                   std::to_string(config_.access.lease_idle.count()) + " ms",
+               protocol::ErrorCode::Busy, "not sent: " + who + " drives the robot"});
+  return LeaseCheck::Refused;
+}
+
+void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& error) {
+  if (session.exclusive_control()) {
+    session.count_refused();
+    log_debug("client " + std::to_string(session.id()) + ": " + error.message);
+  } else {
+    session.reply_error(id, error);
+  }
+}
+
+void Bridge::safety_stop(const std::string& reason) {
+  moving_ = false;
+  motion_owner_.reset();
+  ++counters_.safety_stops;
+  auto sent = driver_->stop_robot(next_token_++);
+  log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
+  broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
+  fleet_.event({{"type", "safety_stop"}, {"reason", reason}});
+}
+
+void Bridge::on_command_done(const driver_event::CommandDone& done) {
+  const auto pending = pending_.find(done.token);
+  if (pending == pending_.end()) return;
+  const PendingCommand command = std::move(pending->second);
+  pending_.erase(pending);
+  const auto session = sessions_.find(command.session);
+  if (session == sessions_.end() || session->second->closing()) return;
+  if (done.error) {
+    session->second->reply_error(command.id, *done.error);
+  } else {
+    session->second->reply_ok(command.id, done.confirmed);
+  }
+  session->second->command_finished();
+}
+
+void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
+  const bool was_free = latch_.latch(source, hold);
+  moving_ = false;
+  motion_owner_.reset();
+  if (was_free || source == StopSource::Fleet) {
+    log_warning((hold.client == 0 ? hold.by : "client " + std::to_string(hold.client) + " (" + hold.by + ")") +
+                " sent " + (source == StopSource::Fleet ? "the class's emergency stop" : "an emergency stop") +
+                (hold.reason.empty() ? "" : " (" + hold.reason + ")") + ": no motion command goes to the robot until " +
+                latch_.who_may_clear(config_.access) + " clears it");
+  }
+  fleet_.event({{"type", "emergency"},
+                {"latched", true},
+                {"source", stop_source_name(source)},
+                {"client", hold.client},
+                {"by", hold.by},
+                {"reason", hold.reason}});
+  latch_changed();
+}
+
+void Bridge::latch_changed() {
+  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), latch_.message(config_.access)); });
+  fleet_.status_changed();
+}
+
+void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
+  auto cleared = latch_.clear(EmergencyLatch::clearer(session.role()), config_.access,
+                              {session.id(), session.peer(), {}, unix_seconds_now()});
+  if (!cleared) {
+    session.reply_error(id, cleared.error());
+    return;
+  }
+  if (cleared.value().any()) {
+    log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ", " +
+                std::string(role_name(session.role())) + ") cleared the emergency stop" +
+                (cleared.value().fleet ? " (the class's too)" : ""));
+    fleet_.event({{"type", "emergency"},
+                  {"latched", false},
+                  {"source", "local"},
+                  {"client", session.id()},
+                  {"by", session.peer()},
+                  {"reason", ""}});
+    latch_changed();
+  }
+  session.reply_ok(id);
+}
+
+
+}  // namespace flockbridge::bridge
