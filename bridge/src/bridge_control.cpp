@@ -156,10 +156,9 @@ void Bridge::approve_client(Session& session, std::uint64_t client, const nlohma
 }
 
 std::string Bridge::pairing_message() const {
-  return pairing_.message([&](std::uint64_t client) -> std::optional<std::string> {
+  return pairing_.message([&](std::uint64_t client) -> const std::string* {
     const auto found = sessions_.find(client);
-    if (found == sessions_.end()) return std::nullopt;
-    return found->second->peer();
+    return found == sessions_.end() ? nullptr : &found->second->peer();
   });
 }
 

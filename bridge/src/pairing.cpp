@@ -30,17 +30,12 @@ protocol::Result<protocol::Done> Pairing::approve(Role approver, std::uint64_t c
   return protocol::Done{};
 }
 
-std::string Pairing::message(const std::function<std::optional<std::string>(std::uint64_t)>& peer_of) const {
-  std::vector<std::string> peers;
-  peers.reserve(waiting_.size());
+std::string Pairing::message(const std::function<const std::string*(std::uint64_t)>& peer_of) const {
   std::vector<protocol::json::WaitingClient> listed;
+  listed.reserve(waiting_.size());
   for (const Waiting& w : waiting_) {
-    if (auto peer = peer_of(w.client)) {
-      peers.push_back(std::move(*peer));
-      listed.push_back({w.client, {}, w.since});
-    }
+    if (const std::string* peer = peer_of(w.client)) listed.push_back({w.client, *peer, w.since});
   }
-  for (std::size_t i = 0; i < listed.size(); ++i) listed[i].peer = peers[i];
   return protocol::json::pairing(listed);
 }
 

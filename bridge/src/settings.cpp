@@ -1,7 +1,5 @@
 #include "flockbridge/bridge/settings.hpp"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <array>
 #include <cerrno>
@@ -22,8 +20,6 @@
 
 namespace flockbridge::bridge {
 namespace {
-
-using namespace rows;
 
 using protocol::Error;
 using Value = SettingValue;

@@ -1,6 +1,6 @@
-// flockbridge-sim (and flockbot-sim): a simulated robot on a pseudo-terminal,
-// controlled by lines on standard input and reporting events on standard
-// output.
+// flockbridge-sim: a simulated robot of any family on a
+// pseudo-terminal, controlled by lines on standard input and reporting
+// events on standard output.
 #include <uv.h>
 
 #include <csignal>
@@ -13,7 +13,7 @@
 
 static int run(int argc, char** argv) {
   using namespace flockbridge::sim;
-  auto parsed = parse_simulator_command_line(argc, argv);
+  auto parsed = parse_simulator_command_line(argc, argv, simulated_families());
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
@@ -23,7 +23,7 @@ static int run(int argc, char** argv) {
   {
     SimConsole console(&loop, std::get<SimulatorSettings>(parsed));
     if (auto started = console.start(); !started) {
-      std::fprintf(stderr, "flockbot-sim: %s\n", started.error().message.c_str());
+      std::fprintf(stderr, "flockbridge-sim: %s\n", started.error().message.c_str());
       status = 1;
     } else {
       uv_run(&loop, UV_RUN_DEFAULT);
@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "%s: %s\n", "flockbot-sim", error.what());
+    std::fprintf(stderr, "%s: %s\n", "flockbridge-sim", error.what());
     return 1;
   }
 }

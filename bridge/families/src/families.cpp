@@ -1,10 +1,11 @@
 #include "flockbridge/bridge/families.hpp"
 
 #include <algorithm>
-#include <iterator>
 #include <array>
+#include <iterator>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
@@ -26,13 +27,11 @@ std::unique_ptr<RobotDriver> make(uv_loop_t* loop, const Config& config, RobotDr
 // The first row is the family of a configuration that names none.
 constexpr std::array kFamilies{
     RobotFamily{"flockbot", "Flockbot (an Arduino Uno on USB serial)", 2005, 115200, "/dev/flockbot",
-                "the name deploy/99-flockbot.rules gives a Flockbot's genuine Uno or CH340 clone; without the rule "
-                "it is usually /dev/ttyACM0 or /dev/ttyUSB0",
-                &make<flockbot::FlockbotDriver>, &flockbot::settings_rows, nullptr},
+                flockbot::kDeviceHint, &make<flockbot::FlockbotDriver>, &flockbot::settings_rows, nullptr},
     RobotFamily{"pioneer", "Pioneer 2/3 and AmigoBot (AROS, on the robot's HOST serial port)", 8101, 9600,
-                "/dev/ttyUSB0", "", &make<pioneer::PioneerDriver>, nullptr, &pioneer::model_names},
+                "/dev/ttyUSB0", pioneer::kDeviceHint, &make<pioneer::PioneerDriver>, nullptr, &pioneer::model_names},
     RobotFamily{"smr", "DTU Small Mobile Robot (SMRD's RS485 bus, on a serial adapter)", 24901, 115200, "/dev/ttyS0",
-                "", &make<smr::SmrDriver>, &smr::settings_rows, nullptr},
+                smr::kDeviceHint, &make<smr::SmrDriver>, &smr::settings_rows, nullptr},
     RobotFamily{"none", "no robot: a bridge that only serves the fleet (the class hub, --hub)", 0, 115200, "", "",
                 &make<none::NoRobotDriver>, nullptr, nullptr},
 };
@@ -45,23 +44,30 @@ FamiliesHelp families_help() {
   help.device =
       "Serial device of the robot, or tcp:HOST:PORT for one reached over the network (a Wi-Fi serial bridge, "
       "MobileSim). Each family's default: ";
-  bool first_model = true;
+  // The lists' separators, before every item but the first.
+  std::string_view family_separator;
+  std::string_view model_separator;
+  std::string_view device_separator;
+  std::string_view note_separator;
+  std::string notes;  // where each family's device is found
   for (const RobotFamily& family : kFamilies) {
-    help.family += std::string(family.name == kFamilies.front().name ? "" : "; ") + std::string(family.name) + ": " +
+    help.family += std::string(std::exchange(family_separator, "; ")) + std::string(family.name) + ": " +
                    std::string(family.robots);
     if (family.models != nullptr) {
-      help.model += (first_model ? "" : "; ") + std::string(family.name) + ": " + family.models();
-      first_model = false;
+      help.model += std::string(std::exchange(model_separator, "; ")) + std::string(family.name) + ": " +
+                    family.models();
     }
     if (!family.default_device.empty()) {
-      help.device += std::string(family.name == kFamilies.front().name ? "" : ", ") + std::string(family.name) + " " +
-                     std::string(family.default_device) +
-                     (family.device_note.empty() ? "" : " (" + std::string(family.device_note) + ")");
+      help.device += std::string(std::exchange(device_separator, ", ")) + std::string(family.name) + " " +
+                     std::string(family.default_device);
+    }
+    if (!family.device_note.empty()) {
+      notes += std::string(std::exchange(note_separator, "; ")) + std::string(family.device_note);
     }
   }
   help.family += ". It sets the defaults of serial.device, serial.baud and native.port.";
   help.model += "); \"\": the model the robot names when it connects.";
-  help.device += ".";
+  help.device += notes.empty() ? "." : ". Where each is found: " + notes + ".";
   return help;
 }
 

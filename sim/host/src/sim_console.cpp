@@ -1,8 +1,5 @@
 #include "flockbridge/sim/host/sim_console.hpp"
 
-#include "flockbridge/sim/host/pty_robot.hpp"
-#include "flockbridge/sim/host/pty_uno.hpp"
-
 #include <unistd.h>
 
 #include <cmath>
@@ -16,15 +13,8 @@ SimConsole::SimConsole(uv_loop_t* loop, SimulatorSettings options)
     : loop_(loop),
       options_(std::move(options)),
       lines_(protocol::MessageDecoder::Framing::Lines, 256),
-      random_(options_.uno.model.seed) {
-  const auto log = [this](std::string_view line) { say(line); };
-  if (options_.robot == "pioneer") {
-    robot_ = std::make_unique<PtyPioneer>(loop, options_.pioneer, log);
-  } else if (options_.robot == "smr") {
-    robot_ = std::make_unique<PtySmr>(loop, options_.smr, log);
-  } else {
-    robot_ = std::make_unique<PtyUno>(loop, options_.uno, log);
-  }
+      random_(options_.line.seed) {
+  robot_ = options_.make_robot(loop, options_.line, [this](std::string_view line) { say(line); });
 }
 
 std::string SimConsole::counters() const {
@@ -77,7 +67,7 @@ void SimConsole::on_random_unplug() {
 }
 
 void SimConsole::on_unplug_over() {
-  if (auto plugged = robot_->plug_in(options_.link); !plugged) say("error " + plugged.error().message);
+  if (auto plugged = robot_->plug_in(options_.line.link); !plugged) say("error " + plugged.error().message);
   schedule(unplug_timer_, options_.unplug_every_s);
 }
 
@@ -94,7 +84,7 @@ protocol::Result<protocol::Done> SimConsole::start() {
         },
         stop_signals[i]);
   }
-  auto plugged = robot_->plug_in(options_.link);
+  auto plugged = robot_->plug_in(options_.line.link);
   if (!plugged) return plugged.error();
   // The host learns its device, and the room the robot drives in (for pages that draw it).
   std::string ready = "ready " + robot_->device_path();
@@ -168,7 +158,7 @@ void SimConsole::run_command(const std::string& line) {
   } else if (command == "unplug") {
     robot_->unplug();
   } else if (command == "replug") {
-    if (auto plugged = robot_->plug_in(options_.link); !plugged) say("error " + plugged.error().message);
+    if (auto plugged = robot_->plug_in(options_.line.link); !plugged) say("error " + plugged.error().message);
   } else if (command == "silent") {
     std::string state;
     words >> state;

@@ -36,8 +36,9 @@ class Pairing {
   [[nodiscard]] const std::vector<Waiting>& list() const noexcept { return waiting_; }
 
   /// The pairing message: every waiting connection with its address, oldest
-  /// first (`peer_of` gives a client's address; none for a client gone).
-  [[nodiscard]] std::string message(const std::function<std::optional<std::string>(std::uint64_t)>& peer_of) const;
+  /// first (`peer_of` gives a client's address, which outlives the call;
+  /// null for a client gone).
+  [[nodiscard]] std::string message(const std::function<const std::string*(std::uint64_t)>& peer_of) const;
 
  private:
   std::vector<Waiting> waiting_;  ///< oldest first

@@ -19,7 +19,7 @@ struct RobotFamily {
   std::uint16_t native_port;        ///< where the family's own client programs connect
   int default_baud;                 ///< the robot's serial speed unless told otherwise
   std::string_view default_device;  ///< where the robot's serial port usually is
-  std::string_view device_note;     ///< what the default device is, for serial.device's help ("" : nothing to add)
+  std::string_view device_note;     ///< where the device is found, for serial.device's help (the driver's device_hint(); "": nothing to add)
   DriverFactory make_driver;
   FamilyRows (*settings)();         ///< the family's own settings; null: none
   std::string (*models)();          ///< the family's models, for robot.model's help; null: one model

@@ -14,6 +14,10 @@
 
 namespace flockbridge::bridge::flockbot {
 
+/// Where a Flockbot's Uno is found: the missing device's message and serial.device's help say it.
+inline constexpr std::string_view kDeviceHint =
+    "a Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else /dev/ttyACM0";
+
 class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkController, protocol::flockbot::LinkEvents> {
  public:
   FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host);
@@ -26,9 +30,7 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkControlle
   [[nodiscard]] std::string_view family() const noexcept override { return "flockbot"; }
   [[nodiscard]] std::string_view model() const noexcept override { return "flockbot"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return commands_; }
-  [[nodiscard]] std::string_view device_hint() const noexcept override {
-    return "a Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else /dev/ttyACM0";
-  }
+  [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,

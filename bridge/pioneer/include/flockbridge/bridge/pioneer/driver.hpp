@@ -39,6 +39,11 @@ namespace flockbridge::bridge::pioneer {
 /// when the bytes are not whole packets with good checksums.
 [[nodiscard]] protocol::Result<std::vector<protocol::aros::Command>> split_commands(protocol::ByteView packets);
 
+/// Where a Pioneer's HOST port is found: the missing device's message and serial.device's help say it.
+inline constexpr std::string_view kDeviceHint =
+    "a Pioneer's HOST serial port is usually on a USB serial adapter, /dev/ttyUSB0, or reached over the network "
+    "at tcp:HOST:PORT";
+
 class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::aros::LinkEvents> {
  public:
   PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
@@ -51,10 +56,7 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
   [[nodiscard]] std::string_view family() const noexcept override { return "pioneer"; }
   [[nodiscard]] std::string_view model() const noexcept override;
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
-  [[nodiscard]] std::string_view device_hint() const noexcept override {
-    return "a Pioneer's HOST serial port is usually on a USB serial adapter, /dev/ttyUSB0; one on the network is "
-           "tcp:HOST:PORT";
-  }
+  [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,

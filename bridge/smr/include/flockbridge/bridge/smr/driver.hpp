@@ -23,6 +23,9 @@
 
 namespace flockbridge::bridge::smr {
 
+/// Where an SMR's bus is found: the missing device's message and serial.device's help say it.
+inline constexpr std::string_view kDeviceHint = "an SMR's RS485 bus adapter is /dev/ttyS0, or /dev/ttyUSB0 on USB";
+
 class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::LinkEvents> {
  public:
   SmrDriver(uv_loop_t* loop, const Config& config, Host& host);
@@ -35,9 +38,7 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
   [[nodiscard]] std::string_view family() const noexcept override { return "smr"; }
   [[nodiscard]] std::string_view model() const noexcept override { return "smr"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override;
-  [[nodiscard]] std::string_view device_hint() const noexcept override {
-    return "an SMR's RS485 bus adapter is /dev/ttyS0, or /dev/ttyUSB0 on USB";
-  }
+  [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   /// The next event; the stream's messages taken are the ones the clients have.
   [[nodiscard]] std::optional<DriverEvent> next_event() override;

@@ -1,13 +1,17 @@
 // A simulated robot whose model plays its controller's side of the serial
-// protocol (sim/aros's Pioneer, sim/smr's SMR bus) on a pseudo-terminal
-// (PtyDevice) or served over TCP (TcpDevice), with noise on the line when
-// asked: the robot behind `flockbridge --robot pioneer|smr --simulate`, the
-// simulator program and the tests. Unlike the Uno, these robots do not
-// reset when their port is opened.
+// protocol on a pseudo-terminal (PtyDevice) or served over TCP (TcpDevice),
+// with noise on the line when asked: how a family's sim/<codec>/host/ folder
+// puts its model on a device. These robots do not reset when their port is
+// opened (a controller that does, as an Uno does on DTR, needs a class of its
+// own).
 //
 // `Model` is built from (settings, transmit, log) and is fed
-// bytes_received(bytes, now) and tick(now) at its next_deadline(). The
-// commands only one model knows are run_model_command()'s.
+// bytes_received(bytes, now) and tick(now) at its next_deadline(). Its
+// family declares, in the model's namespace (found by argument-dependent
+// lookup), `room_of(const ModelSettings&)` (the room it drives in, as
+// SimRobot::room_mm() says it; std::nullopt for none) and
+// `run_model_command(Model&, command, words, say)` (the commands only this
+// robot knows; false when `command` is none of them).
 #pragma once
 
 #include <uv.h>
@@ -21,47 +25,23 @@
 
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/sim/aros/pioneer_model.hpp"
 #include "flockbridge/sim/host/pty_device.hpp"
 #include "flockbridge/sim/host/sim_robot.hpp"
 #include "flockbridge/sim/host/tcp_device.hpp"
 #include "flockbridge/sim/line_faults.hpp"
-#include "flockbridge/sim/smr/smr_model.hpp"
 
 namespace flockbridge::sim {
-
-template <typename ModelSettings>
-struct PtyRobotSettings {
-  ModelSettings model;
-  LineFaultSettings to_host;   ///< noise on what the robot sends
-  LineFaultSettings to_robot;  ///< noise on what the robot receives
-  std::uint32_t seed = 1;
-  /// Served over TCP on 127.0.0.1 at this port instead of a pseudo-terminal
-  /// (0: a free port), as MobileSim serves its robot; none: a pseudo-terminal.
-  std::optional<std::uint16_t> listen_port;
-};
-
-/// The simulator's commands for one model ("state", ...); false when `command` is none of them.
-bool run_model_command(aros::PioneerModel& model, const std::string& command, std::istringstream& words,
-                       const SimRobot::Log& say);
-bool run_model_command(smr::SmrModel& model, const std::string& command, std::istringstream& words,
-                       const SimRobot::Log& say);
-/// The room a model drives in, as SimRobot::room_mm() says it: each starts in the room's middle, facing +x.
-std::array<double, 4> room_of(const aros::PioneerModelSettings& settings);
-std::array<double, 4> room_of(const smr::SmrModelSettings& settings);
 
 template <typename Model, typename ModelSettings>
 class PtyRobot final : public SimRobot, private SimDevice::Listener {
  public:
-  using Settings = PtyRobotSettings<ModelSettings>;
-
   /// Throws std::invalid_argument for settings the model refuses.
-  PtyRobot(uv_loop_t* loop, const Settings& settings, Log log)
+  PtyRobot(uv_loop_t* loop, ModelSettings settings, const SimulatedLine& line, Log log)
       : log_(std::move(log)),
-        to_host_(settings.to_host, settings.seed * 2654435761U + 1),
-        to_robot_(settings.to_robot, settings.seed * 2654435761U + 2),
-        model_settings_(settings.model),
-        device_(make_device(loop, settings.listen_port)) {
+        to_host_(line.to_host, line.seed * 2654435761U + 1),
+        to_robot_(line.to_robot, line.seed * 2654435761U + 2),
+        model_settings_(std::move(settings)),
+        device_(make_device(loop, line.listen_port)) {
     make_model();
     (void)tick_.template init<PtyRobot, &PtyRobot::on_tick>(loop, this);
   }
@@ -157,13 +137,5 @@ class PtyRobot final : public SimRobot, private SimDevice::Listener {
   DeadlineTimer tick_;
   std::unique_ptr<SimDevice> device_;
 };
-
-/// A Pioneer or AmigoBot (sim/aros): a robot left open by an earlier client
-/// goes on sending SIPs.
-using PtyPioneerSettings = PtyRobotSettings<aros::PioneerModelSettings>;
-using PtyPioneer = PtyRobot<aros::PioneerModel, aros::PioneerModelSettings>;
-/// An SMR's RS485 bus (sim/smr).
-using PtySmrSettings = PtyRobotSettings<smr::SmrModelSettings>;
-using PtySmr = PtyRobot<smr::SmrModel, smr::SmrModelSettings>;
 
 }  // namespace flockbridge::sim

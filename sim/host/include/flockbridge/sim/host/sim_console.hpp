@@ -1,6 +1,7 @@
-// The simulator program (flockbridge-sim, flockbot-sim): a simulated robot
-// on a pseudo-terminal (a SimRobot: PtyUno, PtyPioneer, PtySmr) whose events go to standard
-// output and whose faults are injected by commands read from standard input.
+// The simulator program (flockbridge-sim): a simulated robot
+// on a pseudo-terminal (a SimRobot of the family chosen on its command line)
+// whose events go to standard output and whose faults are injected by
+// commands read from standard input.
 #pragma once
 
 #include <uv.h>
@@ -14,6 +15,7 @@
 
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/sim/host/pty_device.hpp"
 #include "flockbridge/sim/host/sim_robot.hpp"
 #include "flockbridge/sim/host/simulator_cli.hpp"
 

@@ -1,10 +1,12 @@
 // A simulated robot plugged into its device (a pseudo-terminal, or TCP),
 // as the simulator program drives it: whatever the family, it can be
-// unplugged, rebooted and silenced, and its line's noise counted. PtyUno
-// plays the Flockbot's Uno; PtyRobot<Model> the other families' robots.
+// unplugged, rebooted and silenced, and its line's noise counted. Each
+// family's sim/<codec>/host/ folder has one (a PtyRobot<Model>, or a class of
+// its own).
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -15,6 +17,18 @@
 #include "flockbridge/sim/line_faults.hpp"
 
 namespace flockbridge::sim {
+
+/// What every simulated robot is given, whatever its family: where it
+/// appears, the noise on its line, and the seed of everything random.
+struct SimulatedLine {
+  std::string link;  ///< the symlink to the pseudo-terminal
+  /// Served over TCP on 127.0.0.1 at this port instead of a pseudo-terminal
+  /// (0: a free one), for a family that can (SimulatedFamily::serves_tcp).
+  std::optional<std::uint16_t> listen_port;
+  LineFaultSettings to_host;   ///< noise on what the robot sends
+  LineFaultSettings to_robot;  ///< noise on what the robot receives
+  std::uint32_t seed = 1;
+};
 
 class SimRobot {
  public:

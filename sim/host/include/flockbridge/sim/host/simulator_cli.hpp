@@ -1,21 +1,20 @@
-// The simulator program's command line: every option, with its help text.
+// The simulator program's command line: the options every simulated robot
+// has, and each family's own (SimulatedFamily), with their help text.
 #pragma once
 
 #include <chrono>
+#include <span>
 #include <string>
 #include <variant>
 
-#include "flockbridge/sim/host/pty_robot.hpp"
-#include "flockbridge/sim/host/pty_uno.hpp"
+#include "flockbridge/sim/host/simulated_family.hpp"
 
 namespace flockbridge::sim {
 
 struct SimulatorSettings {
-  std::string robot = "flockbot";  ///< flockbot, pioneer or smr
-  std::string link;
-  PtyUnoSettings uno;
-  PtyPioneerSettings pioneer;
-  PtySmrSettings smr;
+  std::string robot;  ///< the chosen family's name
+  SimulatedLine line;
+  RobotMaker make_robot;  ///< the chosen family's, reading its options
   // Random faults: mean seconds between them (exponentially distributed), 0: none.
   double reboot_every_s = 0;
   double silence_every_s = 0;
@@ -25,6 +24,9 @@ struct SimulatorSettings {
   bool timestamps = false;  ///< prefix each event line with the monotonic clock, in seconds
 };
 
-[[nodiscard]] std::variant<SimulatorSettings, int> parse_simulator_command_line(int argc, const char* const* argv);
+/// Parses the command line for a robot of one of `families` (the first is
+/// the default); the exit code when the program should stop at once.
+[[nodiscard]] std::variant<SimulatorSettings, int> parse_simulator_command_line(
+    int argc, const char* const* argv, std::span<const SimulatedFamily> families);
 
 }  // namespace flockbridge::sim

@@ -1,17 +1,16 @@
-#include "flockbridge/sim/host/pty_uno.hpp"
-
-#include <sstream>
+#include "flockbridge/sim/flockbot/pty_uno.hpp"
 
 #include <algorithm>
+#include <sstream>
 
-namespace flockbridge::sim {
+namespace flockbridge::sim::flockbot {
 
-PtyUno::PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log)
+PtyUno::PtyUno(uv_loop_t* loop, PtyUnoSettings settings, const SimulatedLine& on_line, Log log)
     : loop_(loop),
       log_(std::move(log)),
       report_frames_(settings.report_frames),
-      to_host_(settings.to_host, settings.model.seed * 2654435761U + 1),
-      to_uno_(settings.to_uno, settings.model.seed * 2654435761U + 2),
+      to_host_(on_line.to_host, on_line.seed * 2654435761U + 1),
+      to_uno_(on_line.to_robot, on_line.seed * 2654435761U + 2),
       model_(
           settings.model, [this](protocol::ByteView frame) { transmit(frame); },
           [this](std::string_view line) { log_(line); }),
@@ -156,4 +155,4 @@ bool PtyUno::run_command(const std::string& command, std::istringstream& words, 
   return true;
 }
 
-}  // namespace flockbridge::sim
+}  // namespace flockbridge::sim::flockbot

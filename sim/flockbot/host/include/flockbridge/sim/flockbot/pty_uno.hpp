@@ -1,5 +1,6 @@
 // The simulated Uno on a pseudo-terminal (PtyDevice): the device end of a
-// serial cable for flockbot-sim, `flockbridge --simulate` and the tests. It
+// serial cable for the simulator program (`flockbridge --simulate`, the
+// tests). It
 // resets when the host opens the port, as a real Uno does on DTR.
 #pragma once
 
@@ -17,12 +18,10 @@
 #include "flockbridge/sim/host/sim_robot.hpp"
 #include "flockbridge/sim/line_faults.hpp"
 
-namespace flockbridge::sim {
+namespace flockbridge::sim::flockbot {
 
 struct PtyUnoSettings {
   UnoModelSettings model;
-  LineFaultSettings to_host;  ///< noise on what the Uno sends
-  LineFaultSettings to_uno;   ///< noise on what the Uno receives
   /// Report every sensor packet sent ("tx-sensor <hex>"), every frame whose
   /// damage a receiver's checksum cannot see ("tx-undetectable <sent> -> <received>"),
   /// and every damaged frame the Uno took for good ("rx-damaged <received> was <sent>",
@@ -32,7 +31,7 @@ struct PtyUnoSettings {
 
 class PtyUno final : public SimRobot, private PtyDevice::Listener {
  public:
-  PtyUno(uv_loop_t* loop, PtyUnoSettings settings, Log log);
+  PtyUno(uv_loop_t* loop, PtyUnoSettings settings, const SimulatedLine& on_line, Log log);
   PtyUno(const PtyUno&) = delete;
   PtyUno& operator=(const PtyUno&) = delete;
   ~PtyUno() override;
@@ -86,4 +85,4 @@ class PtyUno final : public SimRobot, private PtyDevice::Listener {
   PtyDevice device_;
 };
 
-}  // namespace flockbridge::sim
+}  // namespace flockbridge::sim::flockbot
