@@ -1,20 +1,24 @@
 #!/bin/sh
 # The second command of the README: installs what is missing, builds, and
-# runs every test, in four stages:
+# runs every test, in these stages:
 #   1. the whole suite (build/), with the dashboard's test in headless Chromium
 #      and the Debian package's test in a clean Debian root booted with systemd,
 #   2. the whole suite again built with clang 14 as a Debug build (no
-#      optimisation, assertions on), under AddressSanitizer and UBSan, and
-#      clang-tidy over every source file (build-asan/),
-#   3. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
-#   4. the arm64 cross build's unit and end-to-end tests under qemu-user
+#      optimisation, assertions on), under AddressSanitizer and UBSan
+#      (build-asan/),
+#   3. clang-tidy over every source file, with that build's compile commands
+#      (scripts/tidy.sh): it starts first and runs beside the other stages at
+#      the lowest priority, on the cores the end-to-end tests leave idle while
+#      they wait for the robot and the network, and is waited for at the end,
+#   4. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
+#   5. the arm64 cross build's unit and end-to-end tests under qemu-user
 #      (build-arm64/, scripts/arm64.sh).
-# `scripts/test.sh --quick` runs the first stage only. The last line counts
-# every test of every stage. Each stage's time is printed with its result.
+# `scripts/test.sh --quick` runs the first stage only. The last lines give
+# each stage's time and count every test of every stage.
 # (These are the commands docs/development.md lists: deps.sh, browser-deps.sh,
-# build.sh, tidy.sh through ctest in stage 2, fuzz.sh and arm64.sh.)
+# build.sh, tidy.sh, fuzz.sh and arm64.sh.)
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 scripts/deps.sh || exit 1
 scripts/browser-deps.sh || exit 1
 . scripts/lib.sh
@@ -28,6 +32,7 @@ install_missing python3 python3-pytest python3-zeroconf python3-venv python3-pip
 passed=0
 failed=0
 status=0
+times=""
 
 # run_stage NAME COMMAND...: runs a stage that ends in ctest and adds up its counts.
 run_stage() {
@@ -43,6 +48,8 @@ run_stage() {
     echo "==== $name did not run its tests ($took s)"
     failed=$((failed + 1))
     status=1
+    times="$times
+  $took s  $name: did not run its tests"
   else
     stage_failed="$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\1/')"
     stage_total="$(echo "$summary" | sed -E 's/.* ([0-9]+) tests failed out of ([0-9]+).*/\2/')"
@@ -50,22 +57,70 @@ run_stage() {
     failed=$((failed + stage_failed))
     [ "$stage_failed" -eq 0 ] || status=1
     echo "==== $name: $((stage_total - stage_failed)) passed, $stage_failed failed, in $took s"
+    times="$times
+  $took s  $name: $((stage_total - stage_failed)) passed, $stage_failed failed"
   fi
   rm -f "$log"
 }
 
+# suite BUILD_DIR CMAKE_OPTION... [-E REGEX]: builds, and runs ctest there
+# (without the tests that REGEX matches).
 suite() {
   build_dir="$1"
   shift
-  BUILD_DIR="$build_dir" scripts/build.sh -DFLOCKBRIDGE_TESTS=ON "$@" && (cd "$build_dir" && ctest --output-on-failure --parallel 2)
+  cmake_options=""
+  exclude=""
+  while [ "$#" -gt 0 ]; do
+    if [ "$1" = "-E" ]; then
+      exclude="$2"
+      shift 2
+    else
+      cmake_options="$cmake_options $1"
+      shift
+    fi
+  done
+  # shellcheck disable=SC2086
+  BUILD_DIR="$build_dir" scripts/build.sh -DFLOCKBRIDGE_TESTS=ON $cmake_options &&
+    (cd "$build_dir" && ctest --output-on-failure --parallel 2 ${exclude:+-E "$exclude"})
 }
 
-run_stage "tests" suite build
+clang_build="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug"
+tidy_pid=""
 if [ "${1:-}" != "--quick" ]; then
-  run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer; clang-tidy" \
-    suite build-asan -DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug
+  # clang-tidy needs the clang build's compile commands only, not its build.
+  # shellcheck disable=SC2086 # the options are separate words
+  cmake -S . -B build-asan -G Ninja -DFLOCKBRIDGE_TESTS=ON $clang_build >/dev/null || exit 1
+  tidy_log="$(mktemp)"
+  tidy_began="$(date +%s)"
+  nice -n 19 scripts/tidy.sh build-asan >"$tidy_log" 2>&1 &
+  tidy_pid=$!
+fi
+
+run_stage "tests" suite build
+if [ -n "$tidy_pid" ]; then
+  # shellcheck disable=SC2086
+  run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer" \
+    suite build-asan $clang_build -E "^clang-tidy"
   run_stage "fuzzing" scripts/fuzz.sh
   run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh
+  echo "==== clang-tidy (running beside the stages above since the start)"
+  tidy_status=0
+  wait "$tidy_pid" || tidy_status=$?
+  took=$(($(date +%s) - tidy_began))
+  cat "$tidy_log"
+  rm -f "$tidy_log"
+  if [ "$tidy_status" -eq 0 ]; then
+    passed=$((passed + 1))
+    result="1 passed, 0 failed"
+  else
+    failed=$((failed + 1))
+    status=1
+    result="0 passed, 1 failed"
+  fi
+  echo "==== clang-tidy: $result, in $took s from the start"
+  times="$times
+  $took s  clang-tidy, from the start, beside the others: $result"
 fi
+echo "==== each stage's time:$times"
 echo "flockbridge: $passed passed, $failed failed"
 exit $status
