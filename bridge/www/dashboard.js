@@ -15,12 +15,46 @@
   const TRACE_SECONDS = 60;      // a Pioneer's path shown
   const ECHO_SECONDS = 5;        // its sonar echoes shown
   const SONAR_OFFSET_MM = 200;   // about where a Pioneer's sonar discs sit from its centre
-  const SMR_INTERVAL_MS = 50;    // an SMR's 100 periods a second, shown 20 times a second
-  // Each family's sensor panel: where its staleness note and rate go.
-  const PANELS = {
-    flockbot: { panel: "sensors-panel", stale: "stale", rate: "rate" },
-    pioneer: { panel: "pioneer-panel", stale: "pioneer-stale", rate: "pioneer-rate" },
-    smr: { panel: "smr-panel", stale: "smr-stale", rate: "smr-rate" },
+  const SMR_INTERVAL_MS = 50;
+  // What the page does differently for each robot family, from hello's
+  // "robot": its sensor panel (where its staleness note and rate go), its
+  // title, how it shows a sensor message, what the programs on its own port
+  // are called in the client list, and how it drives. The rest of the page
+  // names no family. A family the page has no row for gets ANY_FAMILY: its
+  // readings as they come, each field on a line.
+  //   interval_ms: what the page subscribes to, for a robot that sends more
+  //                than a page wants to draw (the page then counts no gaps);
+  //   control:     its own port lets one program drive at a time (stats' "control").
+  const FAMILIES = {
+    flockbot: {
+      panel: "sensors-panel", stale: "stale", rate: "rate",
+      title: () => "Flockbot",
+      onSensor: onFlockbotSensor,
+      nativeClient: (c) => (c.extensions === false ? "binary (original)" : "binary"),
+      motion: percentMotion,
+    },
+    pioneer: {
+      panel: "pioneer-panel", stale: "pioneer-stale", rate: "pioneer-rate",
+      title: (model) => (model.startsWith("amigo") ? "AmigoBot" : "Pioneer") + (model ? " " + model : ""),
+      onSensor: onPioneerSensor,
+      nativeClient: () => "ARIA (8101)",
+      motion: driveMotion,
+      control: true,
+    },
+    smr: {
+      panel: "smr-panel", stale: "smr-stale", rate: "smr-rate",
+      title: () => "SMR",
+      onSensor: onSmrSensor,
+      nativeClient: () => "SMR program (24901)",
+      motion: driveMotion,
+      interval_ms: SMR_INTERVAL_MS,  // 100 periods a second, shown 20 times a second
+    },
+  };
+  const ANY_FAMILY = {
+    panel: "readings-panel", stale: "readings-stale", rate: "readings-rate",
+    onSensor: onAnySensor,
+    nativeClient: () => "native",
+    motion: driveMotion,
   };
 
   const $ = (id) => document.getElementById(id);
@@ -43,7 +77,7 @@
   let motionId = null;  // the id of that command, to notice when it is refused
   let session = null;
   let lastSensorAt = 0;
-  let robot = "flockbot";  // the family, from hello: which panels and commands
+  let family = ANY_FAMILY;  // the robot's row of FAMILIES, from hello
   let me = null;  // this connection's client number, from hello
   let role = null;  // "viewer", "driver" or "teacher": this connection's
   let access = { pin: false, teacher: false };  // which secrets the robot has set, from hello
@@ -122,11 +156,10 @@
     if (lastSensorAt === 0) return;
     const age = Date.now() - lastSensorAt;
     if (age < STALE_MS) return;
-    const panel = panelOf(robot);
-    $(panel.panel).classList.add("stale");
-    $(panel.stale).textContent = "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
+    $(family.panel).classList.add("stale");
+    $(family.stale).textContent = "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
     rateWindow.length = 0;
-    $(panel.rate).textContent = "0";
+    $(family.rate).textContent = "0";
   }, 500);
 
   // A connection can stay open while nothing arrives (a network that went
@@ -161,7 +194,7 @@
         showPairing([]);
         if (secret) signIn();
         room = message.simulated && Array.isArray(message.simulated.room_mm) ? message.simulated.room_mm : null;
-        showRobot(message.robot || "flockbot", message.model || "");
+        showRobot(message.robot || "", message.model || "");
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
         log("Connected to the bridge (session " + message.session + ").");
@@ -232,25 +265,21 @@
     if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ cmd: "stats" }));
   }, CLIENTS_MS);
 
-  function panelOf(family) {
-    return PANELS[family] || PANELS.flockbot;
-  }
-
   /** Shows the panels and commands of the robot's family. */
-  function showRobot(family, model) {
-    robot = family;
+  function showRobot(name, model) {
+    const known = Object.hasOwn(FAMILIES, name);
+    const shown = known ? name : "";
+    family = known ? FAMILIES[name] : ANY_FAMILY;
     trace.length = 0;
     echoes.clear();
     sonar.clear();
     $("sonar").replaceChildren();
-    // An SMR sends 100 periods a second, more than a page wants to draw.
-    if (family === "smr") socket.send(JSON.stringify({ cmd: "subscribe", interval_ms: SMR_INTERVAL_MS }));
-    const names = { flockbot: "Flockbot", pioneer: model.startsWith("amigo") ? "AmigoBot" : "Pioneer", smr: "SMR" };
-    const title = (names[family] || family) + (family === "pioneer" && model ? " " + model : "");
+    if (family.interval_ms) socket.send(JSON.stringify({ cmd: "subscribe", interval_ms: family.interval_ms }));
+    const title = known ? family.title(model) : (name || "Robot") + (model && model !== name ? " " + model : "");
     $("robot-title").textContent = title;
     document.title = title + " – flockbridge";
     for (const element of document.querySelectorAll("[data-family]")) {
-      element.hidden = element.dataset.family !== family;
+      element.hidden = element.dataset.family !== shown;
     }
   }
 
@@ -360,7 +389,7 @@
 
   /** Who drives, on a robot whose own port lets one program drive at a time. */
   function showControl(control) {
-    if (!control || robot !== "pioneer") return;
+    if (!control || !family.control) return;
     $("control").textContent =
         (control.holder === null ? "Nobody holds control" : "Client #" + control.holder + " drives") +
         (control.refused > 0 ? "; " + control.refused + " motion commands of others refused" : "");
@@ -384,11 +413,7 @@
     for (const c of clients.list) {
       const row = document.createElement("tr");
       let kind = c.kind;
-      if (c.kind === "binary") {
-        kind = robot === "pioneer" ? "ARIA (8101)"
-             : robot === "smr" ? "SMR program (24901)"
-             : c.extensions === false ? "binary (original)" : "binary";
-      }
+      if (c.kind === "binary") kind = family.nativeClient(c);
       if (holder !== null && holder !== undefined && c.id === holder) kind += ", driving";
       const labels = [...document.querySelectorAll("[data-testid=clients] thead th")].map((th) => th.textContent);
       [c.id, kind, c.peer, c.commands, c.refused ?? 0, c.withheld ?? 0, c.sensor_dropped].forEach((value, i) => {
@@ -415,29 +440,37 @@
   function onSensor(s) {
     const now = Date.now();
     lastSensorAt = now;
-    const panel = panelOf(robot);
-    $(panel.panel).classList.remove("stale");
-    $(panel.stale).textContent = "";
+    $(family.panel).classList.remove("stale");
+    $(family.stale).textContent = "";
     stats.sensors += 1;
     if (typeof s.ts === "number") {
       // Both clocks are wall clocks; performance.now() has finer steps than Date.now().
       stats.latencies.push((performance.timeOrigin + performance.now()) / 1000 - s.ts);
       if (stats.latencies.length > MAX_LATENCIES) stats.latencies.shift();
     }
-    if (stats.lastSeq !== null && s.seq > stats.lastSeq + 1 && robot !== "smr") {
-      // Packets sent while this page was throttled or behind (an SMR's page asks for a fifth of them).
+    if (stats.lastSeq !== null && s.seq > stats.lastSeq + 1 && !family.interval_ms) {
+      // Packets sent while this page was throttled or behind (a page that subscribed to fewer skips some).
       stats.dropped += s.seq - stats.lastSeq - 1;
       $("dropped").textContent = String(stats.dropped);
     }
     stats.lastSeq = s.seq;
     rateWindow.push(now);
     while (rateWindow.length && now - rateWindow[0] > 1000) rateWindow.shift();
-    if (robot === "pioneer") {
-      onPioneerSensor(s, now);
-    } else if (robot === "smr") {
-      onSmrSensor(s, now);
-    } else {
-      onFlockbotSensor(s, now);
+    family.onSensor(s, now);
+  }
+
+  /** A robot the page has no panel for: each field of its readings on a line, as the bridge sent it. */
+  function onAnySensor(s) {
+    $("readings-rate").textContent = String(rateWindow.length);
+    const list = $("readings");
+    list.replaceChildren();
+    for (const [key, value] of Object.entries(s)) {
+      if (key === "type" || key === "ts") continue;
+      const term = document.createElement("dt");
+      term.textContent = key;
+      const description = document.createElement("dd");
+      description.textContent = typeof value === "object" ? JSON.stringify(value) : String(value);
+      list.append(term, description);
     }
   }
 
@@ -759,29 +792,27 @@
       if (access.pin) openSignIn("pin");
       return;
     }
-    const s = speed();
-    // A Flockbot takes speeds in percent; every other robot takes drive in mm/s and deg/s
-    // (the slider's cm/s, and as many degrees a second for turning).
-    const commands = robot === "flockbot" ? {
-      forward: { cmd: "move", speed: s },
-      back: { cmd: "move", speed: -s },
-      left: { cmd: "rotate", speed: s },
-      right: { cmd: "rotate", speed: -s },
-      stop: { cmd: "stop" },
-    } : {
-      forward: { cmd: "drive", v_mm_s: s * 10, w_deg_s: 0 },
-      back: { cmd: "drive", v_mm_s: -s * 10, w_deg_s: 0 },
-      left: { cmd: "drive", v_mm_s: 0, w_deg_s: s },
-      right: { cmd: "drive", v_mm_s: 0, w_deg_s: -s },
-      stop: { cmd: "stop" },
-    };
-    const id = send(commands[direction]);
+    const id = send(direction === "stop" ? { cmd: "stop" } : family.motion(direction, speed()));
     if (id === null) return;
     motion = direction === "stop" ? null : direction;
     motionId = motion ? id : null;
     for (const button of document.querySelectorAll("[data-drive]")) {
       button.classList.toggle("active", button.dataset.drive === motion);
     }
+  }
+
+  /** A motion in speeds of percent (move, rotate), as a Flockbot takes them. */
+  function percentMotion(direction, s) {
+    const moves = { forward: ["move", s], back: ["move", -s], left: ["rotate", s], right: ["rotate", -s] };
+    const [cmd, value] = moves[direction];
+    return { cmd, speed: value };
+  }
+
+  /** A motion as drive takes it: the slider's cm/s in mm/s, and as many degrees a second for turning. */
+  function driveMotion(direction, s) {
+    const speeds = { forward: [s * 10, 0], back: [-s * 10, 0], left: [0, s], right: [0, -s] };
+    const [v, w] = speeds[direction];
+    return { cmd: "drive", v_mm_s: v, w_deg_s: w };
   }
 
   function stopDriving() {

@@ -1,6 +1,7 @@
 // Who may drive (docs/clients.md, "Who may drive" and "Safety"), through the
 // real Bridge on a loop of its own in this process, with a fake driver in
-// place of a robot: JSON clients on loopback, no child process, no sleeps.
+// place of a robot: JSON clients and a program on the robot's own port on
+// loopback, no child process, no sleeps.
 // Each step waits for the answer it expects, as a client would, while the
 // loop runs; the fake driver records what reached the "robot".
 #include <doctest/doctest.h>
@@ -29,8 +30,33 @@ using nlohmann::json;
 
 namespace {
 
+/// A program on the fake robot's own port: it sends commands as lines of
+/// text ("GO", "ST"), which go to the robot as they are.
+class FakeNativeClient final : public bridge::NativeClient {
+ public:
+  void feed(protocol::ByteView bytes, protocol::SteadyTime /*now*/) override {
+    partial_.append(bytes.begin(), bytes.end());
+  }
+  [[nodiscard]] std::optional<bridge::NativeInput> next() override {
+    const std::size_t end = partial_.find('\n');
+    if (end == std::string::npos) return std::nullopt;
+    protocol::Bytes payload(partial_.begin(), partial_.begin() + static_cast<std::ptrdiff_t>(end));
+    partial_.erase(0, end + 1);
+    return bridge::NativeInput{protocol::ClientRequest{protocol::SendCommand{std::move(payload)}}};
+  }
+  [[nodiscard]] std::size_t expire(protocol::SteadyTime /*now*/, std::chrono::milliseconds /*timeout*/) override {
+    return 0;
+  }
+  [[nodiscard]] bool admit(std::string_view /*message*/, bridge::MessageOrigin /*origin*/) override { return false; }
+  [[nodiscard]] bool exclusive_control() const noexcept override { return false; }
+
+ private:
+  std::string partial_;
+};
+
 /// A robot that takes "drive", "stop" and "emergency", is always linked, and
 /// remembers every command that reached it and every stop the bridge sent.
+/// With a native port, its programs send the same commands as text lines.
 class FakeDriver final : public bridge::RobotDriver {
  public:
   FakeDriver(uv_loop_t* /*loop*/, const bridge::Config& /*config*/, Host& host) : host_(host) { last = this; }
@@ -42,6 +68,12 @@ class FakeDriver final : public bridge::RobotDriver {
 
   static std::unique_ptr<bridge::RobotDriver> make(uv_loop_t* loop, const bridge::Config& config, Host& host) {
     return std::make_unique<FakeDriver>(loop, config, host);
+  }
+  static std::unique_ptr<bridge::RobotDriver> make_with_native_port(uv_loop_t* loop, const bridge::Config& config,
+                                                                    Host& host) {
+    auto driver = std::make_unique<FakeDriver>(loop, config, host);
+    driver->native_port_ = true;
+    return driver;
   }
   /// The driver the last bridge made.
   static inline FakeDriver* last = nullptr;
@@ -60,9 +92,11 @@ class FakeDriver final : public bridge::RobotDriver {
     events_.pop_front();
     return event;
   }
-  [[nodiscard]] std::unique_ptr<bridge::NativeClient> make_native_client() override { return nullptr; }
-  /// No port for native programs: this robot has none.
-  [[nodiscard]] std::size_t native_client_limit() const noexcept override { return 0; }
+  [[nodiscard]] std::unique_ptr<bridge::NativeClient> make_native_client() override {
+    return std::make_unique<FakeNativeClient>();
+  }
+  /// Without a native port, no programs of its own.
+  [[nodiscard]] std::size_t native_client_limit() const noexcept override { return native_port_ ? 4 : 0; }
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& /*object*/) const override {
     if (cmd == "drive") return protocol::Bytes{'G', 'O'};
@@ -103,21 +137,32 @@ class FakeDriver final : public bridge::RobotDriver {
   std::deque<bridge::DriverEvent> events_;
   std::vector<std::string> commands_{"drive", "stop", "emergency"};
   std::string reason_;
+  bool native_port_ = false;
 };
+
+/// Starts connecting `fd` to 127.0.0.1:`port` (it completes as the loop runs).
+void connect_to(int fd, std::uint16_t port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+}
 
 /// The bridge with the fake robot, on a loop of its own.
 class Classroom {
  public:
-  explicit Classroom(const bridge::AccessSettings& access = {}) {
+  explicit Classroom(const bridge::AccessSettings& access = {}, bridge::DriverFactory make = &FakeDriver::make) {
     bridge::set_log_level(bridge::LogLevel::Error);
     REQUIRE(uv_loop_init(&loop_) == 0);
     bridge::Config config = bridge::settings_table().defaults();
     config.bind = "127.0.0.1";
     config.json_port = 0;
+    config.native_port = 0;
     config.http = false;
     config.mdns_service_file.clear();
     config.access = access;
-    bridge_ = std::make_unique<bridge::Bridge>(&loop_, config, &FakeDriver::make, bridge::settings_table());
+    bridge_ = std::make_unique<bridge::Bridge>(&loop_, config, make, bridge::settings_table());
     REQUIRE(bridge_->start());
     REQUIRE(FakeDriver::last != nullptr);
   }
@@ -150,15 +195,31 @@ class Classroom {
     return true;
   }
 
+  /// A program on the robot's own port: it writes, and reads nothing.
+  class Program {
+   public:
+    explicit Program(Classroom& room) : fd_(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) {
+      const std::size_t before = room.bridge_->client_count();
+      connect_to(fd_, room.bridge_->native_port());
+      REQUIRE(room.run_until(-1, [&] { return room.bridge_->client_count() > before; }));
+    }
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+    ~Program() { ::close(fd_); }
+    void send(const std::string& line) {
+      const std::string bytes = line + "\n";
+      REQUIRE(::write(fd_, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size()));
+    }
+
+   private:
+    int fd_;
+  };
+
   /// A JSON client of this bridge.
   class Client {
    public:
     explicit Client(Classroom& room) : room_(room), fd_(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0)) {
-      sockaddr_in address{};
-      address.sin_family = AF_INET;
-      address.sin_port = htons(room.bridge_->json_port());
-      address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-      (void)::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+      connect_to(fd_, room.bridge_->json_port());
       hello = next("hello");
     }
     Client(const Client&) = delete;
@@ -211,7 +272,8 @@ class Classroom {
     }
     void read_some() {
       char buffer[4096];
-      for (ssize_t n; (n = ::read(fd_, buffer, sizeof buffer)) > 0;) partial_.append(buffer, static_cast<std::size_t>(n));
+      for (ssize_t n; (n = ::read(fd_, buffer, sizeof buffer)) > 0;)
+        partial_.append(buffer, static_cast<std::size_t>(n));
       for (std::size_t end; (end = partial_.find('\n')) != std::string::npos; partial_.erase(0, end + 1)) {
         inbox_.push_back(json::parse(partial_.substr(0, end)));
       }
@@ -230,6 +292,7 @@ class Classroom {
 };
 
 using Client = Classroom::Client;
+using Program = Classroom::Program;
 
 bool ok(const json& answer) {
   return answer["type"] == "ok";
@@ -270,8 +333,7 @@ TEST_CASE("the holder releases control or leaves: the robot is stopped and the n
   Client bob(room);
   REQUIRE(ok(alice.ask({{"cmd", "drive"}})));
   CHECK(ok(alice.ask({{"cmd", "release"}})));
-  CHECK(bob.next("lease", "holder", nullptr)["reason"].get<std::string>().find("gave up control") !=
-        std::string::npos);
+  CHECK(bob.next("lease", "holder", nullptr)["reason"].get<std::string>().find("gave up control") != std::string::npos);
   CHECK(room.robot() == Robot{"GO", "safety stop"});
   REQUIRE(ok(bob.ask({{"cmd", "drive"}})));
   bob.leave();
@@ -329,7 +391,7 @@ TEST_CASE("an emergency stop latches: no motion from anyone until the teacher cl
   CHECK(code(driver.ask({{"cmd", "drive"}})) == "latched");
   CHECK(code(teacher.ask({{"cmd", "drive"}})) == "latched");
   CHECK(code(driver.ask({{"cmd", "clear_emergency"}})) == "denied");  // a teacher is set: theirs to clear
-  CHECK(ok(driver.ask({{"cmd", "stop"}})));                          // stops always go
+  CHECK(ok(driver.ask({{"cmd", "stop"}})));                           // stops always go
   CHECK(ok(teacher.ask({{"cmd", "clear_emergency"}})));
   CHECK(driver.next("emergency_latch", "latched", false)["by"]["client"] == teacher.hello["client"]);
   CHECK(ok(driver.ask({{"cmd", "drive"}})));
@@ -347,4 +409,34 @@ TEST_CASE("with no teacher secret set a driver clears the latch, and a viewer ne
   CHECK(ok(driver.ask({{"cmd", "clear_emergency"}})));
   CHECK(ok(driver.ask({{"cmd", "drive"}})));
   CHECK(room.robot() == Robot{"EM", "GO"});
+}
+
+TEST_CASE(
+    "with a PIN a program on the robot's own port waits to be approved: it may stop, and only a driver approves") {
+  Classroom room(with_pin(), &FakeDriver::make_with_native_port);
+  Program program(room);
+  // Waiting, its motion is withheld and its stop goes: in order, so the stop's
+  // arrival shows the motion was dealt with first.
+  program.send("GO");
+  program.send("ST");
+  REQUIRE(room.run_until(-1, [&] { return !room.robot().empty(); }));
+  CHECK(room.robot() == Robot{"ST"});
+
+  // Whoever connects is told who waits; a viewer cannot approve.
+  Client viewer(room);
+  const json waiting = viewer.next("pairing");
+  REQUIRE(waiting["waiting"].size() == 1);
+  const std::uint64_t id = waiting["waiting"][0]["client"];
+  CHECK(code(viewer.ask({{"cmd", "approve"}, {"client", id}})) == "denied");
+
+  Client driver(room);
+  REQUIRE(ok(driver.ask({{"cmd", "auth"}, {"pin", "4711"}})));
+  REQUIRE(ok(driver.ask({{"cmd", "approve"}, {"client", id}})));
+  CHECK(viewer.next("pairing")["waiting"].empty());
+  CHECK(code(driver.ask({{"cmd", "approve"}, {"client", id}})) != "(no error)");  // once
+
+  // Approved, it drives as on an open port.
+  program.send("GO");
+  REQUIRE(room.run_until(-1, [&] { return room.robot().size() == 2; }));
+  CHECK(room.robot() == Robot{"ST", "GO"});
 }

@@ -79,3 +79,32 @@ test("arrow keys turn it, and its own commands and the emergency stop reach it",
   await bridge.waitFor("simulated Pioneer: rx SETO");
   await page.screenshot({ path: path.join(artifacts, "dashboard-pioneer.png"), fullPage: true });
 });
+
+test("a family the page has no panel for: its readings as they come, each field on a line", async () => {
+  // The same bridge, its hello rewritten on the way to a second page to name
+  // a family the page has no row for, as a newer bridge's would.
+  const other = await page.context().browser().newPage({ viewport: { width: 1280, height: 900 } });
+  other.on("pageerror", (error) => { throw error; });
+  await other.routeWebSocket(/\/ws$/, (ws) => {
+    const server = ws.connectToServer();
+    server.onMessage((message) => {
+      const parsed = typeof message === "string" ? JSON.parse(message) : null;
+      if (parsed?.type !== "hello") return ws.send(message);
+      ws.send(JSON.stringify({ ...parsed, robot: "rover", model: "r1" }));
+    });
+  });
+  await other.goto(`http://127.0.0.1:${bridge.httpPort}/`);
+  await other.getByTestId("robot-title").filter({ hasText: "rover r1" }).waitFor();
+  await other.getByTestId("readings").waitFor({ state: "visible" });
+  for (const panel of ["sensors", "pioneer", "smr"]) {
+    assert.equal(await other.getByTestId(panel).isVisible(), false, `no ${panel} panel`);
+  }
+  // Each field of the robot's readings, by its name, as the bridge sends it.
+  const list = other.getByTestId("readings-list");
+  await list.locator("dt", { hasText: /^pose$/ }).waitFor();
+  assert.match(await list.locator("dt:has-text('pose') + dd").textContent(), /"x_mm":/);
+  assert.ok(await list.locator("dt", { hasText: /^battery_v$/ }).count() === 1, "the battery's field");
+  await other.waitForFunction(() => Number(document.getElementById("readings-rate").textContent) > 0);
+  await checkLayout(other, "dashboard-any-family");
+  await other.close();
+});

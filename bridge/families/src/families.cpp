@@ -54,8 +54,8 @@ FamiliesHelp families_help() {
     help.family += std::string(std::exchange(family_separator, "; ")) + std::string(family.name) + ": " +
                    std::string(family.robots);
     if (family.models != nullptr) {
-      help.model += std::string(std::exchange(model_separator, "; ")) + std::string(family.name) + ": " +
-                    family.models();
+      help.model +=
+          std::string(std::exchange(model_separator, "; ")) + std::string(family.name) + ": " + family.models();
     }
     if (!family.default_device.empty()) {
       help.device += std::string(std::exchange(device_separator, ", ")) + std::string(family.name) + " " +

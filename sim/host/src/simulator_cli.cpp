@@ -37,7 +37,7 @@ std::string help_text(std::span<const SimulatedFamily> families) {
 }  // namespace
 
 std::variant<SimulatorSettings, int> parse_simulator_command_line(int argc, const char* const* argv,
-                                                                   std::span<const SimulatedFamily> families) {
+                                                                  std::span<const SimulatedFamily> families) {
   SimulatorSettings options;
   CLI::App app{help_text(families), "flockbridge-sim"};
   app.set_version_flag("--version", version_text());
@@ -58,10 +58,10 @@ std::variant<SimulatorSettings, int> parse_simulator_command_line(int argc, cons
   auto* link = app.add_option("--link", options.line.link,
                               "Path of the symlink to the pseudo-terminal (give this path to flockbridge --device)");
   std::uint16_t listen = 0;
-  auto* listen_option = app.add_option(
-      "--listen", listen,
-      "Serve the robot over TCP on 127.0.0.1 at this port instead (0: a free one), as MobileSim does (" + tcp_names +
-          "); the ready line says where (flockbridge --device tcp:127.0.0.1:PORT)");
+  auto* listen_option =
+      app.add_option("--listen", listen,
+                     "Serve the robot over TCP on 127.0.0.1 at this port instead (0: a free one), as MobileSim does (" +
+                         tcp_names + "); the ready line says where (flockbridge --device tcp:127.0.0.1:PORT)");
   link->excludes(listen_option);
   app.add_option("--seed", options.line.seed, "Seed of the robot's noise and of every random fault")
       ->capture_default_str();

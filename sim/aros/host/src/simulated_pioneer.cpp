@@ -32,26 +32,28 @@ bool run_model_command(PioneerModel& model, const std::string& command, std::ist
 using PtyPioneer = PtyRobot<PioneerModel, PioneerModelSettings>;
 
 SimulatedFamily simulated_family() {
-  return {.name = "pioneer",
-          .plays = "  --robot pioneer:  a Pioneer or AmigoBot (--model): the SYNC handshake, OPEN, CONFIG, SIPs every\n"
-                   "                    100 ms, motion in a 6 x 4 m room with sonar, and its 2 s watchdog; on reboot\n"
-                   "                    it forgets its client and waits for SYNC0",
-          .commands = "Pioneer only:\n"
-                      "  state         print the robot's true pose, speeds, motors and watchdog stops",
-          .serves_tcp = true,
-          .add_options = [](CLI::App& app, LineOptions& /*line*/) -> RobotMaker {
-            auto settings = std::make_shared<PioneerModelSettings>();
-            std::vector<std::string> models;
-            for (const auto& row : protocol::aros::robot_models()) models.emplace_back(row.subclass);
-            app.add_option("--model", settings->model, "Pioneer: the model, as SYNC2 names it")
-                ->capture_default_str()
-                ->check(CLI::IsMember(models));
-            app.add_option("--name", settings->name, "Pioneer: the robot's name, as SYNC2 gives it")
-                ->capture_default_str();
-            return [settings](uv_loop_t* loop, const SimulatedLine& line, SimRobot::Log log) {
-              return std::make_unique<PtyPioneer>(loop, *settings, line, std::move(log));
-            };
-          }};
+  return {
+      .name = "pioneer",
+      .plays =
+          "  --robot pioneer:  a Pioneer or AmigoBot (--model): the SYNC handshake, OPEN, CONFIG, SIPs every\n"
+          "                    100 ms, motion in a 6 x 4 m room with sonar, and its 2 s watchdog; on reboot\n"
+          "                    it forgets its client and waits for SYNC0",
+      .commands =
+          "Pioneer only:\n"
+          "  state         print the robot's true pose, speeds, motors and watchdog stops",
+      .serves_tcp = true,
+      .add_options = [](CLI::App& app, LineOptions& /*line*/) -> RobotMaker {
+        auto settings = std::make_shared<PioneerModelSettings>();
+        std::vector<std::string> models;
+        for (const auto& row : protocol::aros::robot_models()) models.emplace_back(row.subclass);
+        app.add_option("--model", settings->model, "Pioneer: the model, as SYNC2 names it")
+            ->capture_default_str()
+            ->check(CLI::IsMember(models));
+        app.add_option("--name", settings->name, "Pioneer: the robot's name, as SYNC2 gives it")->capture_default_str();
+        return [settings](uv_loop_t* loop, const SimulatedLine& line, SimRobot::Log log) {
+          return std::make_unique<PtyPioneer>(loop, *settings, line, std::move(log));
+        };
+      }};
 }
 
 }  // namespace flockbridge::sim::aros

@@ -114,7 +114,8 @@ void PtyUno::check_received_frame(protocol::ByteView payload, std::uint64_t posi
 
 void PtyUno::transmit(protocol::ByteView frame) {
   if (!device_.connected()) return;
-  const protocol::ByteView payload = frame.subspan(protocol::flockbot::kSyncLength + 1, frame.size() - protocol::flockbot::kFrameOverhead);
+  const protocol::ByteView payload =
+      frame.subspan(protocol::flockbot::kSyncLength + 1, frame.size() - protocol::flockbot::kFrameOverhead);
   if (report_frames_ && payload.size() >= 3 && payload[0] == 'S' && payload[1] == 'E' && payload[2] == 'N') {
     log_("tx-sensor " + protocol::to_hex(payload));
   }

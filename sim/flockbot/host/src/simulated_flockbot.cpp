@@ -10,15 +10,17 @@ namespace flockbridge::sim::flockbot {
 SimulatedFamily simulated_family() {
   return {
       .name = "flockbot",
-      .plays = "  --robot flockbot: the Flockbot's Uno: the boot ACK when the port is opened, CFG, sensor packets,\n"
-               "                    a model of the robot's motion, DMC when a bounded move completes; on reboot it\n"
-               "                    sends ACK and waits for CFG",
-      .commands = "Flockbot only:\n"
-                  "  nak-next [N]  answer the next N frames received (default 1) with NAK\n"
-                  "  corrupt-next  send the next packet with a bad checksum\n"
-                  "  emergency     send EMG\n"
-                  "  burst [N]     send N sensor packets (default 5) at once, in one write\n"
-                  "  bump L H      set the bumper bytes",
+      .plays =
+          "  --robot flockbot: the Flockbot's Uno: the boot ACK when the port is opened, CFG, sensor packets,\n"
+          "                    a model of the robot's motion, DMC when a bounded move completes; on reboot it\n"
+          "                    sends ACK and waits for CFG",
+      .commands =
+          "Flockbot only:\n"
+          "  nak-next [N]  answer the next N frames received (default 1) with NAK\n"
+          "  corrupt-next  send the next packet with a bad checksum\n"
+          "  emergency     send EMG\n"
+          "  burst [N]     send N sensor packets (default 5) at once, in one write\n"
+          "  bump L H      set the bumper bytes",
       .serves_tcp = false,
       .add_options = [](CLI::App& app, LineOptions& line) -> RobotMaker {
         // The options live as long as the maker that reads them.

@@ -60,15 +60,17 @@ using PtySmr = PtyRobot<SmrModel, SmrModelSettings>;
 
 SimulatedFamily simulated_family() {
   return {.name = "smr",
-          .plays = "  --robot smr:      a DTU Small Mobile Robot's RS485 bus: the motor, line sensor, IR and power\n"
-                   "                    modules answer their polls; motion in a 4 x 3 m room with a line along x; on\n"
-                   "                    reboot its encoders and speeds go back to 0",
-          .commands = "SMR only:\n"
-                      "  state         print the robot's true pose, the speeds on the bus and the encoders\n"
-                      "  module-silent left|right|line|ir|power on|off\n"
-                      "                stop or resume one module's answers\n"
-                      "  power-switch on|off\n"
-                      "                the power module's switch (SMRD powered the computer off when it stayed off)",
+          .plays =
+              "  --robot smr:      a DTU Small Mobile Robot's RS485 bus: the motor, line sensor, IR and power\n"
+              "                    modules answer their polls; motion in a 4 x 3 m room with a line along x; on\n"
+              "                    reboot its encoders and speeds go back to 0",
+          .commands =
+              "SMR only:\n"
+              "  state         print the robot's true pose, the speeds on the bus and the encoders\n"
+              "  module-silent left|right|line|ir|power on|off\n"
+              "                stop or resume one module's answers\n"
+              "  power-switch on|off\n"
+              "                the power module's switch (SMRD powered the computer off when it stayed off)",
           .serves_tcp = false,
           .add_options = [](CLI::App& /*app*/, LineOptions& /*line*/) -> RobotMaker {
             return [](uv_loop_t* loop, const SimulatedLine& line, SimRobot::Log log) {
