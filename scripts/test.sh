@@ -19,6 +19,13 @@
 # build.sh, tidy.sh, fuzz.sh and arm64.sh.)
 set -u
 cd "$(dirname "$0")/.." || exit 1
+began_all="$(date +%s)"
+# The machine's busy and idle time so far, in clock ticks (/proc/stat), to say
+# at the end how much of the cores the whole command used.
+cpu_ticks() {
+  awk '/^cpu /{ print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat
+}
+ticks_before="$(cpu_ticks)"
 scripts/deps.sh || exit 1
 scripts/browser-deps.sh || exit 1
 . scripts/lib.sh
@@ -121,6 +128,9 @@ if [ -n "$tidy_pid" ]; then
   times="$times
   $took s  clang-tidy, from the start, beside the others: $result"
 fi
-echo "==== each stage's time:$times"
+ticks_after="$(cpu_ticks)"
+busy="$(echo "$ticks_before $ticks_after" | awk '{ b = $3 - $1; i = $4 - $2; if (b + i > 0) printf "%d", 100 * b / (b + i); else print 0 }')"
+echo "==== each stage's time:$times
+  $(($(date +%s) - began_all)) s  in all, the cores $busy% busy"
 echo "flockbridge: $passed passed, $failed failed"
 exit $status
