@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 from typing import Callable, List
 
 import pytest
@@ -135,14 +136,18 @@ def test_sensors_are_objects_with_attributes(smr: Bridge) -> None:
 def test_stream_gives_the_newest_reading_at_most_once_per_interval(smr: Bridge) -> None:
     with flockbridge.connect(smr.address) as robot:
         readings = []
+        taken = []  # when this program got each one
         for reading in robot.stream(interval_ms=200):
+            taken.append(time.monotonic())
             readings.append(reading)
             if len(readings) == 4:
                 break
-        stamps = [float(r.ts) for r in readings]
         sequence = [int(r.seq) for r in readings]
         assert all(b > a for a, b in zip(sequence, sequence[1:]))
-        assert all(b - a >= 0.15 for a, b in zip(stamps, stamps[1:])), stamps
+        # At most one per interval, by this program's clock: the promise. (The
+        # bridge's stamps of the readings are no measure of it: a reader
+        # thread that fell behind hands over an older newest reading.)
+        assert all(b - a >= 0.18 for a, b in zip(taken, taken[1:])), taken
         every = []
         for reading in robot.stream(interval_ms=0):
             every.append(int(reading.seq))
