@@ -7,9 +7,10 @@
 #      optimisation, assertions on), under AddressSanitizer and UBSan
 #      (build-asan/),
 #   3. clang-tidy over every source file, with that build's compile commands
-#      (scripts/tidy.sh): it starts first and runs beside the other stages at
-#      the lowest priority, on the cores the end-to-end tests leave idle while
-#      they wait for the robot and the network, and is waited for at the end,
+#      (scripts/tidy.sh): it starts when the first stage ends and runs beside
+#      the others at the lowest priority, on the cores their tests leave idle
+#      while they wait for the robot and the network, and is waited for at
+#      the end,
 #   4. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
 #   5. the arm64 cross build's unit and end-to-end tests under qemu-user
 #      (build-arm64/, scripts/arm64.sh).
@@ -92,25 +93,23 @@ suite() {
 }
 
 clang_build="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug"
-tidy_pid=""
+run_stage "tests" suite build
 if [ "${1:-}" != "--quick" ]; then
   # clang-tidy needs the clang build's compile commands only, not its build.
+  # It starts once the first stage is over: that stage's browsers, package
+  # root and benchmarks have the machine to themselves.
   # shellcheck disable=SC2086 # the options are separate words
   cmake -S . -B build-asan -G Ninja -DFLOCKBRIDGE_TESTS=ON $clang_build >/dev/null || exit 1
   tidy_log="$(mktemp)"
   tidy_began="$(date +%s)"
   nice -n 19 scripts/tidy.sh build-asan >"$tidy_log" 2>&1 &
   tidy_pid=$!
-fi
-
-run_stage "tests" suite build
-if [ -n "$tidy_pid" ]; then
   # shellcheck disable=SC2086
   run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer" \
     suite build-asan $clang_build -E "^clang-tidy"
   run_stage "fuzzing" scripts/fuzz.sh
   run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh
-  echo "==== clang-tidy (running beside the stages above since the start)"
+  echo "==== clang-tidy (running beside the stages above since the first ended)"
   tidy_status=0
   wait "$tidy_pid" || tidy_status=$?
   took=$(($(date +%s) - tidy_began))
@@ -124,9 +123,9 @@ if [ -n "$tidy_pid" ]; then
     status=1
     result="0 passed, 1 failed"
   fi
-  echo "==== clang-tidy: $result, in $took s from the start"
+  echo "==== clang-tidy: $result, in $took s from the first stage's end"
   times="$times
-  $took s  clang-tidy, from the start, beside the others: $result"
+  $took s  clang-tidy, from the first stage's end, beside the others: $result"
 fi
 ticks_after="$(cpu_ticks)"
 busy="$(echo "$ticks_before $ticks_after" | awk '{ b = $3 - $1; i = $4 - $2; if (b + i > 0) printf "%d", 100 * b / (b + i); else print 0 }')"
