@@ -128,10 +128,10 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
            ") connected");
   added.start(wire::json_only(
       added.encoding(),
-      protocol::json::hello(
-          session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
-          {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(), driver_->simulated_room()},
-          {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
+      protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
+                            {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(),
+                             driver_->simulated_room(), &driver_->geometry()},
+                            {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
   if (lease_.holder()) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
   if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));
   if (!pairing_.list().empty()) added.send(wire::json_only(added.encoding(), pairing_message()));

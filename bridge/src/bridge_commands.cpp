@@ -17,6 +17,17 @@ using protocol::Error;
 
 void Bridge::session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
                                    const nlohmann::json& id) {
+  if (cmd == "reset_pose") {
+    // Every family's, and the driver's to carry out: some robots keep the
+    // pose themselves (and are told), for others the bridge adds it up.
+    if (auto checked = protocol::json::only(cmd, object, {}); !checked) {
+      session.reply_error(id, checked.error());
+      return;
+    }
+    submit_command(session, {}, MotionEffect{}, id,
+                   [this](protocol::CommandToken token) { return driver_->reset_pose(token); });
+    return;
+  }
   auto command = driver_->command_from_json(cmd, object);
   if (!command) {
     session.reply_error(id, command.error());
@@ -30,8 +41,8 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
   submit_command(session, command.value(), effect, id);
 }
 
-void Bridge::submit_command(Session& session, protocol::ByteView payload, MotionEffect effect,
-                            const nlohmann::json& id) {
+void Bridge::submit_command(Session& session, protocol::ByteView payload, MotionEffect effect, const nlohmann::json& id,
+                            const DriverCall& call) {
   ++counters_.commands_received;
   const SteadyTime now = steady_now();
   // Stop and emergency stop are never held back by the rate limit.
@@ -55,9 +66,10 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
                        : "not sent: this port is read-only (access.native_port_mode); only stops go")
                 : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
             protocol::ErrorCode::Denied,
-            pairing_.waiting(session.id()) ? "not sent: this connection waits to be approved on the robot's dashboard; only "
-                                     "stops go"
-                                   : ""});
+            pairing_.waiting(session.id())
+                ? "not sent: this connection waits to be approved on the robot's dashboard; only "
+                  "stops go"
+                : ""});
     return;
   }
   if (effect.motion && latch_.latched()) {
@@ -77,7 +89,7 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
   const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
   if (lease == LeaseCheck::Refused) return;
   const protocol::CommandToken token = next_token_++;
-  auto submitted = driver_->submit(token, payload);
+  auto submitted = call ? call(token) : driver_->submit(token, payload);
   if (!submitted) {
     const protocol::Error& error = submitted.error();
     if (error.code == protocol::ErrorCode::LinkDown) {
@@ -123,8 +135,9 @@ Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& eff
   ++counters_.control_refused;
   const std::uint64_t holder = lease_.holder()->client;
   const auto found = sessions_.find(holder);
-  const std::string who = found == sessions_.end() ? "client " + std::to_string(holder)
-                                                   : "client " + std::to_string(holder) + " (" + found->second->peer() + ")";
+  const std::string who = found == sessions_.end()
+                              ? "client " + std::to_string(holder)
+                              : "client " + std::to_string(holder) + " (" + found->second->peer() + ")";
   refuse(session, id,
          Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
                    " drives the robot; it is yours once it releases control, goes away or sends no command for " +
@@ -187,7 +200,8 @@ void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
 }
 
 void Bridge::latch_changed() {
-  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), latch_.message(config_.access)); });
+  broadcast(
+      [&](const Session& session) { return wire::json_only(session.encoding(), latch_.message(config_.access)); });
   fleet_.status_changed();
 }
 
@@ -212,6 +226,5 @@ void Bridge::clear_emergency(Session& session, const nlohmann::json& id) {
   }
   session.reply_ok(id);
 }
-
 
 }  // namespace flockbridge::bridge

@@ -115,6 +115,12 @@ class FakeDriver final : public bridge::RobotDriver {
     push(bridge::driver_event::CommandDone{token, std::nullopt, true});
     return protocol::Done{};
   }
+  [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override {
+    received.emplace_back("reset pose");
+    push(bridge::driver_event::CommandDone{token, std::nullopt, std::nullopt});
+    return protocol::Done{};
+  }
+  [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return geometry_; }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken /*token*/) override {
     received.emplace_back("safety stop");
     return protocol::Done{};
@@ -136,6 +142,7 @@ class FakeDriver final : public bridge::RobotDriver {
   Host& host_;
   std::deque<bridge::DriverEvent> events_;
   std::vector<std::string> commands_{"drive", "stop", "emergency"};
+  protocol::RobotGeometry geometry_;
   std::string reason_;
   bool native_port_ = false;
 };

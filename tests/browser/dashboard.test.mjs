@@ -25,7 +25,8 @@ test("the page connects and shows live values that change", async () => {
   const firstIr = await page.locator("#ir0-value").textContent();
   await packetsLater(10);
   assert.ok((await number("seq")) >= firstSeq + 10, "the packet counter moves on");
-  assert.match(await text("battery"), /^\d+ \(raw count\)$/);
+  // The simulated Uno's volts per count are known (--simulate): volts, not a count.
+  assert.match(await text("battery"), /^\d+\.\d\d V$/);
   // The simulated IR readings follow a wave with noise: they change.
   await page.waitForFunction((first) => document.querySelector("#ir0-value").textContent !== first, firstIr);
   // Shown as a count; while the browser starts, a packet or two may be
@@ -80,8 +81,8 @@ test("every reading is labelled, and the page fits a desktop and a phone; screen
   assert.deepEqual(names, ["IR 0", "IR 1", "IR 2", "IR 3", "IR 4"]);
   await page.getByTestId("sensors").getByText("grey: not pressed, red: pressed").waitFor();
   await page.getByTestId("plot-legend").waitFor({ state: "visible" });  // the lines are drawn
-  // No volts without flockbot.units.battery_volts_per_count: the count says what it is.
-  await page.getByTestId("battery").filter({ hasText: /^\d+ \(raw count\)$/ }).waitFor();
+  // Volts: the simulated Uno's conversion is known.
+  await page.getByTestId("battery").filter({ hasText: /^\d+\.\d\d V$/ }).waitFor();
   await checkLayout(page, "dashboard");
   await page.setViewportSize({ width: 390, height: 844 });
   const emergency = await page.getByTestId("emergency").boundingBox();

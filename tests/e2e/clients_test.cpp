@@ -271,8 +271,8 @@ TEST_CASE("a client that sends its commands and ends its side still gets every a
   rig.expect_sim("rx 44 47 43");
 }
 
-TEST_CASE("drive in mm/s and deg/s becomes the Flockbot's wheel speeds once its units are configured") {
-  Rig rig(RigOptions{.bridge_args = {"--wheel-mm-s-per-percent", "10", "--wheel-base-mm", "100"}});
+TEST_CASE("drive in mm/s and deg/s becomes the Flockbot's wheel speeds, at 1 cm/s a step out of the box") {
+  Rig rig;
   auto client = rig.json_client();
   // 200 mm/s straight on: both wheels at 20 (D M W 14 14).
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":200,\"w_deg_s\":0,\"id\":1}\n");
@@ -286,8 +286,8 @@ TEST_CASE("drive in mm/s and deg/s becomes the Flockbot's wheel speeds once its 
   CHECK((*refused)["error"].get<std::string>().find("more than 1000 mm/s") != std::string::npos);
 }
 
-TEST_CASE("drive is refused, saying what to configure, while a Flockbot's wheel speed is unknown") {
-  Rig rig;
+TEST_CASE("drive is refused, saying what to configure, while a Flockbot's wheel speed is set unknown") {
+  Rig rig(RigOptions{.bridge_args = {"--wheel-mm-s-per-percent", "0"}});
   auto client = rig.json_client();
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"id\":1}\n");
   auto refused = client.read_json_type("error");

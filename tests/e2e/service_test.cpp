@@ -98,7 +98,7 @@ TEST_CASE("SIGHUP applies new settings without dropping a client, and sends the 
   auto client = rig.json_client();
   auto before = client.read_json_type("sensor");
   REQUIRE(before);
-  CHECK_FALSE(before->contains("battery_v"));
+  CHECK(before->at("battery_v").is_null());  // not known: the common model says so
 
   write_file(rig.config_path(),
              "[flockbot]\nid = 9\n[flockbot.units]\nbattery_volts_per_count = 0.01\n[listen]\nmax_clients = 5\n");
@@ -112,9 +112,9 @@ TEST_CASE("SIGHUP applies new settings without dropping a client, and sends the 
 
   // The same connection goes on, now with volts.
   std::optional<nlohmann::json> after;
-  for (int i = 0; i < 50 && !(after && after->contains("battery_v")); ++i) after = client.read_json_type("sensor");
+  for (int i = 0; i < 50 && !(after && !after->at("battery_v").is_null()); ++i) after = client.read_json_type("sensor");
   REQUIRE(after);
-  REQUIRE(after->contains("battery_v"));
+  REQUIRE(after->at("battery_v").is_number());
   CHECK((*after)["battery_v"].get<double>() == doctest::Approx((*after)["battery"].get<double>() * 0.01));
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "closed"));
 }

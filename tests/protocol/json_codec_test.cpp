@@ -143,16 +143,16 @@ TEST_CASE("sensor messages carry volts and millimetres beside the raw values whe
   units.ir_volts_per_count = 5.0 / 1023;
   units.odometer_mm_per_count = 1.25;
   const Json both = Json::parse(sensor_json(r, 1, 0, units));
-  CHECK(both["battery"] == 505);  // raw values stay
-  CHECK(both["battery_v"] == 7.4235);
+  CHECK(both["battery"] == 505);            // raw values stay
+  CHECK_FALSE(both.contains("battery_v"));  // the common robot model's, which the driver adds
   CHECK(both["ir_v"] == Json::parse("[0, 5, 2.5024, 0.4888, 0.0342]"));
   CHECK(both["odometer_mm"] == Json::parse(R"({"left":-125,"right":312.5,"avg":93.75})"));
   CHECK_FALSE(both.contains("wheel_watcher_mm"));  // no factor, no converted value
   units.wheel_watcher_mm_per_count = 0.5;
   CHECK(Json::parse(sensor_json(r, 1, 0, units))["wheel_watcher_mm"] == Json::parse(R"({"left":1.5,"right":-1.5})"));
   // Rounded to what the sensors resolve: the text carries no float noise.
-  CHECK(sensor_json(r, 1, 0, units).find("\"battery_v\":7.4235,") != std::string::npos);
-  for (const char* key : {"battery_v", "ir_v", "odometer_mm", "wheel_watcher_mm"}) {
+  CHECK(sensor_json(r, 1, 0, units).find(R"("ir_v":[0.0,5.0,2.5024,0.4888,0.0342])") != std::string::npos);
+  for (const char* key : {"ir_v", "odometer_mm", "wheel_watcher_mm"}) {
     CHECK_FALSE(Json::parse(sensor_json(r, 1, 0)).contains(key));
   }
 }
@@ -191,7 +191,6 @@ TEST_CASE("sensor messages, written directly, read back as the values they carry
                   {"odometer", {{"left", r.odometer_left}, {"right", r.odometer_right}, {"avg", r.odometer_avg}}},
                   {"wheel_watcher", {{"left", r.wheel_watcher_left}, {"right", r.wheel_watcher_right}}}};
     if (units.battery_volts_per_count != 0) {
-      expected["battery_v"] = scaled(r.battery, units.battery_volts_per_count, 1e4);
       Json volts = Json::array();
       for (const auto ir : r.ir) volts.push_back(scaled(ir, units.ir_volts_per_count, 1e4));
       expected["ir_v"] = volts;
@@ -210,7 +209,7 @@ TEST_CASE("sensor messages, written directly, read back as the values they carry
   // Whole reals keep their ".0", so that a reader's language sees a real.
   SensorReading zero;
   CHECK(sensor_json(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("ts":2.0,"battery":0,)") != std::string::npos);
-  CHECK(sensor_json(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("battery_v":0.0,)") != std::string::npos);
+  CHECK(sensor_json(zero, 1, 2, SensorUnits{1, 1, 1, 1}).find(R"("ir_v":[0.0,)") != std::string::npos);
 }
 
 TEST_CASE("the messages the bridge sends, in the documented shapes") {
@@ -231,12 +230,15 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   const std::vector<std::string> commands{"move", "stop"};
   CHECK(codec::hello("abc", LinkState::Up, "", 4, "driver", {"flockbot", "flockbot", commands}) ==
         R"({"type":"hello","version":1,"session":"abc","robot":"flockbot","model":"flockbot","link":"up",)"
-        R"("client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move","stop"]})");
+        R"("client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move","stop"],)"
+        R"("geometry":{"footprint":{"radius_mm":null,"length_mm":null,"width_mm":null},"wheel_base_mm":null,)"
+        R"("max_v_mm_s":null,"max_w_deg_s":null,"ranges":[],"bumpers":[]}})");
   CHECK(Json::parse(
             codec::hello("abc", LinkState::Down, "no port", 9, "viewer", {"pioneer", "p3dx-sh", {}}, {true, false})) ==
         Json::parse(R"({"type":"hello","version":1,"session":"abc","robot":"pioneer","model":"p3dx-sh",
             "link":"down","reason":"no port","client":9,"role":"viewer","access":{"pin":true,"teacher":false},
-            "capabilities":[]})"));
+            "capabilities":[],"geometry":{"footprint":{"radius_mm":null,"length_mm":null,"width_mm":null},
+            "wheel_base_mm":null,"max_v_mm_s":null,"max_w_deg_s":null,"ranges":[],"bumpers":[]}})"));
   // A simulated robot says so, with the room it drives in when its simulator told it.
   const std::array<double, 4> room{-2000, -1500, 2000, 1500};
   const Json simulated =
@@ -295,9 +297,8 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   REQUIRE(set);
   CHECK(std::get<ChangeSetting>(set.value()).key == "access.lease_idle_ms");
   CHECK(std::get<ChangeSetting>(set.value()).value == "2000");
-  CHECK(
-      std::get<ChangeSetting>(parse_json_request(R"({"cmd":"set","key":"k","value":true})").request.value()).value ==
-      "true");
+  CHECK(std::get<ChangeSetting>(parse_json_request(R"({"cmd":"set","key":"k","value":true})").request.value()).value ==
+        "true");
   CHECK_FALSE(parse_json_request(R"({"cmd":"set","key":"k","value":[1]})").request);
   CHECK_FALSE(parse_json_request(R"({"cmd":"set","value":1})").request);
   CHECK(std::holds_alternative<ClearEmergency>(parse_json_request(R"({"cmd":"clear_emergency"})").request.value()));

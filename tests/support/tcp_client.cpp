@@ -143,17 +143,23 @@ std::optional<std::string> TcpClient::read_message(std::chrono::milliseconds tim
   }
 }
 
-std::optional<nlohmann::json> TcpClient::read_json(std::chrono::milliseconds timeout) {
+std::optional<std::string> TcpClient::read_line(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     const std::size_t newline = buffer_.find('\n');
     if (newline != std::string::npos) {
       std::string line = buffer_.substr(0, newline);
       buffer_.erase(0, newline + 1);
-      return nlohmann::json::parse(line);
+      return line;
     }
     if (!fill(deadline)) return std::nullopt;
   }
+}
+
+std::optional<nlohmann::json> TcpClient::read_json(std::chrono::milliseconds timeout) {
+  auto line = read_line(timeout);
+  if (!line) return std::nullopt;
+  return nlohmann::json::parse(*line);
 }
 
 std::optional<nlohmann::json> TcpClient::read_json_type(const std::string& type, std::chrono::milliseconds timeout) {

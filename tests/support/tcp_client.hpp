@@ -64,6 +64,8 @@ class TcpClient {
 
   /// The next length-prefixed message (without its length byte).
   std::optional<std::string> read_message(std::chrono::milliseconds timeout = 5s);
+  /// The next line, as it came (without its line end).
+  std::optional<std::string> read_line(std::chrono::milliseconds timeout = 5s);
   /// The next JSON line, parsed.
   std::optional<nlohmann::json> read_json(std::chrono::milliseconds timeout = 5s);
   /// The next JSON line whose "type" is `type`, skipping others.

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 
 #include <cstdint>
+#include <optional>
+#include <sstream>
 #include <vector>
 
 #include "flockbridge/bridge/setting_rows.hpp"
@@ -17,6 +19,47 @@ protocol::flockbot::LinkSettings link_settings(const Config& config) {
   return settings;
 }
 
+namespace {
+
+/// "90, 45, 0, -45, -90" as five angles; nothing when it is not that.
+std::optional<std::vector<double>> parse_ir_deg(const std::string& text) {
+  std::vector<double> angles;
+  std::istringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    std::istringstream number(item);
+    double value = 0;
+    if (!(number >> value) || !(number >> std::ws).eof() || value < -360 || value > 360) return std::nullopt;
+    angles.push_back(value);
+  }
+  if (angles.size() != protocol::flockbot::kIrCount) return std::nullopt;
+  return angles;
+}
+
+}  // namespace
+
+protocol::flockbot::SensorUnits model_units(const Config& config) {
+  protocol::flockbot::SensorUnits units = settings_of(config).units;
+  if (!config.simulate) return units;
+  using Sim = protocol::flockbot::SimulatedUno;
+  const protocol::flockbot::SensorUnits sim = Sim::units();
+  if (units.battery_volts_per_count == 0) units.battery_volts_per_count = sim.battery_volts_per_count;
+  if (units.odometer_mm_per_count == 0) units.odometer_mm_per_count = sim.odometer_mm_per_count;
+  if (units.wheel_watcher_mm_per_count == 0) units.wheel_watcher_mm_per_count = sim.wheel_watcher_mm_per_count;
+  return units;
+}
+
+protocol::flockbot::FlockbotBody model_body(const Config& config) {
+  protocol::flockbot::FlockbotBody body = settings_of(config).body;
+  if (!config.simulate) return body;
+  const protocol::flockbot::FlockbotBody sim = protocol::flockbot::SimulatedUno::body();
+  if (body.radius_mm == 0) body.radius_mm = sim.radius_mm;
+  if (body.ir_deg.empty()) body.ir_deg = sim.ir_deg;
+  if (body.ir_mount_mm == 0) body.ir_mount_mm = sim.ir_mount_mm;
+  if (!body.ir_range.known()) body.ir_range = sim.ir_range;
+  return body;
+}
+
 FamilyRows settings_rows() {
   FamilyRows family;
   std::vector<Setting>& s = family.rows;
@@ -24,8 +67,8 @@ FamilyRows settings_rows() {
       {"simulator", "rate_hz", "--sim-rate-hz", "Sensor packets per second of the simulated Uno.", kRestart},
       [](auto& c) -> auto& { return settings_of(c).sim_rate_hz; }, 0.1, 2000));
   s.push_back(whole(
-      {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive}, [](auto& c) -> auto& { return settings_of(c).robot.id; }, 0,
-      255));
+      {"flockbot", "id", "--robot-id", "Robot id sent in CFG.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).robot.id; }, 0, 255));
   s.push_back(whole(
       {"flockbot", "gripper", "--gripper", "Gripper type sent in CFG.", kLive},
       [](auto& c) -> auto& { return settings_of(c).robot.gripper; }, 0, 255));
@@ -88,14 +131,56 @@ FamilyRows settings_rows() {
       [](auto& c) -> auto& { return settings_of(c).units.wheel_watcher_mm_per_count; }, 0, 10000));
   s.push_back(real(
       {"flockbot.units", "wheel_mm_s_per_percent", "--wheel-mm-s-per-percent",
-       "A wheel's speed in mm/s at a wheel speed of 1 (of the Flockbot's -100..100), which JSON drive "
-       "needs (0: drive is refused; the simulated Uno's is 10).",
+       "A wheel's speed in mm/s at a wheel speed of 1 (of the Flockbot's -100..100), for JSON drive: "
+       "the serial protocol's own example makes a step 1 cm/s (0: drive is refused).",
        kLive},
       [](auto& c) -> auto& { return settings_of(c).units.wheel_mm_s_per_percent; }, 0, 1000));
   s.push_back(real(
       {"flockbot.units", "wheel_base_mm", "--wheel-base-mm",
-       "The distance between the wheels, for JSON drive's turning (the simulated Uno's is 100).", kLive},
+       "The distance between the wheels, for JSON drive's turning and the pose's heading (the simulated "
+       "Uno's is 100; `python3 -m flockbridge calibrate` measures it).",
+       kLive},
       [](auto& c) -> auto& { return settings_of(c).units.wheel_base_mm; }, 1, 10000));
+  s.push_back(real(
+      {"flockbot.units", "ir_range_k", "--ir-range-k",
+       "The IR sensors' distance law, mm = ir_range_k / (reading - ir_range_offset), for the ranges of "
+       "sensor messages (0: not known, ranges are null; `python3 -m flockbridge calibrate` measures it).",
+       kLive},
+      [](auto& c) -> auto& { return settings_of(c).body.ir_range.k; }, 0, 1e9));
+  s.push_back(real(
+      {"flockbot.units", "ir_range_offset", "--ir-range-offset",
+       "The IR reading that means \"nothing in range\", in the law above.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).body.ir_range.offset; }, 0, 65535));
+  s.push_back(real(
+      {"flockbot.units", "ir_max_mm", "--ir-max-mm", "The farthest IR distance reported; beyond it a range is null.",
+       kLive},
+      [](auto& c) -> auto& { return settings_of(c).body.ir_range.max_mm; }, 1, 10000));
+  s.push_back(real(
+      {"flockbot.geometry", "radius_mm", "--radius-mm", "The robot's radius, for hello's geometry (0: not known).",
+       kLive},
+      [](auto& c) -> auto& { return settings_of(c).body.radius_mm; }, 0, 5000));
+  {
+    Setting angles = text(
+        {"flockbot.geometry", "ir_deg", "--ir-deg",
+         "Where IR sensors ir0..ir4 look, in degrees from the front, counter-clockwise: \"90, 45, 0, -45, "
+         "-90\" (\"\": not known; the sensors are then named ir0..ir4).",
+         kLive},
+        [](auto& c) -> auto& { return settings_of(c).ir_deg_text; });
+    angles.check = [](const Value& value) -> std::string {
+      const auto& given = std::get<std::string>(value);
+      return given.empty() || parse_ir_deg(given) ? "" : "five angles in degrees, separated by commas, or \"\"";
+    };
+    angles.set = [](Config& config, const Value& value) {
+      FlockbotSettings& flockbot = settings_of(config);
+      flockbot.ir_deg_text = std::get<std::string>(value);
+      flockbot.body.ir_deg = parse_ir_deg(flockbot.ir_deg_text).value_or(std::vector<double>{});
+    };
+    s.push_back(std::move(angles));
+  }
+  s.push_back(real(
+      {"flockbot.geometry", "ir_mount_mm", "--ir-mount-mm",
+       "How far the IR sensors sit from the robot's centre (0: not known).", kLive},
+      [](auto& c) -> auto& { return settings_of(c).body.ir_mount_mm; }, 0, 5000));
 
   s.push_back(duration(
       {"flockbot.link", "boot_wait_ms", "--boot-wait-ms",
@@ -157,10 +242,14 @@ FamilyRows settings_rows() {
       [](auto& c) -> auto& { return settings_of(c).link.flush_bytes; }, 0, 1024));
   constexpr std::string_view kWhose = "the Flockbot's";
   family.renamed = {
-      Renamed{"link", "", "flockbot.link", kWhose},         Renamed{"units", "", "flockbot.units", kWhose},
-      Renamed{"robot", "id", "flockbot", kWhose},           Renamed{"robot", "gripper", "flockbot", kWhose},
-      Renamed{"robot", "left_wheel_stop", "flockbot", kWhose}, Renamed{"robot", "right_wheel_stop", "flockbot", kWhose},
-      Renamed{"robot", "servo_model", "flockbot", kWhose},  Renamed{"robot", "ip", "flockbot", kWhose},
+      Renamed{"link", "", "flockbot.link", kWhose},
+      Renamed{"units", "", "flockbot.units", kWhose},
+      Renamed{"robot", "id", "flockbot", kWhose},
+      Renamed{"robot", "gripper", "flockbot", kWhose},
+      Renamed{"robot", "left_wheel_stop", "flockbot", kWhose},
+      Renamed{"robot", "right_wheel_stop", "flockbot", kWhose},
+      Renamed{"robot", "servo_model", "flockbot", kWhose},
+      Renamed{"robot", "ip", "flockbot", kWhose},
   };
   return family;
 }

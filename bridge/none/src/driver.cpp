@@ -26,6 +26,15 @@ protocol::Result<protocol::Done> NoRobotDriver::submit(protocol::CommandToken /*
   return no_robot();
 }
 
+protocol::Result<protocol::Done> NoRobotDriver::reset_pose(protocol::CommandToken /*token*/) {
+  return no_robot();
+}
+
+const protocol::RobotGeometry& NoRobotDriver::geometry() const {
+  static const protocol::RobotGeometry kNothing;
+  return kNothing;
+}
+
 protocol::Result<protocol::Done> NoRobotDriver::stop_robot(protocol::CommandToken /*token*/) {
   return no_robot();
 }

@@ -1,5 +1,6 @@
 #include "flockbridge/bridge/pioneer/driver.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "flockbridge/bridge/log.hpp"
@@ -34,7 +35,14 @@ aros::LinkSettings link_settings(const Config&) {
 }  // namespace
 
 PioneerDriver::PioneerDriver(uv_loop_t* loop, const Config& config, Host& host)
-    : LinkDriver(loop, config, host, link_settings(config)) {}
+    : LinkDriver(loop, config, host, link_settings(config)) {
+  model_chosen();
+}
+
+void PioneerDriver::model_chosen() {
+  geometry_ = std::make_shared<protocol::json::RobotStateEncoder>(aros::robot_geometry(model_));
+  sonar_mm_.assign(model_ != nullptr ? model_->sonar.size() : 0, std::nullopt);
+}
 
 PioneerDriver::~PioneerDriver() {
   stop();
@@ -42,7 +50,8 @@ PioneerDriver::~PioneerDriver() {
 
 std::string model_names() {
   std::string models;
-  for (const aros::RobotModel& row : aros::robot_models()) models += (models.empty() ? "" : ", ") + std::string(row.subclass);
+  for (const aros::RobotModel& row : aros::robot_models())
+    models += (models.empty() ? "" : ", ") + std::string(row.subclass);
   return models;
 }
 
@@ -60,6 +69,7 @@ protocol::Result<protocol::Done> PioneerDriver::start() {
       return protocol::Error{"robot.model: there is no Pioneer model '" + config_.model + "'; the models are " +
                              model_names()};
     }
+    model_chosen();
   }
   const std::string model = config_.model.empty() ? "p3dx-sh" : config_.model;
   return start_link({"--robot", "pioneer", "--model", model}, "simulated Pioneer");
@@ -127,6 +137,12 @@ protocol::Result<protocol::Done> PioneerDriver::submit(protocol::CommandToken to
   return protocol::Done{};
 }
 
+protocol::Result<protocol::Done> PioneerDriver::reset_pose(protocol::CommandToken token) {
+  // The robot keeps the pose (ARIA programs read it too): SETO starts it
+  // again, and the bridge's count follows it from the next SIP.
+  return submit(token, aros::encode_command(aros::Command{aros::command::kSetO, aros::NoArgument{}}));
+}
+
 protocol::Result<protocol::Done> PioneerDriver::stop_robot(protocol::CommandToken token) {
   return submit(token, aros::encode_command(aros::Command{aros::command::kStop, aros::NoArgument{}}));
 }
@@ -156,6 +172,7 @@ void PioneerDriver::choose_model() {
   if (named == model_) return;
   model_ = named;
   pose_.reset();
+  model_chosen();
   if (named == nullptr) {
     log_warning("the robot names its model '" + identity->subtype +
                 "', which the bridge has no factors for: sensor messages carry raw values only; "
@@ -182,7 +199,23 @@ void PioneerDriver::sip_received(const aros::StandardSip& sip, protocol::Byte ty
     snapshot.pose = pose_->update(sip);
     snapshot.reading = aros::convert_sip(sip, *model_);
     snapshot.sonar_layout = model_->sonar;
+    const aros::SipReading& r = *snapshot.reading;
+    snapshot.state.pose = protocol::Pose{snapshot.pose.x_mm, snapshot.pose.y_mm, snapshot.pose.th_deg};
+    snapshot.state.v_mm_s = r.velocity_mm_s;
+    snapshot.state.w_deg_s = r.rotational_velocity_deg_s;
+    snapshot.state.battery_v = r.battery_v;
+    for (const auto& range : r.sonar) {
+      if (range.sonar < 0 || static_cast<std::size_t>(range.sonar) >= sonar_mm_.size()) continue;
+      sonar_mm_[static_cast<std::size_t>(range.sonar)] =
+          range.range_mm < aros::kSonarMaxMm ? std::optional<double>(range.range_mm) : std::nullopt;
+    }
+    // FLAGS bits 1-4: the sonar arrays that are on. All off: no echoes
+    // come, and the last ones are not kept as if they were seen now.
+    if ((sip.flags & 0x001E) == 0) std::fill(sonar_mm_.begin(), sonar_mm_.end(), std::nullopt);
+    snapshot.state.ranges_mm = sonar_mm_;
   }
+  snapshot.state.bumped = aros::bumped(sip);
+  snapshot.model = geometry_;
   driver_event::Published published;
   published.message = std::make_shared<SipMessage>(std::move(snapshot));
   push(std::move(published));

@@ -44,12 +44,9 @@ protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const js
   const double max_v = model != nullptr ? model->max_velocity_mm_s : kDefaultMaxVelocity;
   const double max_w = model != nullptr ? model->max_rot_velocity_deg_s : kDefaultMaxRotVelocity;
   protocol::Bytes out;
-  if (cmd == "stop" || cmd == "emergency" || cmd == "reset_pose") {
+  if (cmd == "stop" || cmd == "emergency") {
     if (auto checked = only(cmd, object, {}); !checked) return checked.error();
-    const protocol::Byte number = cmd == "stop"        ? aros::command::kStop
-                                  : cmd == "emergency" ? aros::command::kEStop
-                                                       : aros::command::kSetO;
-    return packet(number);
+    return packet(cmd == "stop" ? aros::command::kStop : aros::command::kEStop);
   }
   if (cmd == "drive") {
     if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
@@ -121,11 +118,6 @@ SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_secon
   ordered message{{"type", "sensor"}, {"seq", seq}, {"ts", unix_seconds}};
   if (s.reading) {
     const aros::SipReading& r = *s.reading;
-    message["pose"] =
-        ordered{{"x_mm", tenths(s.pose.x_mm)}, {"y_mm", tenths(s.pose.y_mm)}, {"th_deg", tenths(s.pose.th_deg)}};
-    message["v_mm_s"] = tenths(r.velocity_mm_s);
-    message["w_deg_s"] = tenths(r.rotational_velocity_deg_s);
-    message["battery_v"] = tenths(r.battery_v);
     message["wheels_mm_s"] = ordered{{"left", tenths(r.left_velocity_mm_s)}, {"right", tenths(r.right_velocity_mm_s)}};
     ordered sonar = ordered::array();
     for (const auto& range : r.sonar) {
@@ -160,6 +152,7 @@ SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_secon
   if (sip.fault_flags) raw["fault_flags"] = *sip.fault_flags;
   message["raw"] = std::move(raw);
   std::string text = message.dump(-1, ' ', false, ordered::error_handler_t::replace);
+  if (s.model) text = s.model->add_to(std::move(text), s.state);
   text.push_back('\n');
   return make_buffer(std::move(text));
 }

@@ -1,10 +1,12 @@
 #include "flockbridge/bridge/smr/driver.hpp"
 
 #include <algorithm>
+#include <numbers>
 
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/smr/messages.hpp"
 #include "flockbridge/bridge/smr/smrd_client.hpp"
+#include "flockbridge/protocol/smr/robot_model.hpp"
 
 namespace flockbridge::bridge::smr {
 namespace {
@@ -19,7 +21,7 @@ bus::LinkSettings link_settings(const Config& config) {
   return settings;
 }
 
-bus::Geometry geometry(const Config& config) {
+bus::Geometry wheel_geometry(const Config& config) {
   bus::Geometry g;
   g.wheel_diameter_m = settings_of(config).wheel_diameter_m;
   g.wheel_base_m = settings_of(config).wheel_base_m;
@@ -40,7 +42,22 @@ bool is_stop(const std::vector<bus::SpeedCommand>& speeds) {
 }  // namespace
 
 SmrDriver::SmrDriver(uv_loop_t* loop, const Config& config, Host& host)
-    : LinkDriver(loop, config, host, link_settings(config)), geometry_(geometry(config)), odometry_(geometry_) {}
+    : LinkDriver(loop, config, host, link_settings(config)), geometry_(wheel_geometry(config)), odometry_(geometry_) {
+  model_chosen();
+}
+
+void SmrDriver::model_chosen() {
+  ir_range_ = model_ir_range(config_);
+  model_ = std::make_shared<protocol::json::RobotStateEncoder>(bus::robot_geometry(geometry_, ir_range_));
+}
+
+protocol::Result<protocol::Done> SmrDriver::reset_pose(protocol::CommandToken token) {
+  // The SMR has no pose of its own: the bridge's count of the encoders starts again.
+  odometry_.reset();
+  last_ts_.reset();
+  command_finished(token, nullptr);
+  return protocol::Done{};
+}
 
 SmrDriver::~SmrDriver() {
   stop();
@@ -113,9 +130,10 @@ void SmrDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
 void SmrDriver::reload(const Config& config) {
   config_ = config;
   link_.set_settings(link_settings(config_));
-  geometry_ = geometry(config_);
+  geometry_ = wheel_geometry(config_);
   odometry_ = bus::Odometry(geometry_);
   last_ts_.reset();
+  model_chosen();
   arm_link_timer();
 }
 
@@ -151,15 +169,25 @@ void SmrDriver::bus_messages(protocol::ByteView messages) {
 
 void SmrDriver::period_complete(const bus::Period& period) {
   const bus::Reading& r = period.reading;
-  PeriodSnapshot snapshot{period, odometry_.pose(), link_.left_speed(), link_.right_speed()};
+  PeriodSnapshot snapshot{period, odometry_.pose(), link_.left_speed(), link_.right_speed(), {}, nullptr};
   if ((r.parts & bus::part::kLeft) != 0 && (r.parts & bus::part::kRight) != 0) {
     const double seconds =
         last_ts_ ? static_cast<std::uint32_t>(period.start.ts - *last_ts_) / 1e6 : geometry_.period_s;
     snapshot.pose = odometry_.update(r.left.encoder, r.right.encoder, seconds);
     last_ts_ = period.start.ts;
   }
+  protocol::RobotState& state = snapshot.state;
+  const bus::Pose& pose = snapshot.pose;
+  state.pose = protocol::Pose{pose.x_m * 1000, pose.y_m * 1000, pose.heading_rad * 180 / std::numbers::pi};
+  state.v_mm_s = pose.v_m_s * 1000;
+  state.w_deg_s = pose.w_rad_s * 180 / std::numbers::pi;
+  if ((r.parts & bus::part::kPower) != 0) state.battery_v = bus::analog_volts(r.analog[0]);
+  if ((r.parts & bus::part::kInfrared) != 0) {
+    for (const std::uint8_t value : r.ir) state.ranges_mm.push_back(ir_range_.mm(value));
+  }
+  snapshot.model = model_;
   driver_event::Published published;
-  published.message = std::make_shared<PeriodMessage>(snapshot);
+  published.message = std::make_shared<PeriodMessage>(std::move(snapshot));
   push(std::move(published));
 }
 

@@ -68,12 +68,6 @@ SharedBuffer period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix
                   {"ts", unix_seconds},
                   {"tick", s.period.start.tick},
                   {"tick_ts_us", s.period.start.ts}};
-  message["pose"] = ordered{{"x_mm", tenths(s.pose.x_m * 1000)},
-                            {"y_mm", tenths(s.pose.y_m * 1000)},
-                            {"th_deg", tenths(s.pose.heading_rad * kDegPerRad)}};
-  message["v_mm_s"] = tenths(s.pose.v_m_s * 1000);
-  message["w_deg_s"] = tenths(s.pose.w_rad_s * kDegPerRad);
-  if ((r.parts & bus::part::kPower) != 0) message["battery_v"] = std::round(bus::analog_volts(r.analog[0]) * 100) / 100;
   ordered wheels;
   if ((r.parts & bus::part::kLeft) != 0) wheels["left"] = wheel(r.left, s.left_speed, false);
   if ((r.parts & bus::part::kRight) != 0) wheels["right"] = wheel(r.right, s.right_speed, true);
@@ -97,7 +91,10 @@ SharedBuffer period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix
     if ((r.parts & part) == 0) missing.push_back(name);
   }
   if (!missing.empty()) message["missing"] = std::move(missing);
-  return line_of(message);
+  if (!s.model) return line_of(message);
+  std::string text = s.model->add_to(message.dump(-1, ' ', false, ordered::error_handler_t::replace), s.state);
+  text.push_back('\n');
+  return make_buffer(std::move(text));
 }
 
 SharedBuffer PowerSwitchMessage::encode(Encoding encoding, std::uint64_t, double) const {
@@ -106,7 +103,7 @@ SharedBuffer PowerSwitchMessage::encode(Encoding encoding, std::uint64_t, double
 }
 
 std::span<const std::string> json_commands() {
-  static const std::array<std::string, 5> names{"drive", "stop", "emergency", "wheels", "speeds"};
+  static const std::array<std::string, 6> names{"drive", "stop", "emergency", "wheels", "speeds", "reset_pose"};
   return names;
 }
 

@@ -3,10 +3,16 @@
 #include <vector>
 
 #include "flockbridge/bridge/setting_rows.hpp"
+#include "flockbridge/protocol/smr/robot_model.hpp"
 
 namespace flockbridge::bridge::smr {
 
 using namespace rows;
+
+protocol::InverseRange model_ir_range(const Config& config) {
+  const protocol::InverseRange& configured = settings_of(config).ir_range;
+  return config.simulate && !configured.known() ? protocol::smr::kSimulatedIrRange : configured;
+}
 
 FamilyRows settings_rows() {
   FamilyRows family;
@@ -27,6 +33,19 @@ FamilyRows settings_rows() {
   s.push_back(whole(
       {"smr", "positions_per_turn", "--smr-positions-per-turn", "Encoder positions per wheel turn.", kLive},
       [](auto& c) -> auto& { return settings_of(c).positions_per_turn; }, 1, 1'000'000));
+  s.push_back(real(
+      {"smr", "ir_range_k", "--smr-ir-range-k",
+       "The IR sensors' distance law, mm = ir_range_k / (value - ir_range_offset), for the ranges of sensor "
+       "messages (0: not known, ranges are null; `python3 -m flockbridge calibrate` measures it).",
+       kLive},
+      [](auto& c) -> auto& { return settings_of(c).ir_range.k; }, 0, 1e9));
+  s.push_back(real(
+      {"smr", "ir_range_offset", "--smr-ir-range-offset",
+       "The IR value that means \"nothing in range\", in the law above.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).ir_range.offset; }, -255, 255));
+  s.push_back(real(
+      {"smr", "ir_max_mm", "--smr-ir-max-mm", "The farthest IR distance reported; beyond it a range is null.", kLive},
+      [](auto& c) -> auto& { return settings_of(c).ir_range.max_mm; }, 1, 10000));
   s.push_back(duration(
       {"smr.link", "period_ms", "--smr-period-ms", "The bus's period: every module is polled once a period.", kLive},
       [](auto& c) -> auto& { return settings_of(c).period; }, 1, 1000));

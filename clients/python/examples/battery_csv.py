@@ -8,8 +8,8 @@ import flockbridge
 robot_name = sys.argv[1] if len(sys.argv) > 1 else "localhost"
 path = sys.argv[2] if len(sys.argv) > 2 else "battery.csv"
 with flockbridge.connect(robot_name) as robot, open(path, "w", newline="") as file:
-    # Volts (battery_v); a Flockbot reports counts (battery) unless its bridge knows volts per count.
-    field = "battery_v" if "battery_v" in robot.sensors else "battery"
+    # Volts (battery_v); a Flockbot whose bridge does not know volts per count has only counts (battery).
+    field = "battery_v" if robot.sensors.get("battery_v") is not None else "battery"
     table = csv.writer(file)
     table.writerow(["time", field, "link"])
     try:

@@ -1,18 +1,24 @@
-"""Follow a wall on the robot's left with the IR sensors, for a minute.
+"""Follow a wall on the robot's left with its range sensors, for a minute.
 
-Written for the SMR, whose IR sensor 0 looks left and 2 ahead. On a
-Flockbot, find which of ir[0..4] look left and ahead with
-`python3 -m flockbridge watch ROBOT`, and its readings near a wall.
+Written with the robot model every family fills (its `ranges`, by name), so
+it runs on any robot with range sensors named "left" and "front" (an SMR; a
+Flockbot whose IR directions and distance law are configured).
 """
 import sys
 import time
 
 import flockbridge
 
-LEFT, AHEAD = 0, 2  # which IR sensors look left and ahead
-KEEP = 120  # the left sensor's reading at the distance to keep (nearer reads higher)
+KEEP_MM = 300  # the distance to keep from the wall on the left
+AHEAD_MM = 350  # a wall this near ahead is a corner
 SPEED = 150  # mm/s
-GAIN = 0.5  # degrees/s of turning per count away from KEEP
+GAIN = 0.3  # degrees/s of turning per mm away from KEEP_MM
+
+
+def distance(reading, name):
+    """What the range sensor called `name` measures, in mm; None: nothing in its range."""
+    return next(r.mm for r in reading.ranges if r.name == name)
+
 
 robot_name = sys.argv[1] if len(sys.argv) > 1 else "smr-1.local"
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 60  # along the walls, from the first one on
@@ -21,11 +27,13 @@ with flockbridge.connect(robot_name) as robot:
     for s in robot.stream(interval_ms=100):  # each reading gets a command: the robot stays ours
         if end is not None and time.monotonic() > end:
             break
-        if s.ir[AHEAD] > KEEP:  # a wall ahead, a corner: turn right on the spot
+        ahead, left = distance(s, "front"), distance(s, "left")
+        if ahead is not None and ahead < AHEAD_MM:  # a wall ahead, a corner: turn right on the spot
             end = end or time.monotonic() + seconds
             robot.drive(0, -60)
         elif end is None:  # straight on to the first wall
             robot.drive(SPEED)
-        else:  # too far from the wall (low reading): turn left, towards it; too near: right
-            error = KEEP - s.ir[LEFT]
+        else:  # too far from the wall (or none seen): turn left, towards it; too near: right
+            error = (left if left is not None else 2 * KEEP_MM) - KEEP_MM
             robot.drive(SPEED, max(-60.0, min(60.0, GAIN * error)))
+    robot.stop()

@@ -125,3 +125,40 @@ Pose PoseTracker::update(const StandardSip& sip) {
 }
 
 }  // namespace flockbridge::protocol::aros
+
+namespace flockbridge::protocol::aros {
+
+RobotGeometry robot_geometry(const RobotModel* model) {
+  RobotGeometry g;
+  for (const char* ring : {"front_", "rear_"}) {
+    for (int i = 1; i <= kBumpersPerRing; ++i) g.bumpers.push_back(ring + std::to_string(i));
+  }
+  if (model == nullptr) return g;
+  g.radius_mm = model->radius_mm;
+  g.length_mm = model->length_front_mm + model->length_rear_mm;
+  g.width_mm = model->width_mm;
+  // DiffConvFactor turns half the wheels' speed difference into rad/s:
+  // w = (right - left) / 2 * factor, so the wheels are 2 / factor apart.
+  if (model->diff_conv > 0) g.wheel_base_mm = std::round(2 / model->diff_conv);
+  g.max_v_mm_s = model->max_velocity_mm_s;
+  g.max_w_deg_s = model->max_rot_velocity_deg_s;
+  for (std::size_t i = 0; i < model->sonar.size(); ++i) {
+    const SonarPose& disc = model->sonar[i];
+    g.ranges.push_back(RangeSensor{.name = "sonar" + std::to_string(i),
+                                   .kind = RangeKind::Sonar,
+                                   .deg = disc.heading_deg,
+                                   .x_mm = disc.x_mm,
+                                   .y_mm = disc.y_mm,
+                                   .max_mm = kSonarMaxMm});
+  }
+  return g;
+}
+
+std::uint64_t bumped(const StandardSip& sip) noexcept {
+  constexpr unsigned kRing = (1U << kBumpersPerRing) - 1;
+  const unsigned front = (sip.stall_and_bumpers >> 1) & kRing;
+  const unsigned rear = (sip.stall_and_bumpers >> 9) & kRing;
+  return front | (static_cast<std::uint64_t>(rear) << kBumpersPerRing);
+}
+
+}  // namespace flockbridge::protocol::aros

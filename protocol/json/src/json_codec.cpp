@@ -8,7 +8,6 @@
 #include <concepts>
 #include <optional>
 
-
 namespace flockbridge::protocol::json {
 namespace {
 
@@ -140,7 +139,118 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
   message["access"] = ordered{{"pin", access.pin}, {"teacher", access.teacher}};
   message["capabilities"] = ordered::array();
   for (const std::string& command : robot.commands) message["capabilities"].push_back(command);
+  message["geometry"] = geometry(robot.geometry != nullptr ? *robot.geometry : RobotGeometry{});
   return dump(message);
+}
+
+namespace {
+
+ordered optional_number(const std::optional<double>& value) {
+  return value ? ordered(*value) : ordered(nullptr);
+}
+
+double rounded_to(double value, double steps_per_unit) {
+  return std::round(value * steps_per_unit) / steps_per_unit;
+}
+
+void append_optional(std::string& out, const std::optional<double>& value, double steps_per_unit) {
+  if (value) {
+    append_real(out, rounded_to(*value, steps_per_unit));
+  } else {
+    out += "null";
+  }
+}
+
+}  // namespace
+
+ordered geometry(const RobotGeometry& g) {
+  ordered footprint{{"radius_mm", optional_number(g.radius_mm)},
+                    {"length_mm", optional_number(g.length_mm)},
+                    {"width_mm", optional_number(g.width_mm)}};
+  ordered ranges = ordered::array();
+  for (const RangeSensor& r : g.ranges) {
+    ranges.push_back(ordered{{"name", r.name},
+                             {"kind", range_kind_name(r.kind)},
+                             {"deg", optional_number(r.deg)},
+                             {"x_mm", optional_number(r.x_mm)},
+                             {"y_mm", optional_number(r.y_mm)},
+                             {"max_mm", optional_number(r.max_mm)}});
+  }
+  return ordered{{"footprint", std::move(footprint)},
+                 {"wheel_base_mm", optional_number(g.wheel_base_mm)},
+                 {"max_v_mm_s", optional_number(g.max_v_mm_s)},
+                 {"max_w_deg_s", optional_number(g.max_w_deg_s)},
+                 {"ranges", std::move(ranges)},
+                 {"bumpers", g.bumpers}};
+}
+
+RobotStateEncoder::RobotStateEncoder(const RobotGeometry& geometry) : geometry_(geometry) {
+  for (const RangeSensor& r : geometry_.ranges) {
+    std::string head =
+        R"({"name":)" + ordered(r.name).dump() + R"(,"kind":")" + std::string(range_kind_name(r.kind)) + R"(","deg":)";
+    append_optional(head, r.deg, 10);
+    head += R"(,"x_mm":)";
+    append_optional(head, r.x_mm, 10);
+    head += R"(,"y_mm":)";
+    append_optional(head, r.y_mm, 10);
+    head += R"(,"mm":)";
+    range_heads_.push_back(std::move(head));
+  }
+  for (const std::string& name : geometry_.bumpers) bumper_names_.push_back(ordered(name).dump());
+}
+
+void RobotStateEncoder::append(std::string& out, const RobotState& state) const {
+  out += R"("pose":)";
+  if (state.pose) {
+    out += R"({"x_mm":)";
+    append_real(out, rounded_to(state.pose->x_mm, 10));
+    out += R"(,"y_mm":)";
+    append_real(out, rounded_to(state.pose->y_mm, 10));
+    out += R"(,"th_deg":)";
+    append_real(out, rounded_to(normalized_degrees(state.pose->th_deg), 10));
+    out += '}';
+  } else {
+    out += "null";
+  }
+  out += R"(,"v_mm_s":)";
+  append_optional(out, state.v_mm_s, 10);
+  out += R"(,"w_deg_s":)";
+  append_optional(out, state.w_deg_s, 10);
+  out += R"(,"battery_v":)";
+  append_optional(out, state.battery_v, 100);
+  out += R"(,"ranges":[)";
+  for (std::size_t i = 0; i < range_heads_.size(); ++i) {
+    if (i > 0) out += ',';
+    out += range_heads_[i];
+    const std::optional<double> mm = i < state.ranges_mm.size() ? state.ranges_mm[i] : std::nullopt;
+    if (mm) {
+      append_number(out, std::llround(*mm));
+    } else {
+      out += "null";
+    }
+    out += '}';
+  }
+  out += R"(],"bumped":[)";
+  bool first = true;
+  for (std::size_t i = 0; i < bumper_names_.size() && i < 64; ++i) {
+    if ((state.bumped & (std::uint64_t{1} << i)) == 0) continue;
+    if (!first) out += ',';
+    first = false;
+    out += bumper_names_[i];
+  }
+  out += ']';
+}
+
+std::string RobotStateEncoder::add_to(std::string object, const RobotState& state) const {
+  const bool line_end = !object.empty() && object.back() == '\n';
+  if (line_end) object.pop_back();
+  if (object.empty() || object.back() != '}') return object;
+  object.pop_back();
+  if (object.size() > 1) object += ',';  // "{" alone: the family has no fields of its own
+  append(object, state);
+  object += '}';
+  if (line_end) object += '\n';
+  return object;
 }
 
 std::string link(LinkState state, std::string_view reason) {

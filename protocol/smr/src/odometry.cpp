@@ -24,28 +24,8 @@ const Pose& Odometry::update(std::uint16_t left, std::uint16_t right, double sec
       return static_cast<std::int16_t>(static_cast<std::uint16_t>(now - before));
     };
     const double metres = geometry_.metres_per_position();
-    const double dl = step(left, *left_) * metres;
-    const double dr = -step(right, *right_) * metres;  // mounted mirrored
-    const double distance = (dl + dr) / 2;
-    const double turn = (dr - dl) / geometry_.wheel_base_m;
-    const double middle = pose_.heading_rad + turn / 2;
-    pose_.x_m += distance * std::cos(middle);
-    pose_.y_m += distance * std::sin(middle);
-    pose_.heading_rad = std::remainder(pose_.heading_rad + turn, 2 * std::numbers::pi);
-    steps_.push_back(Step{distance, turn, seconds});
-    while (steps_.size() > window_) steps_.pop_front();
-    double metres_total = 0;
-    double turn_total = 0;
-    double seconds_total = 0;
-    for (const Step& recent : steps_) {
-      metres_total += recent.distance_m;
-      turn_total += recent.turn_rad;
-      seconds_total += recent.seconds;
-    }
-    if (seconds_total > 0) {
-      pose_.v_m_s = metres_total / seconds_total;
-      pose_.w_rad_s = turn_total / seconds_total;
-    }
+    wheels_.step(step(left, *left_) * metres, -step(right, *right_) * metres, seconds);  // the right mounted mirrored
+    pose_ = Pose{wheels_.x(), wheels_.y(), wheels_.heading_rad(), wheels_.speed(), wheels_.turn_rate()};
   }
   left_ = left;
   right_ = right;
@@ -54,7 +34,7 @@ const Pose& Odometry::update(std::uint16_t left, std::uint16_t right, double sec
 
 void Odometry::reset() noexcept {
   pose_ = Pose{};
-  steps_.clear();
+  wheels_.reset();
   left_.reset();
   right_.reset();
 }

@@ -323,6 +323,8 @@ void PioneerModel::send_sip() {
   sip.control =
       goal_ == Goal::Heading ? to_i16(radians(goal_heading_deg_ - origin_heading_deg_) / model_->angle_conv) : sip.th;
   sip.flags = static_cast<std::uint16_t>((enabled ? 0x0001 : 0) | (sonar_enabled_ ? 0x0002 : 0));
+  // Bits 1-7: the front bumper ring's inputs, 9-15 the rear's.
+  sip.stall_and_bumpers = static_cast<std::uint16_t>(((front_bumpers_ & 0x7F) << 1) | ((rear_bumpers_ & 0x7F) << 9));
   if (sonar_enabled_ && !model_->sonar.empty()) {
     for (unsigned i = 0; i < settings_.sonar_per_sip; ++i) {
       const unsigned disc = next_disc_;

@@ -14,11 +14,8 @@ namespace bus = protocol::smr;
 constexpr double kRobotRadiusM = 0.2;    ///< how close the robot's middle comes to a wall
 constexpr double kLineBarAheadM = 0.15;  ///< the line sensor bar, ahead of the wheels' axle
 constexpr double kLineSpacingM = 0.015;  ///< between two line sensors
-constexpr double kIrMountM = 0.1;        ///< the IR sensors, out from the robot's middle
-constexpr double kIrRangeM = 0.8;        ///< farther than this reads 0
-constexpr std::array<double, bus::kIrCount> kIrAnglesDeg{90, 30, 0, -30, -90, 180};
-constexpr std::uint8_t kFloor = 230;  ///< the line sensor over the white floor
-constexpr std::uint8_t kLine = 20;    ///< over the black line
+constexpr std::uint8_t kFloor = 230;     ///< the line sensor over the white floor
+constexpr std::uint8_t kLine = 20;       ///< over the black line
 
 /// Where the module's poll sits in kPolls, or nothing.
 std::optional<std::size_t> poll_index(protocol::Byte module) {
@@ -159,14 +156,16 @@ std::array<std::uint8_t, bus::kLineCount> SmrModel::line_values() const {
 
 std::array<std::uint8_t, bus::kIrCount> SmrModel::ir_values() const {
   std::array<std::uint8_t, bus::kIrCount> values{};
+  const double c = std::cos(heading_rad_);
+  const double s = std::sin(heading_rad_);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    const double angle = heading_rad_ + kIrAnglesDeg[i] * std::numbers::pi / 180.0;
-    const double x = x_m_ + kIrMountM * std::cos(angle);
-    const double y = y_m_ + kIrMountM * std::sin(angle);
-    const double distance = wall_distance(x, y, angle);
-    // Nearer reads higher, as the IR module's values do.
-    const double near = std::clamp((kIrRangeM - distance) / (kIrRangeM - 0.1), 0.0, 1.0);
-    values[i] = static_cast<std::uint8_t>(std::lround(near * 255));
+    const bus::IrMount& mount = bus::kIrMounts[i];
+    const double angle = heading_rad_ + mount.deg * std::numbers::pi / 180.0;
+    const double x = x_m_ + (mount.x_mm * c - mount.y_mm * s) / 1000;
+    const double y = y_m_ + (mount.x_mm * s + mount.y_mm * c) / 1000;
+    const double distance_mm = std::max(wall_distance(x, y, angle) * 1000, 1.0);
+    // Nearer reads higher, by the law the bridge reads the simulated robot with.
+    values[i] = static_cast<std::uint8_t>(std::lround(std::clamp(bus::kSimulatedIrRange.raw(distance_mm), 0.0, 255.0)));
   }
   return values;
 }

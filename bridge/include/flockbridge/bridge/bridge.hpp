@@ -32,8 +32,8 @@
 #include "flockbridge/bridge/control_lease.hpp"
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/emergency_latch.hpp"
-#include "flockbridge/bridge/pairing.hpp"
 #include "flockbridge/bridge/fleet.hpp"
+#include "flockbridge/bridge/pairing.hpp"
 #include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/settings.hpp"
@@ -131,7 +131,10 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   void announce() const;
   /// Sends a command in the robot family's form, under the safety rules;
   /// `effect` is what it does to the robot's motion.
-  void submit_command(Session& session, protocol::ByteView command, MotionEffect effect, const nlohmann::json& id);
+  /// What the command gate calls instead of the driver's submit(command), when given.
+  using DriverCall = std::function<protocol::Result<protocol::Done>(protocol::CommandToken)>;
+  void submit_command(Session& session, protocol::ByteView command, MotionEffect effect, const nlohmann::json& id,
+                      const DriverCall& call = {});
   /// Refuses a command: a program of the original software on a one-driver
   /// port (ARIA sends ten a second) is counted and logged at debug level,
   /// anyone else is told (or logged, when its dialect has no error message).

@@ -37,6 +37,7 @@
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/robot_link.hpp"
+#include "flockbridge/protocol/robot_model.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
@@ -173,6 +174,12 @@ class RobotDriver {
   /// when the link cannot take it; otherwise a CommandDone event follows.
   [[nodiscard]] virtual protocol::Result<protocol::Done> submit(protocol::CommandToken token,
                                                                 protocol::ByteView command) = 0;
+  /// Starts the robot's pose again at 0, 0, 0 (JSON reset_pose): the driver
+  /// resets the pose it adds up, and tells the robot where the robot keeps
+  /// the pose itself. A CommandDone event follows, as for submit().
+  [[nodiscard]] virtual protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) = 0;
+  /// What the robot is, for hello (the same geometry its sensor messages' ranges use).
+  [[nodiscard]] virtual const protocol::RobotGeometry& geometry() const = 0;
   /// The family's own stop, on the bridge's account (the safety stop).
   [[nodiscard]] virtual protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) = 0;
 

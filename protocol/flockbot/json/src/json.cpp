@@ -17,7 +17,9 @@ namespace codec = protocol::json;
 Result<ClientRequest> checked_command(Bytes payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
-  return ClientRequest{SendCommand{std::move(payload), }};
+  return ClientRequest{SendCommand{
+      std::move(payload),
+  }};
 }
 
 Result<ClientRequest> parse_raw(const json& object) {
@@ -109,10 +111,6 @@ std::string sensor_json(const SensorReading& r, std::uint64_t seq, double unix_s
   append_sides(out, r.odometer_left, r.odometer_right, &r.odometer_avg, add_int);
   out += R"(,"wheel_watcher":)";
   append_sides<std::int16_t>(out, r.wheel_watcher_left, r.wheel_watcher_right, nullptr, add_int);
-  if (const double f = units.battery_volts_per_count; f != 0) {
-    out += R"(,"battery_v":)";
-    codec::append_real(out, scaled(r.battery, f, 1e4));
-  }
   if (const double f = units.ir_volts_per_count; f != 0) {
     out += R"(,"ir_v":[)";
     for (std::size_t i = 0; i < r.ir.size(); ++i) {
@@ -151,7 +149,8 @@ Result<SendCommand> parse_json_command(std::string_view cmd, const nlohmann::jso
 ParsedRequest parse_json_request(std::string_view line) {
   codec::ParsedLine parsed = codec::parse_line(line);
   if (!parsed.object) return {std::move(parsed.id), parsed.object.error()};
-  if (auto request = codec::parse_bridge_request(parsed.cmd, parsed.object.value())) return {std::move(parsed.id), *request};
+  if (auto request = codec::parse_bridge_request(parsed.cmd, parsed.object.value()))
+    return {std::move(parsed.id), *request};
   auto command = parse_json_command(parsed.cmd, parsed.object.value());
   if (!command) return {std::move(parsed.id), command.error()};
   return {std::move(parsed.id), ClientRequest{std::move(command).value()}};

@@ -17,8 +17,16 @@ std::array<double, 4> room_of(const PioneerModelSettings& settings) {
           settings.room_depth_mm / 2};
 }
 
-bool run_model_command(PioneerModel& model, const std::string& command, std::istringstream& /*words*/,
+bool run_model_command(PioneerModel& model, const std::string& command, std::istringstream& words,
                        const SimRobot::Log& say) {
+  if (command == "bumpers") {
+    unsigned front = 0;
+    unsigned rear = 0;
+    words >> front >> rear;
+    model.set_bumpers(front, rear);
+    say("bumpers front " + std::to_string(front) + " rear " + std::to_string(rear));
+    return true;
+  }
   if (command != "state") return false;
   std::ostringstream out;
   out << "state x_mm " << model.x_mm() << " y_mm " << model.y_mm() << " th_deg " << model.heading_deg() << " v_mm_s "
@@ -40,7 +48,8 @@ SimulatedFamily simulated_family() {
           "                    it forgets its client and waits for SYNC0",
       .commands =
           "Pioneer only:\n"
-          "  state         print the robot's true pose, speeds, motors and watchdog stops",
+          "  state         print the robot's true pose, speeds, motors and watchdog stops\n"
+          "  bumpers F R   press the bumpers whose bits are set in F (front ring) and R (rear ring)",
       .serves_tcp = true,
       .add_options = [](CLI::App& app, LineOptions& /*line*/) -> RobotMaker {
         auto settings = std::make_shared<PioneerModelSettings>();

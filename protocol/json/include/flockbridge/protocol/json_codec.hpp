@@ -22,6 +22,7 @@
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/client_request.hpp"
 #include "flockbridge/protocol/robot_link.hpp"
+#include "flockbridge/protocol/robot_model.hpp"
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::protocol::json {
@@ -38,6 +39,7 @@ struct RobotDescription {
   bool simulated = false;                 ///< a simulated robot (--simulate)
   /// A simulated robot's room (mm, in its odometry's frame: min x, min y, max x, max y), when known.
   std::optional<std::array<double, 4>> room_mm{};
+  const RobotGeometry* geometry = nullptr;  ///< what the robot is (hello's "geometry"); none: all unknown
 };
 
 /// Which secrets the robot has set: which sign-ins there are to give.
@@ -51,10 +53,37 @@ struct AccessDescription {
 /// (+"reason" before "client" when the link is not up); `client` is the connection's number (as
 /// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one
 /// is set; "access" which secrets are set; "simulated":{"room_mm":[min_x,min_y,max_x,max_y] or
-/// null} after "link" for a simulated robot.
+/// null} after "link" for a simulated robot; "geometry" (see geometry()) last.
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
                                 std::uint64_t client, std::string_view role, const RobotDescription& robot,
                                 const AccessDescription& access = {});
+/// {"footprint":{"radius_mm":..,"length_mm":..,"width_mm":..},"wheel_base_mm":..,"max_v_mm_s":..,
+/// "max_w_deg_s":..,"ranges":[{"name":"front","kind":"ir","deg":0.0,"x_mm":..,"y_mm":..,"max_mm":..}],
+/// "bumpers":["front",..]}: what the robot is; null for what is not known.
+[[nodiscard]] nlohmann::ordered_json geometry(const RobotGeometry& geometry);
+
+/// Writes the robot model's fields of a sensor message, the same for every
+/// family: "pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s","battery_v",
+/// "ranges":[{"name","kind","deg","x_mm","y_mm","mm"}],"bumped":[names]. What
+/// does not change from one reading to the next (each range sensor's name
+/// and mounting) is written once, when the encoder is made.
+class RobotStateEncoder {
+ public:
+  explicit RobotStateEncoder(const RobotGeometry& geometry);
+  /// Appends the fields, without a leading comma. Lengths are rounded to
+  /// 0.1 mm, angles to 0.1 degree, volts to 0.01 V, ranges to 1 mm.
+  void append(std::string& out, const RobotState& state) const;
+  /// `object` (a family's sensor message: one JSON object's text, with or
+  /// without a line end) with the fields added at its end.
+  [[nodiscard]] std::string add_to(std::string object, const RobotState& state) const;
+  [[nodiscard]] const RobotGeometry& robot_geometry() const noexcept { return geometry_; }
+
+ private:
+  RobotGeometry geometry_;
+  std::vector<std::string> range_heads_;   ///< {"name":..,"kind":..,"deg":..,"x_mm":..,"y_mm":..,"mm":
+  std::vector<std::string> bumper_names_;  ///< as JSON strings
+};
+
 /// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
 [[nodiscard]] std::string link(LinkState state, std::string_view reason);
 /// {"type":"packet","tag":"DMC","payload":[68,77,67]}: the Uno's payload as it came.

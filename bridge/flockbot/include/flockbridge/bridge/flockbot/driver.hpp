@@ -6,11 +6,14 @@
 #include <uv.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "flockbridge/bridge/link_driver.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
+#include "flockbridge/protocol/flockbot/robot_model.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::flockbot {
 
@@ -38,6 +41,8 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkControlle
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;
   [[nodiscard]] protocol::Result<protocol::Done> submit(protocol::CommandToken token,
                                                         protocol::ByteView command) override;
+  [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
+  [[nodiscard]] const protocol::RobotGeometry& geometry() const override;
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;
@@ -56,7 +61,10 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkControlle
   /// The robot's CFG values, with the Pi's address filled in when not configured.
   [[nodiscard]] protocol::flockbot::RobotConfig robot_config() const;
 
-  std::vector<std::string> commands_;  ///< the JSON forms of the command table
+  std::vector<std::string> commands_;        ///< the JSON forms of the command table
+  protocol::flockbot::FlockbotState state_;  ///< the common robot model's state, from the sensor packets
+  std::shared_ptr<const protocol::json::RobotStateEncoder> model_;
+  std::optional<SteadyTime> last_sensor_;
 };
 
 }  // namespace flockbridge::bridge::flockbot

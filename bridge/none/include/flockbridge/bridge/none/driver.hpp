@@ -31,6 +31,8 @@ class NoRobotDriver final : public RobotDriver {
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView /*command*/) const override { return {}; }
   [[nodiscard]] protocol::Result<protocol::Done> submit(protocol::CommandToken token,
                                                         protocol::ByteView command) override;
+  [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
+  [[nodiscard]] const protocol::RobotGeometry& geometry() const override;
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   [[nodiscard]] protocol::LinkState link_state() const noexcept override { return protocol::LinkState::Down; }
   [[nodiscard]] const std::string& link_reason() const noexcept override { return reason_; }

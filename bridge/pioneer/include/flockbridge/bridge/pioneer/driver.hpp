@@ -20,6 +20,7 @@
 #include "flockbridge/bridge/link_driver.hpp"
 #include "flockbridge/protocol/aros/link.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::pioneer {
 
@@ -64,6 +65,8 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;
   [[nodiscard]] protocol::Result<protocol::Done> submit(protocol::CommandToken token,
                                                         protocol::ByteView command) override;
+  [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
+  [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return geometry_->robot_geometry(); }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;
@@ -83,6 +86,8 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
   /// The model whose factors convert SIPs: the configured one, else the one
   /// the robot named.
   void choose_model();
+  /// Sets the common model's geometry for the model now known (or not).
+  void model_chosen();
 
   /// A client's command whose packets are on their way.
   struct Parts {
@@ -92,6 +97,8 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
 
   const protocol::aros::RobotModel* model_ = nullptr;
   std::optional<protocol::aros::PoseTracker> pose_;
+  std::shared_ptr<const protocol::json::RobotStateEncoder> geometry_;  ///< the model's
+  std::vector<std::optional<double>> sonar_mm_;    ///< each disc's last reading (a SIP carries a few)
   std::map<protocol::CommandToken, Parts> parts_;  ///< by the client's token
 };
 

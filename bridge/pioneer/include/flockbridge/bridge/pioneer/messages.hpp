@@ -2,12 +2,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
 #include "flockbridge/protocol/aros/sip.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::pioneer {
 
@@ -18,12 +20,14 @@ struct SipSnapshot {
   std::optional<protocol::aros::SipReading> reading;  ///< none while the model is not known
   protocol::aros::Pose pose;
   std::span<const protocol::aros::SonarPose> sonar_layout;  ///< the model's discs (a static table)
+  protocol::RobotState state;                               ///< the common robot model's fields
+  std::shared_ptr<const protocol::json::RobotStateEncoder> model;
 };
 
-/// {"type":"sensor","seq":N,"ts":T,"pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s","battery_v",
-///  "wheels_mm_s":{"left","right"},"sonar":[{"n","mm","deg"}],"moving","motors","stall":{"left","right"},
-///  "bumpers":{"front","rear"},"raw":{...the SIP's values as sent}} and a line end. The converted
-/// values (pose .. sonar) only when the robot's model is known.
+/// {"type":"sensor","seq":N,"ts":T,"wheels_mm_s":{"left","right"},"sonar":[{"n","mm","deg"}],"moving",
+///  "motors","stall":{"left","right"},"bumpers":{"front","rear"},"raw":{...the SIP's values as sent},
+///  then the common robot model's fields ("pose", "v_mm_s", "w_deg_s", "battery_v", "ranges",
+///  "bumped")} and a line end. wheels_mm_s and sonar only when the robot's model is known.
 [[nodiscard]] SharedBuffer sip_json(const SipSnapshot& snapshot, std::uint64_t seq, double unix_seconds);
 
 class SipMessage final : public RobotMessage {

@@ -18,6 +18,7 @@
 #include "flockbridge/bridge/link_driver.hpp"
 #include "flockbridge/bridge/smr/settings.hpp"
 #include "flockbridge/bridge/smr/smrd_client.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 #include "flockbridge/protocol/smr/link.hpp"
 #include "flockbridge/protocol/smr/odometry.hpp"
 
@@ -49,6 +50,8 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;
   [[nodiscard]] protocol::Result<protocol::Done> submit(protocol::CommandToken token,
                                                         protocol::ByteView command) override;
+  [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
+  [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return model_->robot_geometry(); }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;
@@ -72,6 +75,10 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
 
   protocol::smr::Geometry geometry_;
   protocol::smr::Odometry odometry_;
+  protocol::InverseRange ir_range_;
+  std::shared_ptr<const protocol::json::RobotStateEncoder> model_;  ///< the common model's geometry
+  /// Sets the common model's geometry and IR law from the settings.
+  void model_chosen();
   std::optional<std::uint32_t> last_ts_;  ///< the last delivered period's stamp, for speeds
   /// The period as far as the core has taken it (and so every client of
   /// port 24901 has seen it): where a new client starts.

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 #include "flockbridge/protocol/smr/link.hpp"
 #include "flockbridge/protocol/smr/odometry.hpp"
 
@@ -37,6 +39,8 @@ struct PeriodSnapshot {
   protocol::smr::Pose pose;
   std::int8_t left_speed = 0;   ///< last sent, as on the bus
   std::int8_t right_speed = 0;  ///< last sent, as on the bus (mirrored)
+  protocol::RobotState state;   ///< the common robot model's fields
+  std::shared_ptr<const protocol::json::RobotStateEncoder> model;
 };
 
 /// {"type":"sensor","seq","ts","tick","tick_ts_us","pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s",
@@ -49,7 +53,7 @@ struct PeriodSnapshot {
 /// clients read the stream).
 class PeriodMessage final : public RobotMessage {
  public:
-  explicit PeriodMessage(PeriodSnapshot snapshot) : snapshot_(snapshot) {}
+  explicit PeriodMessage(PeriodSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
   [[nodiscard]] bool is_sensor() const noexcept override { return true; }
   [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
     return encoding == Encoding::Json ? period_json(snapshot_, seq, unix_seconds) : nullptr;

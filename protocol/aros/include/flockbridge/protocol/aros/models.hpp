@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "flockbridge/protocol/aros/sip.hpp"
+#include "flockbridge/protocol/robot_model.hpp"
 
 namespace flockbridge::protocol::aros {
 
@@ -41,6 +42,19 @@ struct RobotModel {
   double vel2_divisor = 0;  ///< VEL2's unit, mm/s
   std::span<const SonarPose> sonar;
 };
+
+/// The farthest a sonar disc reports, mm: a reading at or beyond it saw no echo.
+inline constexpr double kSonarMaxMm = 5000;
+/// Bumpers a Pioneer's SIP reports: bits 1-5 of STALL_AND_BUMPERS the front
+/// ring's, 9-13 the rear's, as ARIA's parameter files count them (NumFrontBumpers 5).
+inline constexpr int kBumpersPerRing = 5;
+
+/// The common robot model's geometry of a model (footprint, wheel base from
+/// DiffConvFactor, top speeds, its sonar discs sonar0..N, the bumpers
+/// front_1..5 and rear_1..5); only the bumpers when the model is not known.
+[[nodiscard]] RobotGeometry robot_geometry(const RobotModel* model);
+/// The bumpers pressed in a SIP, as RobotState::bumped bits of robot_geometry's bumpers.
+[[nodiscard]] std::uint64_t bumped(const StandardSip& sip) noexcept;
 
 /// Every model in the table.
 [[nodiscard]] std::span<const RobotModel> robot_models() noexcept;

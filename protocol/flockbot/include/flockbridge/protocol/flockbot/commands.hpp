@@ -84,4 +84,9 @@ inline constexpr std::string_view kStopCode = "DST";
   return payload.size() == 3 && payload[0] == 'E' && payload[1] == 'M' && payload[2] == 'G';
 }
 
+/// D M R: the Uno starts its odometers again at 0.
+[[nodiscard]] inline bool is_odometer_reset(ByteView payload) noexcept {
+  return payload.size() == 3 && payload[0] == 'D' && payload[1] == 'M' && payload[2] == 'R';
+}
+
 }  // namespace flockbridge::protocol::flockbot

@@ -36,8 +36,10 @@ struct SensorUnits {
   double ir_volts_per_count = 0;  ///< the IR sensors' output voltage (their distance curve is not linear)
   double odometer_mm_per_count = 0;
   double wheel_watcher_mm_per_count = 0;
-  double wheel_mm_s_per_percent = 0;  ///< a wheel's mm/s at wheel speed 1, for JSON drive (0: not known)
-  double wheel_base_mm = 100;         ///< between the wheels, for drive's turning
+  /// A wheel's mm/s at wheel speed 1, for JSON drive: the serial page's
+  /// own sample ("D M S 10", "move forward 10 cm/s") makes a step 1 cm/s.
+  double wheel_mm_s_per_percent = 10;
+  double wheel_base_mm = 100;  ///< between the wheels, for drive's turning and the pose's heading
 
   friend bool operator==(const SensorUnits&, const SensorUnits&) = default;
 };

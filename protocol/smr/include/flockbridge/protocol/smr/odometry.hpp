@@ -12,8 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
+
+#include "flockbridge/protocol/robot_model.hpp"
 
 namespace flockbridge::protocol::smr {
 
@@ -46,7 +47,8 @@ class Odometry {
   /// Speeds are averaged over the last `window` updates: one period's
   /// encoder step is a few dozen positions, too coarse (and too dependent on
   /// when each module was read) for a speed on its own.
-  explicit Odometry(Geometry geometry, std::size_t window = 10) : geometry_(geometry), window_(window) {}
+  explicit Odometry(Geometry geometry, std::size_t window = 10)
+      : geometry_(geometry), wheels_(geometry.wheel_base_m, window) {}
   /// Adds one reading of both encoders (as the modules count them), taken
   /// `seconds` after the one before.
   const Pose& update(std::uint16_t left, std::uint16_t right, double seconds);
@@ -54,16 +56,8 @@ class Odometry {
   [[nodiscard]] const Pose& pose() const noexcept { return pose_; }
 
  private:
-  /// One update's share of the speeds.
-  struct Step {
-    double distance_m;
-    double turn_rad;
-    double seconds;
-  };
-
   Geometry geometry_;
-  std::size_t window_;
-  std::deque<Step> steps_;
+  WheelOdometry wheels_;  ///< in metres
   Pose pose_;
   std::optional<std::uint16_t> left_;
   std::optional<std::uint16_t> right_;

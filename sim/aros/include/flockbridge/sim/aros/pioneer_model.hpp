@@ -73,6 +73,11 @@ class PioneerModel {
   [[nodiscard]] bool motors_enabled() const noexcept { return motors_enabled_; }
   /// Times the watchdog stopped the robot.
   [[nodiscard]] unsigned watchdog_stops() const noexcept { return watchdog_stops_; }
+  /// Presses bumpers: bit 0 is the first of each ring (STALL_AND_BUMPERS bit 1 or 9).
+  void set_bumpers(unsigned front, unsigned rear) noexcept {
+    front_bumpers_ = front;
+    rear_bumpers_ = rear;
+  }
   /// Bad packets received (checksum or count).
   [[nodiscard]] std::uint64_t bad_packets() const noexcept;
 
@@ -100,6 +105,8 @@ class PioneerModel {
   SteadyTime last_advance_{};
   SteadyTime last_client_packet_{};
   bool watchdog_tripped_ = false;
+  unsigned front_bumpers_ = 0;
+  unsigned rear_bumpers_ = 0;
   unsigned watchdog_stops_ = 0;
 
   bool motors_enabled_ = false;

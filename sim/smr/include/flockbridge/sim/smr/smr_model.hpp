@@ -34,6 +34,7 @@
 #include "flockbridge/protocol/smr/bus.hpp"
 #include "flockbridge/protocol/smr/messages.hpp"
 #include "flockbridge/protocol/smr/odometry.hpp"
+#include "flockbridge/protocol/smr/robot_model.hpp"
 
 namespace flockbridge::sim::smr {
 

@@ -18,8 +18,9 @@ namespace flockbridge::protocol::flockbot {
 
 /// {"type":"sensor","seq":N,"ts":T,"battery":..,"ir":[..],"l_bump":..,"h_bump":..,
 ///  "odometer":{"left":..,"right":..,"avg":..},"wheel_watcher":{"left":..,"right":..}}, followed by the
-/// converted values for each factor of `units` that is set: "battery_v", "ir_v":[..],
-/// "odometer_mm":{"left","right","avg"}, "wheel_watcher_mm":{"left","right"}.
+/// converted values for each factor of `units` that is set: "ir_v":[..],
+/// "odometer_mm":{"left","right","avg"}, "wheel_watcher_mm":{"left","right"}. (Battery volts are
+/// the common robot model's battery_v, which the driver adds.)
 [[nodiscard]] std::string sensor_json(const SensorReading& reading, std::uint64_t seq, double unix_seconds,
                                       const SensorUnits& units = {});
 

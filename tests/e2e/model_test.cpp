@@ -1,0 +1,160 @@
+// The common robot model end to end: every family's hello carries its
+// geometry and every sensor message the same fields, which reset_pose and
+// drive act on the same way; a Flockbot's old keys are as they were.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "flockbridge/protocol/flockbot/json.hpp"
+#include "rig.hpp"
+
+using namespace flockbridge::testing;
+using nlohmann::json;
+
+namespace {
+
+/// What a teacher writes for a Flockbot whose conversions are known: here
+/// the simulated Uno's (docs/configuration.md).
+const std::vector<std::string> kFlockbotMeasured{"--odometer-mm-per-count",
+                                                 "1",
+                                                 "--battery-volts-per-count",
+                                                 "0.00925",
+                                                 "--ir-range-k",
+                                                 "120000",
+                                                 "--ir-range-offset",
+                                                 "20",
+                                                 "--ir-deg",
+                                                 "90, 45, 0, -45, -90",
+                                                 "--ir-mount-mm",
+                                                 "80",
+                                                 "--radius-mm",
+                                                 "90"};
+
+/// Checks one sensor message against the model's shape, and returns it.
+json check_model_fields(const json& sensor, const json& geometry) {
+  for (const char* key : {"pose", "v_mm_s", "w_deg_s", "battery_v", "ranges", "bumped"}) {
+    CAPTURE(key);
+    CHECK(sensor.contains(key));
+  }
+  REQUIRE(sensor["ranges"].size() == geometry["ranges"].size());
+  for (std::size_t i = 0; i < sensor["ranges"].size(); ++i) {
+    const json& range = sensor["ranges"][i];
+    const json& mount = geometry["ranges"][i];
+    CHECK(range["name"] == mount["name"]);
+    CHECK(range["kind"] == mount["kind"]);
+    CHECK(range["deg"] == mount["deg"]);
+    CHECK((range["mm"].is_null() || range["mm"].get<double>() <= mount["max_mm"].get<double>()));
+  }
+  CHECK(sensor["bumped"].is_array());
+  return sensor;
+}
+
+/// Drives forward at `v_mm_s` until the pose has gone 100 mm, then resets the
+/// pose and sees it start again from 0.
+void drive_and_reset(TcpClient& client) {
+  client.send(R"({"cmd":"reset_pose","id":"r0"})"
+              "\n");
+  CHECK(client.read_json_type("ok"));
+  client.send(R"({"cmd":"subscribe"})"
+              "\n");
+  client.send(R"({"cmd":"drive","v_mm_s":100,"id":"d"})"
+              "\n");
+  const json moved = sensor_where(
+      client, [](const json& m) { return m["pose"].is_object() && m["pose"]["x_mm"].get<double>() > 100; });
+  CHECK(std::abs(moved["pose"]["y_mm"].get<double>()) < 10);
+  CHECK(moved["v_mm_s"].get<double>() > 50);
+  client.send(R"({"cmd":"stop"})"
+              "\n");
+  sensor_where(client, [](const json& m) { return std::abs(m["v_mm_s"].get<double>()) < 1; });
+  client.send(R"({"cmd":"reset_pose","id":"r1"})"
+              "\n");
+  sensor_where(client, [](const json& m) { return std::abs(m["pose"]["x_mm"].get<double>()) < 5; });
+  client.send(R"({"cmd":"reset_pose","now":1})"
+              "\n");
+  const auto refused = client.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("reset_pose: has no argument 'now'") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("a Flockbot's sensor message keeps its v1 keys byte for byte and adds the robot model's") {
+  Rig rig;
+  auto client = rig.json_client();
+  auto line = client.read_line();
+  while (line && json::parse(*line)["type"] != "sensor") line = client.read_line();
+  REQUIRE(line);
+  const json message = json::parse(*line);
+  // The message as a v1 bridge wrote it, from the same reading: the new text
+  // begins with it, and only adds keys after it.
+  flockbridge::protocol::flockbot::SensorReading r;
+  r.battery = message["battery"];
+  for (std::size_t i = 0; i < r.ir.size(); ++i) r.ir[i] = message["ir"][i];
+  r.l_bump = message["l_bump"];
+  r.h_bump = message["h_bump"];
+  r.odometer_left = message["odometer"]["left"];
+  r.odometer_right = message["odometer"]["right"];
+  r.odometer_avg = message["odometer"]["avg"];
+  r.wheel_watcher_left = message["wheel_watcher"]["left"];
+  r.wheel_watcher_right = message["wheel_watcher"]["right"];
+  std::string v1 = flockbridge::protocol::flockbot::sensor_json(r, message["seq"], message["ts"]);
+  v1.pop_back();  // its closing brace
+  CHECK(line->rfind(v1 + ",\"pose\":", 0) == 0);
+  // Unconfigured, the model says what it does not know.
+  CHECK(message["pose"].is_null());
+  CHECK(message["battery_v"].is_null());
+  CHECK(message["ranges"][0] ==
+        json::parse(R"({"name":"ir0","kind":"ir","deg":null,"x_mm":null,"y_mm":null,"mm":null})"));
+}
+
+TEST_CASE("a measured Flockbot fills the robot model: geometry, pose, volts, ranges, and drive out of the box") {
+  Rig rig({.bridge_args = kFlockbotMeasured});
+  TcpClient client(rig.json_port());
+  const auto hello = client.read_json_type("hello");
+  REQUIRE(hello);
+  const json& geometry = (*hello)["geometry"];
+  CHECK(geometry["footprint"]["radius_mm"] == 90.0);
+  CHECK(geometry["ranges"].size() == 5);
+  CHECK(geometry["ranges"][2]["name"] == "front");
+  CHECK(geometry["max_v_mm_s"] == 1000.0);
+  const json sensor = check_model_fields(*client.read_json_type("sensor"), geometry);
+  CHECK(sensor["battery_v"].get<double>() > 5);
+  drive_and_reset(client);
+}
+
+TEST_CASE("a Pioneer fills the robot model: sonar ranges where ARIA's parameters put them, bumpers by name") {
+  Rig rig(pioneer_rig());
+  TcpClient client(rig.json_port());
+  const auto hello = client.read_json_type("hello");
+  REQUIRE(hello);
+  const json& geometry = (*hello)["geometry"];
+  CHECK(geometry["ranges"].size() == 16);
+  CHECK(geometry["ranges"][3] ==
+        json::parse(R"({"name":"sonar3","kind":"sonar","deg":10.0,"x_mm":166.0,"y_mm":27.0,"max_mm":5000.0})"));
+  CHECK(geometry["bumpers"][0] == "front_1");
+  CHECK(geometry["footprint"]["length_mm"] == 511.0);
+  const json sensor =
+      check_model_fields(sensor_where(client, [](const json& m) { return !m["ranges"][3]["mm"].is_null(); }), geometry);
+  CHECK(sensor["battery_v"].get<double>() > 10);
+  rig.sim_command("bumpers 1 0");
+  sensor_where(client, [](const json& m) { return m["bumped"] == json::array({"front_1"}); });
+  rig.sim_command("bumpers 0 0");
+  drive_and_reset(client);
+}
+
+TEST_CASE("an SMR fills the robot model: its six IR sensors by name, volts, and reset_pose") {
+  RigOptions options = smr_rig();
+  options.bridge_args = {"--smr-ir-range-k", "26000", "--smr-ir-range-offset", "-12"};
+  Rig rig(options);
+  TcpClient client(rig.json_port());
+  const auto hello = client.read_json_type("hello");
+  REQUIRE(hello);
+  const json& geometry = (*hello)["geometry"];
+  REQUIRE(geometry["ranges"].size() == 6);
+  CHECK(geometry["ranges"][0]["name"] == "left");
+  CHECK(geometry["ranges"][5]["name"] == "rear");
+  CHECK(geometry["bumpers"] == json::array());
+  const json sensor = check_model_fields(*client.read_json_type("sensor"), geometry);
+  CHECK(sensor["battery_v"].get<double>() > 10);
+  drive_and_reset(client);
+}
