@@ -130,7 +130,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
       added.encoding(),
       protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
                             {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(),
-                             driver_->simulated_room(), &driver_->geometry()},
+                             driver_->simulated_room(), driver_->simulated_boxes(), &driver_->geometry()},
                             {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
   if (lease_.holder()) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
   if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));

@@ -186,11 +186,11 @@ nlohmann::ordered_json Bridge::fleet_telemetry() const {
   const protocol::StatsSnapshot stats = snapshot();
   nlohmann::ordered_json telemetry{{"link", protocol::link_state_name(stats.link_state)}};
   if (latest_sensor_ && stats.link_state == protocol::LinkState::Up) {
-    // The family's own sensor message, read for the fields every family shares.
+    // The sensor message, read for the robot model's fields (every family's).
     const SharedBuffer encoded = latest_sensor_->encode(Encoding::Json, sensor_seq_, unix_seconds_now());
     const nlohmann::json sensor = encoded ? nlohmann::json::parse(*encoded, nullptr, false) : nlohmann::json{};
     if (sensor.is_object()) {
-      for (const char* key : {"battery_v", "pose", "v_mm_s", "w_deg_s"}) {
+      for (const char* key : {"battery_v", "pose", "v_mm_s", "w_deg_s", "bumped"}) {
         if (const auto found = sensor.find(key); found != sensor.end()) telemetry[key] = *found;
       }
     }

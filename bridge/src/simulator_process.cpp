@@ -118,12 +118,15 @@ void SimulatorProcess::on_output(ssize_t nread, const uv_buf_t* buf) {
     partial_.erase(0, end + 1);
     log_debug(name_ + ": " + line);
     if (line.starts_with("ready ")) {
-      // "ready DEVICE [room MIN_X MIN_Y MAX_X MAX_Y]"
+      // "ready DEVICE [room MIN_X MIN_Y MAX_X MAX_Y [box MIN_X MIN_Y MAX_X MAX_Y]...]"
       std::istringstream words(line);
       std::string word;
-      std::array<double, 4> room{};
-      words >> word >> word >> word;
-      if (word == "room" && (words >> room[0] >> room[1] >> room[2] >> room[3])) room_ = room;
+      words >> word >> word;
+      std::array<double, 4> rect{};
+      while (words >> word && (words >> rect[0] >> rect[1] >> rect[2] >> rect[3])) {
+        if (word == "room") room_ = rect;
+        if (word == "box") boxes_.push_back(rect);
+      }
       if (ready_) std::exchange(ready_, nullptr)();
     }
   }

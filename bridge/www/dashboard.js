@@ -12,9 +12,8 @@
   const MAX_LOG = 50;
   const MAX_LATENCIES = 2000;
   const CLIENTS_MS = 2000;       // how often the client list is asked for
-  const TRACE_SECONDS = 60;      // a Pioneer's path shown
-  const ECHO_SECONDS = 5;        // its sonar echoes shown
-  const SONAR_OFFSET_MM = 200;   // about where a Pioneer's sonar discs sit from its centre
+  const TRACE_SECONDS = 60;      // the robot's path shown
+  const ECHO_SECONDS = 5;        // what its range sensors saw, shown this long
   const SMR_INTERVAL_MS = 50;
   // What the page does differently for each robot family, from hello's
   // "robot": its sensor panel (where its staleness note and rate go), its
@@ -90,10 +89,13 @@
   let secretKind = "pin";  // what the open sign-in form asks for
   let authId = null;  // the id of the last auth, to notice when it is refused
   const history = [];  // {t, odoL, odoR, wwL, wwR}
-  const trace = [];    // a Pioneer's or an SMR's path: {t, x, y, th}
-  const echoes = new Map();  // its sonar, by disc: {t, x, y}
-  const sonar = new Map();  // its sonar's latest reading, by disc: {deg, mm, t}
+  const trace = [];    // the robot's path, from its pose: {t, x, y, th}
+  const echoes = new Map();  // where each range sensor last saw something, by name: {t, x, y}
+  const sonar = new Map();  // a Pioneer's sonar's latest reading, by disc: {deg, mm, t}
   let room = null;  // a simulated robot's room: [min x, min y, max x, max y] in mm, from hello
+  let boxes = [];  // the boxes in it, the same way
+  let geometry = null;  // what the robot is, from hello (the robot model's geometry)
+  let lastModel = null;  // the robot model's fields of the latest reading
   const rateWindow = [];
 
   // ---- connection ----------------------------------------------------------
@@ -157,6 +159,7 @@
     const age = Date.now() - lastSensorAt;
     if (age < STALE_MS) return;
     $(family.panel).classList.add("stale");
+    $("robot-panel").classList.add("stale");
     $(family.stale).textContent = "No new readings for " + Math.round(age / 1000) + " s: these are the last ones.";
     rateWindow.length = 0;
     $(family.rate).textContent = "0";
@@ -194,6 +197,8 @@
         showPairing([]);
         if (secret) signIn();
         room = message.simulated && Array.isArray(message.simulated.room_mm) ? message.simulated.room_mm : null;
+        boxes = message.simulated && Array.isArray(message.simulated.boxes_mm) ? message.simulated.boxes_mm : [];
+        geometry = message.geometry || null;
         showRobot(message.robot || "", message.model || "");
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
@@ -273,6 +278,8 @@
     trace.length = 0;
     echoes.clear();
     sonar.clear();
+    lastModel = null;
+    $("robot-panel").hidden = true;  // until a reading with the robot model's fields comes
     $("sonar").replaceChildren();
     if (family.interval_ms) socket.send(JSON.stringify({ cmd: "subscribe", interval_ms: family.interval_ms }));
     const title = known ? family.title(model) : (name || "Robot") + (model && model !== name ? " " + model : "");
@@ -441,6 +448,7 @@
     const now = Date.now();
     lastSensorAt = now;
     $(family.panel).classList.remove("stale");
+    $("robot-panel").classList.remove("stale");
     $(family.stale).textContent = "";
     stats.sensors += 1;
     if (typeof s.ts === "number") {
@@ -457,6 +465,46 @@
     rateWindow.push(now);
     while (rateWindow.length && now - rateWindow[0] > 1000) rateWindow.shift();
     family.onSensor(s, now);
+    if (Array.isArray(s.ranges)) onRobotModel(s, now);
+  }
+
+  // ---- the robot model: the same fields from every family --------------------
+
+  /** A value, or what to say when the bridge does not know it. */
+  function known(value, show) {
+    return typeof value === "number" ? show(value) : "not known";
+  }
+
+  /** The robot model's panel: pose, speeds, battery, bumpers, and the view from above. */
+  function onRobotModel(s, now) {
+    lastModel = s;
+    $("robot-panel").hidden = false;
+    const pose = s.pose;
+    $("pose-x").textContent = pose ? pose.x_mm.toFixed(0) : "–";
+    $("pose-y").textContent = pose ? pose.y_mm.toFixed(0) : "–";
+    $("pose-th").textContent = pose ? pose.th_deg.toFixed(1) : "–";
+    $("pose-unknown").hidden = Boolean(pose);
+    $("robot-v").textContent = known(s.v_mm_s, (v) => v.toFixed(0));
+    $("robot-w").textContent = known(s.w_deg_s, (w) => w.toFixed(1));
+    $("robot-battery").textContent = known(s.battery_v, (v) => v.toFixed(2) + " V");
+    const bumped = s.bumped || [];
+    $("robot-bumped").textContent = bumped.length ? "pressed: " + bumped.join(", ") : "none pressed";
+    $("robot-bumped").classList.toggle("pressed", bumped.length > 0);
+    if (pose) addToTrace(pose, now);
+    // Where each sensor's ray ends, in the room: its mounting turned by the pose.
+    const at = pose || { x_mm: 0, y_mm: 0, th_deg: 0 };
+    for (const r of s.ranges) {
+      if (typeof r.mm !== "number" || typeof r.deg !== "number") continue;
+      const heading = (at.th_deg * Math.PI) / 180;
+      const sx = at.x_mm + (r.x_mm || 0) * Math.cos(heading) - (r.y_mm || 0) * Math.sin(heading);
+      const sy = at.y_mm + (r.x_mm || 0) * Math.sin(heading) + (r.y_mm || 0) * Math.cos(heading);
+      const axis = heading + (r.deg * Math.PI) / 180;
+      echoes.set(r.name, { t: now, x: sx + r.mm * Math.cos(axis), y: sy + r.mm * Math.sin(axis) });
+    }
+    for (const [name, echo] of echoes) if (now - echo.t > ECHO_SECONDS * 1000) echoes.delete(name);
+    $("view").dataset.echoes = String(echoes.size);
+    $("view").dataset.points = String(trace.length);
+    scheduleView();
   }
 
   /** A robot the page has no panel for: each field of its readings on a line, as the bridge sent it. */
@@ -483,12 +531,6 @@
   function onSmrSensor(s, now) {
     $("smr-tick").textContent = String(s.tick);
     $("smr-rate").textContent = String(rateWindow.length);
-    $("smr-x").textContent = s.pose.x_mm.toFixed(0);
-    $("smr-y").textContent = s.pose.y_mm.toFixed(0);
-    $("smr-th").textContent = s.pose.th_deg.toFixed(1);
-    $("smr-v").textContent = s.v_mm_s.toFixed(0);
-    $("smr-w").textContent = s.w_deg_s.toFixed(1);
-    if (typeof s.battery_v === "number") $("smr-battery").textContent = s.battery_v.toFixed(2) + " V";
     if (s.power) {
       // The switch off is the alarm (SMRD powered the computer off); the others are news.
       const on = s.power.inputs.includes("power_on");
@@ -522,9 +564,6 @@
         $("sir" + i + "-value").textContent = String(s.ir[i]);
       }
     }
-    addToTrace(s.pose, now);
-    $("smr-room").dataset.points = String(trace.length);
-    scheduleSmrRoom();
   }
 
   function onFlockbotSensor(s, now) {
@@ -558,36 +597,10 @@
     $("pioneer-motors").textContent = s.motors ? "on" : "off";
     $("stall-left").classList.toggle("pressed", s.stall && s.stall.left);
     $("stall-right").classList.toggle("pressed", s.stall && s.stall.right);
-    $("bump-front").classList.toggle("pressed", s.bumpers && s.bumpers.front !== 0);
-    $("bump-rear").classList.toggle("pressed", s.bumpers && s.bumpers.rear !== 0);
     for (const reading of s.sonar || []) {
       if (typeof reading.deg === "number") sonar.set(reading.n, { deg: reading.deg, mm: reading.mm, t: now });
     }
     showSonar(now);
-    if (!s.pose) {
-      // A model the bridge has no factors for: raw values only.
-      $("pose-x").textContent = String(s.raw.x);
-      $("pose-y").textContent = String(s.raw.y);
-      $("pose-th").textContent = String(s.raw.th);
-      $("pioneer-battery").textContent = (s.raw.battery / 10).toFixed(1) + " V";
-      return;
-    }
-    $("pose-x").textContent = s.pose.x_mm.toFixed(0);
-    $("pose-y").textContent = s.pose.y_mm.toFixed(0);
-    $("pose-th").textContent = s.pose.th_deg.toFixed(1);
-    $("pioneer-v").textContent = s.v_mm_s.toFixed(0);
-    $("pioneer-w").textContent = s.w_deg_s.toFixed(1);
-    $("pioneer-battery").textContent = s.battery_v.toFixed(1) + " V";
-    addToTrace(s.pose, now);
-    for (const reading of s.sonar || []) {
-      if (typeof reading.deg !== "number") continue;
-      const angle = ((s.pose.th_deg + reading.deg) * Math.PI) / 180;
-      const distance = reading.mm + SONAR_OFFSET_MM;
-      echoes.set(reading.n, { t: now, x: s.pose.x_mm + distance * Math.cos(angle), y: s.pose.y_mm + distance * Math.sin(angle) });
-    }
-    for (const [disc, echo] of echoes) if (now - echo.t > ECHO_SECONDS * 1000) echoes.delete(disc);
-    $("room").dataset.echoes = String(echoes.size);
-    scheduleRoom();
   }
 
   /** Where a sensor looks, in words, from its angle (counter-clockwise from the front). */
@@ -692,26 +705,36 @@
     g.fillText(String(low), 4 * ratio, height - 6 * ratio);
   }
 
-  // ---- a Pioneer's or an SMR's path (and a Pioneer's sonar) ---------------------
+  // ---- the robot seen from above ----------------------------------------------
 
-  const scheduleRoom = onNextFrame(() => drawRoom("room", "pioneer-panel", 250));
-  const scheduleSmrRoom = onNextFrame(() => drawRoom("smr-room", "smr-panel", 150));
+  const scheduleView = onNextFrame(drawView);
 
   /**
-   * The robot on canvas `id` (`radius` mm), its path, a Pioneer's sonar
-   * echoes, a grid of metres, and the walls of a simulated robot's room; the
-   * legend of `panel` names only what is drawn.
+   * The robot from above, as its geometry says it is (its footprint, its range
+   * sensors' rays), at its pose in the odometry's frame, with its path, what
+   * its range sensors saw lately, a grid of metres, and the walls of a
+   * simulated robot's room; the legend names only what is drawn.
    */
-  function drawRoom(id, panel, radius) {
-    const { g, width, height, ratio } = clearedCanvas(id);
+  function drawView() {
+    const { g, width, height, ratio } = clearedCanvas("view");
+    const s = lastModel;
+    if (!s) return;
+    const pose = s.pose || { x_mm: 0, y_mm: 0, th_deg: 0 };
+    const footprint = (geometry && geometry.footprint) || {};
+    const long = typeof footprint.length_mm === "number" && typeof footprint.width_mm === "number";
+    const radius = footprint.radius_mm || (long ? Math.max(footprint.length_mm, footprint.width_mm) / 2 : 150);
     const extent = trace.length ? Math.max(...trace.map((p) => Math.hypot(p.x - trace[0].x, p.y - trace[0].y))) : 0;
-    const shown = { walls: room !== null, trace: extent > 20, echoes: echoes.size > 0 };
-    for (const key of document.querySelectorAll("#" + panel + " [data-key]")) key.hidden = !shown[key.dataset.key];
-    if (trace.length === 0) return;
+    const shown = {
+      walls: room !== null,
+      trace: extent > 20,
+      ranges: s.ranges.some((r) => typeof r.mm === "number" && typeof r.deg === "number"),
+      unknown: !s.pose,
+    };
+    for (const key of document.querySelectorAll("#robot-panel [data-key]")) key.hidden = !shown[key.dataset.key];
     // The view holds the room (when known), the path and the echoes, at least 2 m across, x to the right, y up.
-    const points = [...trace, ...echoes.values()];
+    const points = [{ x: pose.x_mm, y: pose.y_mm }, ...trace, ...echoes.values()];
     if (room) points.push({ x: room[0], y: room[1] }, { x: room[2], y: room[3] });
-    const margin = room ? 200 : 300;
+    const margin = room ? 200 : 400;
     const minX = Math.min(...points.map((p) => p.x)) - margin;
     const maxX = Math.max(...points.map((p) => p.x)) + margin;
     const minY = Math.min(...points.map((p) => p.y)) - margin;
@@ -744,6 +767,8 @@
       g.lineWidth = 4 * ratio;
       g.strokeStyle = "#5d6677";
       g.strokeRect(px(room[0]), py(room[3]), (room[2] - room[0]) * scale, (room[3] - room[1]) * scale);
+      g.fillStyle = "#8a93a3";
+      for (const box of boxes) g.fillRect(px(box[0]), py(box[3]), (box[2] - box[0]) * scale, (box[3] - box[1]) * scale);
     }
     g.lineWidth = 2 * ratio;
     g.strokeStyle = "#2456c7";
@@ -752,16 +777,40 @@
     g.stroke();
     g.fillStyle = "#b3261e";
     for (const echo of echoes.values()) g.fillRect(px(echo.x) - 2 * ratio, py(echo.y) - 2 * ratio, 4 * ratio, 4 * ratio);
-    const last = trace[trace.length - 1];
-    const heading = (last.th * Math.PI) / 180;
+    // The robot: its footprint turned by its heading, then each range sensor's ray.
+    const heading = (pose.th_deg * Math.PI) / 180;
+    const c = Math.cos(heading);
+    const sn = Math.sin(heading);
+    const at = (x, y) => [px(pose.x_mm + x * c - y * sn), py(pose.y_mm + x * sn + y * c)];
     g.fillStyle = "#1d2330";
     g.beginPath();
-    g.arc(px(last.x), py(last.y), Math.max(4 * ratio, radius * scale), 0, 2 * Math.PI);
+    if (long && !footprint.radius_mm) {
+      const [hl, hw] = [footprint.length_mm / 2, footprint.width_mm / 2];
+      [[hl, hw], [-hl, hw], [-hl, -hw], [hl, -hw]].forEach(([x, y], i) => (i ? g.lineTo(...at(x, y)) : g.moveTo(...at(x, y))));
+      g.closePath();
+    } else {
+      g.arc(px(pose.x_mm), py(pose.y_mm), Math.max(4 * ratio, radius * scale), 0, 2 * Math.PI);
+    }
     g.fill();
+    g.lineWidth = 1.5 * ratio;
+    for (const r of s.ranges) {
+      if (typeof r.deg !== "number") continue;
+      const sees = typeof r.mm === "number";
+      const length = sees ? r.mm : r.max_mm || 0;
+      if (!length) continue;
+      const [x0, y0] = [r.x_mm || 0, r.y_mm || 0];
+      const axis = (r.deg * Math.PI) / 180;
+      g.strokeStyle = sees ? "rgba(179, 38, 30, 0.8)" : "rgba(93, 102, 119, 0.25)";
+      g.beginPath();
+      g.moveTo(...at(x0, y0));
+      g.lineTo(...at(x0 + length * Math.cos(axis), y0 + length * Math.sin(axis)));
+      g.stroke();
+    }
     g.strokeStyle = "#ffffff";
+    g.lineWidth = 2 * ratio;
     g.beginPath();
-    g.moveTo(px(last.x), py(last.y));
-    g.lineTo(px(last.x + radius * Math.cos(heading)), py(last.y + radius * Math.sin(heading)));
+    g.moveTo(...at(0, 0));
+    g.lineTo(...at(radius, 0));
     g.stroke();
     g.fillStyle = "#5d6677";
     g.font = 11 * ratio + "px system-ui, sans-serif";

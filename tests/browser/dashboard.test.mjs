@@ -27,7 +27,11 @@ test("the page connects and shows live values that change", async () => {
   assert.ok((await number("seq")) >= firstSeq + 10, "the packet counter moves on");
   // The simulated Uno's volts per count are known (--simulate): volts, not a count.
   assert.match(await text("battery"), /^\d+\.\d\d V$/);
-  // The simulated IR readings follow a wave with noise: they change.
+  // The robot model's panel, the same for every family: its pose and volts are known here too.
+  assert.match(await text("robot-battery"), /^\d+\.\d\d V$/);
+  assert.equal(await text("pose-x"), "0");
+  assert.equal(await page.getByTestId("pose-unknown").isHidden(), true);
+  // The simulated IR readings of the walls carry noise: they change.
   await page.waitForFunction((first) => document.querySelector("#ir0-value").textContent !== first, firstIr);
   // Shown as a count; while the browser starts, a packet or two may be
   // replaced by newer ones before the page reads them (the bridge's

@@ -23,10 +23,12 @@ test("the page shows a Pioneer as a Pioneer", async () => {
   assert.equal(await page.getByTestId("sensors").isVisible(), false, "no Flockbot sensors");
   assert.equal(await page.getByTestId("claw_open").isVisible(), false, "no claw");
   await sipsLater(3);
-  assert.equal(await text("pioneer-battery"), "12.6 V");
+  // The robot model's panel, the same for every family: volts, bumpers, the view from above.
+  assert.equal(await text("robot-battery"), "12.60 V");
+  assert.equal(await text("robot-bumped"), "none pressed");
   assert.equal(await text("pioneer-motors"), "on");
-  // Sonar echoes are placed around the robot as SIPs bring them.
-  await page.waitForFunction(() => Number(document.querySelector('[data-testid="room"]').dataset.echoes) >= 4);
+  // What the sonar sees is placed around the robot as SIPs bring its discs.
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="view"]').dataset.echoes) >= 4);
   // Who drives, from the bridge's counters (asked every 2 s).
   await page.getByTestId("control").filter({ hasText: "Nobody holds control" }).waitFor();
 });
@@ -42,8 +44,9 @@ test("every reading is labelled: each sonar disc by where it looks, what the col
   assert.equal(names[7], "right -90°");
   assert.ok(names.slice(8).every((n) => n.startsWith("rear") || n === "right -90°" || n === "left 90°"), names.join());
   await page.getByTestId("pioneer").getByText("grey: no, red: yes").waitFor();
-  await page.locator('#pioneer-panel [data-key="echoes"]').waitFor({ state: "visible" });
-  await page.locator('#pioneer-panel [data-key="walls"]').waitFor({ state: "visible" });
+  await page.locator('#robot-panel [data-key="ranges"]').waitFor({ state: "visible" });
+  await page.locator('#robot-panel [data-key="walls"]').waitFor({ state: "visible" });
+  assert.equal(await page.locator('#robot-panel [data-key="unknown"]').isHidden(), true, "its pose is known");
   await checkLayout(page, "dashboard-pioneer-still");
 });
 
@@ -53,7 +56,7 @@ test("forward drives it at the slider's speed; stop holds the pose", async () =>
   await bridge.waitFor("simulated Pioneer: rx VEL 300");  // 30 cm/s
   await page.waitForFunction(
     (from) => Number(document.querySelector('[data-testid="pose-x"]').textContent) > from + 100, start);
-  await page.getByTestId("pioneer-v").filter({ hasText: "300" }).waitFor();
+  await page.getByTestId("robot-v").filter({ hasText: "300" }).waitFor();
 
   await page.getByTestId("stop").click();
   await bridge.waitFor("simulated Pioneer: rx STOP");

@@ -23,7 +23,7 @@ test("the page shows an SMR as an SMR, at a pace a browser wants", async () => {
   assert.equal(await page.getByTestId("sensors").isVisible(), false, "no Flockbot sensors");
   assert.equal(await page.getByTestId("pioneer").isVisible(), false, "no Pioneer panel");
   await periodsLater(20);
-  assert.equal(await text("smr-battery"), "12.40 V");
+  assert.equal(await text("robot-battery"), "12.40 V");  // the robot model's panel
   assert.equal(await text("smr-missing"), "all answering");
   assert.equal(await text("smr-power-switch"), "power switch on");
   // The simulated robot starts on the line: the bar's middle two sensors are dark.
@@ -45,34 +45,34 @@ test("every reading is labelled: each IR sensor's place, what the colours mean, 
   const names = await page.getByTestId("smr-ir-names").locator("span").allTextContents();
   assert.deepEqual(names, ["left", "front left", "front", "front right", "right", "rear"]);
   await page.getByTestId("smr").getByText("green: on, grey: off").waitFor();
-  // The simulated robot drives in a room, which the map draws; the path is named once there is one.
-  await page.locator('#smr-panel [data-key="walls"]').waitFor({ state: "visible" });
-  assert.equal(await page.locator('#smr-panel [data-key="trace"]').isHidden(), true, "no path drawn yet");
+  // The simulated robot drives in a room, which the view draws; the path is named once there is one.
+  await page.locator('#robot-panel [data-key="walls"]').waitFor({ state: "visible" });
+  assert.equal(await page.locator('#robot-panel [data-key="trace"]').isHidden(), true, "no path drawn yet");
   await checkLayout(page, "dashboard-smr-still");
 });
 
 test("forward drives it at the slider's speed; stop holds the pose; the path is drawn", async () => {
-  const start = await number("smr-x");
+  const start = await number("pose-x");
   await page.getByTestId("forward").click();
   await bridge.waitFor("simulated SMR: rx left speed 29");  // 30 cm/s in encoder positions a period
   await bridge.waitFor("simulated SMR: rx right speed -29");  // mirrored on the bus
   await page.waitForFunction(
-    (from) => Number(document.querySelector('[data-testid="smr-x"]').textContent) > from + 100, start);
-  await page.waitForFunction(() => Number(document.querySelector('[data-testid="smr-room"]').dataset.points) > 10);
-  await page.locator('#smr-panel [data-key="trace"]').waitFor({ state: "visible" });
+    (from) => Number(document.querySelector('[data-testid="pose-x"]').textContent) > from + 100, start);
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="view"]').dataset.points) > 10);
+  await page.locator('#robot-panel [data-key="trace"]').waitFor({ state: "visible" });
 
   await page.getByTestId("stop").click();
   await bridge.waitFor("simulated SMR: rx left speed 0");
   await periodsLater(10);  // what was on its way before the stop has arrived
-  const stopped = await number("smr-x");
+  const stopped = await number("pose-x");
   await periodsLater(20);
-  assert.equal(await number("smr-x"), stopped, "the pose holds after stop");
+  assert.equal(await number("pose-x"), stopped, "the pose holds after stop");
 });
 
 test("arrow keys turn it, and the emergency stop reaches it", async () => {
   await page.locator("body").press("ArrowLeft");
   await bridge.waitFor("simulated SMR: rx left speed -");
-  await page.waitForFunction(() => Number(document.querySelector('[data-testid="smr-th"]').textContent) > 5);
+  await page.waitForFunction(() => Number(document.querySelector('[data-testid="pose-th"]').textContent) > 5);
   await page.getByTestId("emergency").click();
   await bridge.waitFor("simulated SMR: rx left speed 0");
   await page.screenshot({ path: path.join(artifacts, "dashboard-smr.png"), fullPage: true });

@@ -6,7 +6,8 @@ the line before it (invisible on the rendered page), how the tests run it:
     <!-- example: KIND ARGUMENTS -->
 
   python FAMILY        a program: run against a simulated FAMILY, its robot's
-                       name replaced by the simulated bridge's address
+                       name replaced by the simulated bridge's address; "every":
+                       against each family in turn
   python-fragment FAMILY  lines of a program that has `robot`: run inside
                        `with flockbridge.connect(...) as robot:`
   excerpt FILE         part of FILE, line for line (the robot's name aside),
@@ -207,9 +208,12 @@ class JsonLines:
 
 @pytest.mark.parametrize("block", of_kind("python"))
 def test_python_programs(block: Block, bridges: Any) -> None:
-    bridge = bridges(block.arguments[0], *block.arguments[1:])
-    done = run_python(with_robot(block.text, bridge))
-    assert done.returncode == 0, f"{block.name} failed:\n{done.stdout}\n{done.stderr}"
+    # "every": the program is written for the common robot model, and runs unchanged on each family.
+    families = ["flockbot", "pioneer", "smr"] if block.arguments[0] == "every" else [block.arguments[0]]
+    for family in families:
+        bridge = bridges(family, *block.arguments[1:])
+        done = run_python(with_robot(block.text, bridge))
+        assert done.returncode == 0, f"{block.name} failed on a {family}:\n{done.stdout}\n{done.stderr}"
 
 
 @pytest.mark.parametrize("block", of_kind("python-fragment"))

@@ -239,11 +239,13 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
             "link":"down","reason":"no port","client":9,"role":"viewer","access":{"pin":true,"teacher":false},
             "capabilities":[],"geometry":{"footprint":{"radius_mm":null,"length_mm":null,"width_mm":null},
             "wheel_base_mm":null,"max_v_mm_s":null,"max_w_deg_s":null,"ranges":[],"bumpers":[]}})"));
-  // A simulated robot says so, with the room it drives in when its simulator told it.
+  // A simulated robot says so, with the room it drives in (and its boxes) when its simulator told it.
   const std::array<double, 4> room{-2000, -1500, 2000, 1500};
+  const std::array<double, 4> box{-1400, 500, -1000, 900};
   const Json simulated =
-      Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver", {"smr", "smr", {}, true, room}));
-  CHECK(simulated["simulated"] == Json::parse(R"({"room_mm":[-2000.0,-1500.0,2000.0,1500.0]})"));
+      Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver", {"smr", "smr", {}, true, room, {box}}));
+  CHECK(simulated["simulated"] ==
+        Json::parse(R"({"room_mm":[-2000.0,-1500.0,2000.0,1500.0],"boxes_mm":[[-1400.0,500.0,-1000.0,900.0]]})"));
   CHECK(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver",
                                  {"flockbot", "flockbot", {}, true, {}}))["simulated"]["room_mm"]
             .is_null());

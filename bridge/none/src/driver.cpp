@@ -31,8 +31,8 @@ protocol::Result<protocol::Done> NoRobotDriver::reset_pose(protocol::CommandToke
 }
 
 const protocol::RobotGeometry& NoRobotDriver::geometry() const {
-  static const protocol::RobotGeometry kNothing;
-  return kNothing;
+  static const protocol::RobotGeometry nothing;
+  return nothing;
 }
 
 protocol::Result<protocol::Done> NoRobotDriver::stop_robot(protocol::CommandToken /*token*/) {

@@ -4,7 +4,7 @@
 
     with flockbridge.connect("flockbot-07.local") as robot:
         robot.drive(150)                     # mm/s ahead
-        robot.wait_for(lambda s: s.ir[2] > 300, timeout=10)
+        robot.wait_for(lambda s: s.pose.x_mm > 500, timeout=10)  # half a metre on
     # leaving the block stops the robot
 
 Every robot family (Flockbot, Pioneer/AmigoBot, SMR) through the bridge's
@@ -24,6 +24,7 @@ from .errors import (
     Timeout,
 )
 from .message import Message
+from .model import distance, nearest
 from .robot import DEFAULT_PORT, Robot, connect, split_address
 
 __version__ = "0.1.0"
@@ -44,5 +45,7 @@ __all__ = [
     "Timeout",
     "connect",
     "discover",
+    "distance",
+    "nearest",
     "split_address",
 ]

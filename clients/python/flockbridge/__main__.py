@@ -1,4 +1,4 @@
-"""The command line: python3 -m flockbridge list | watch ROBOT | drive ROBOT."""
+"""The command line: python3 -m flockbridge list | watch ROBOT | drive ROBOT | calibrate ROBOT."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import threading
 import time
 from typing import Any, Callable, List, Optional, Sequence, TextIO, Tuple
 
+from .calibrate import calibrate
 from .discover import discover
 from .errors import FlockbridgeError, LinkDown, Timeout
 from .message import Message
@@ -42,12 +43,20 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     drive.add_argument("--speed", type=float, default=200.0, help="mm/s ahead and back (default 200)")
     drive.add_argument("--turn", type=float, default=45.0, help="degrees/s turning (default 45)")
 
+    calibrating = commands.add_parser(
+        "calibrate", help="measure a Flockbot's or an SMR's conversions with the robot, and print its settings"
+    )
+    calibrating.add_argument("robot", metavar="ROBOT", help="the robot's host name or address, optionally :port")
+    calibrating.add_argument("--pin", default=os.environ.get("FLOCKBRIDGE_PIN"), help="the driver PIN, if the robot has one")
+
     args = parser.parse_args(argv)
     try:
         if args.command == "list":
             return list_robots(args.hub, args.timeout)
         if args.command == "watch":
             return watch_robot(args.robot, args.interval_ms, args.json)
+        if args.command == "calibrate":
+            return calibrate_robot(args.robot, args.pin)
         return drive_robot(args.robot, args.pin, args.speed, args.turn)
     except FlockbridgeError as e:
         print(f"flockbridge: {e}", file=sys.stderr)
@@ -338,6 +347,26 @@ def drive_robot(address: str, pin: Optional[str], speed: float, turn: float) -> 
             screen.end()
             log.removeHandler(handler)
             log.propagate = propagated
+    return 0
+
+
+def calibrate_robot(address: str, pin: Optional[str]) -> int:
+    def ask(question: str, default: str) -> str:
+        print(question + (f" [{default}] " if default else " "), end="", flush=True)
+        answer = sys.stdin.readline()
+        if not answer:
+            raise FlockbridgeError("calibration stopped: no more answers")
+        return answer.strip()
+
+    with Robot(address, pin=pin) as robot:
+        if robot.role == "viewer":
+            robot.auth(pin=pin or getpass.getpass(f"Driver PIN for {address}: "))
+        lines = calibrate(robot, ask, lambda line: print(line, flush=True))
+    print()
+    print("Add these lines to the robot's /etc/flockbridge/flockbridge.toml, then: sudo systemctl reload flockbridge")
+    print()
+    for line in lines:
+        print(line)
     return 0
 
 

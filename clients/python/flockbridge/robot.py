@@ -20,6 +20,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .errors import AuthFailed, ConnectionLost, FlockbridgeError, InvalidCommand, LinkDown, Timeout, error_for
 from .message import Message
+from .model import nearest
 
 DEFAULT_PORT = 2006
 """The bridge's JSON port, the same for every robot family."""
@@ -165,6 +166,19 @@ class Robot:
     def capabilities(self) -> Tuple[str, ...]:
         """The commands this robot takes; each is a method of this object too."""
         return tuple(str(name) for name in self._hello.get("capabilities", []))
+
+    @property
+    def geometry(self) -> Message:
+        """What the robot is, the same for every family: footprint (radius_mm,
+        length_mm, width_mm), wheel_base_mm, max_v_mm_s, max_w_deg_s, ranges
+        (each sensor's name, kind, deg, x_mm, y_mm, max_mm) and bumpers (names).
+        None for what the bridge does not know."""
+        return Message(dict(self._hello.get("geometry") or {}))
+
+    def nearest(self, from_deg: float = -180.0, to_deg: float = 180.0) -> Optional[Message]:
+        """The range sensor of the latest reading that sees the nearest obstacle
+        between from_deg and to_deg (see flockbridge.nearest); None if none does."""
+        return nearest(self.sensors, from_deg, to_deg)
 
     @property
     def session(self) -> str:
@@ -390,6 +404,10 @@ class Robot:
         the program.
         """
         self.command("drive", v_mm_s=v_mm_s, w_deg_s=w_deg_s)
+
+    def reset_pose(self) -> None:
+        """Starts the pose (sensors.pose) again at 0, 0, 0, facing +x, from where the robot is."""
+        self.command("reset_pose")
 
     def stop(self) -> None:
         """Stops the robot. Anyone may stop it, driver or not."""

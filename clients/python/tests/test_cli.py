@@ -1,4 +1,4 @@
-"""python3 -m flockbridge: watch and drive, against the real daemon."""
+"""python3 -m flockbridge: watch, drive and calibrate, against the real daemon (docs/python.md's commands)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any
+from typing import Any, Callable, Dict
 
 import flockbridge
 from conftest import Bridge, client_env, moving, read_until, received, still
@@ -163,7 +163,60 @@ def test_the_command_line_explains_itself() -> None:
         timeout=30,
     )
     assert done.returncode == 0
-    for command in ("list", "watch", "drive"):
+    for command in ("list", "watch", "drive", "calibrate"):
         assert command in done.stdout
+
+
+def settings_printed(output: str) -> Dict[str, float]:
+    values: Dict[str, float] = {}
+    for line in output.splitlines():
+        key, equals, value = line.partition(" = ")
+        if equals and key.replace("_", "").isalpha() and not value.startswith('"'):
+            values[key.strip()] = float(value)
+    return values
+
+
+def test_calibrate_measures_what_the_simulated_robots_are(bridges: Callable[..., Bridge]) -> None:
+    flockbot = bridges("flockbot")
+    smr = bridges("smr")
+    flockbot.wait_link_up()
+    smr.wait_link_up()
+    # The answers a person gives with a tape measure, here the simulated robots' truths: the
+    # Flockbot drives 500 mm and turns 180 degrees; it then faces the wall behind its start,
+    # 2000 - 500 + 80 mm from its front sensor (ir2). The SMR's front sensor (2) is 1900 mm
+    # from the wall ahead. The Flockbot's battery is 7.4 V.
+    answers = {
+        "flockbot": "\n500\n180\n2\n2420\n7.4\n\n",
+        "smr": "2\n1900\n",
+    }
+    programs = {
+        family: cli("calibrate", bridge.address, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for family, bridge in (("flockbot", flockbot), ("smr", smr))
+    }
+    outputs = {}
+    for family, program in programs.items():
+        output, errors = program.communicate(answers[family], timeout=120)
+        assert program.returncode == 0, errors
+        outputs[family] = output
+    measured = settings_printed(outputs["flockbot"])
+    assert "[flockbot.units]" in outputs["flockbot"] and 'ir_deg = "90, 45, 0, -45, -90"' in outputs["flockbot"]
+    assert abs(measured["odometer_mm_per_count"] - 1.0) < 0.02, outputs["flockbot"]
+    assert abs(measured["wheel_base_mm"] - 100) < 5, outputs["flockbot"]
+    assert abs(measured["battery_volts_per_count"] - 0.00925) < 0.0003, outputs["flockbot"]
+    assert abs(measured["ir_range_k"] / 120000 - 1) < 0.06, outputs["flockbot"]
+    assert abs(measured["ir_range_offset"] - 20) < 8, outputs["flockbot"]
+    measured = settings_printed(outputs["smr"])
+    assert "[smr]" in outputs["smr"]
+    assert abs(measured["ir_range_k"] / 26000 - 1) < 0.08, outputs["smr"]
+    assert abs(measured["ir_range_offset"] + 12) < 5, outputs["smr"]
+
+
+def test_calibrate_says_a_pioneer_needs_none(bridges: Callable[..., Bridge]) -> None:
+    pioneer = bridges("pioneer")
+    pioneer.wait_link_up()
+    done = cli("calibrate", pioneer.address, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _, errors = done.communicate(timeout=30)
+    assert done.returncode == 1
+    assert "needs no calibration" in errors
 
 

@@ -76,20 +76,29 @@ def test_a_square_with_every_family(bridges: Callable[..., Bridge]) -> None:
             assert abs(pose.x_mm) < 100 and abs(pose.y_mm) < 100, (family, pose)
 
 
-def test_following_a_wall(bridges: Callable[..., Bridge]) -> None:
-    robot = bridges("smr")
-    robot.wait_link_up()
-    track: List[Tuple[float, float, Optional[float]]] = []
-    with flockbridge.connect(robot.address) as watch:
-        watch.on("sensor", lambda s: track.append((float(s.pose.x_mm), float(s.pose.y_mm), s.ranges[0].mm)))
-        finish(run("wall_follow.py", robot.address, "6"))
-        watch.wait_for(still, timeout=5)
-    # Along the wall at x = 2 m, which it met first and turned right at:
-    # that wall on its left, a steady distance away.
-    along = [(x, y, left) for x, y, left in track if y < -300]
-    assert along, "the robot never went along the wall"
-    assert all(x > 1300 for x, _, _ in along[-50:])
-    assert all(left is not None and 150 < left < 450 for _, _, left in along[-50:])  # the wall kept at 300 mm
+def test_one_wall_follower_for_every_robot(bridges: Callable[..., Bridge]) -> None:
+    robots = started(bridges, "flockbot", "pioneer", "smr")
+    tracks: Dict[str, List[flockbridge.Message]] = {family: [] for family in robots}
+    watchers = {family: flockbridge.connect(robot.address) for family, robot in robots.items()}
+    try:
+        for family, watch in watchers.items():
+            watch.on("sensor", tracks[family].append)
+        programs = {family: run("wall_follow.py", robot.address, "6") for family, robot in robots.items()}
+        for family, program in programs.items():
+            finish(program)
+            watchers[family].wait_for(still, timeout=5)
+    finally:
+        for watch in watchers.values():
+            watch.close()
+    for family, track in tracks.items():
+        # Along the wall at x = 2 m, which each met first and turned right at:
+        # that wall on its left, kept at about 300 mm; and nothing ever touched.
+        along = [s for s in track if s.pose.y_mm < -300]
+        assert along, f"the {family} never went along the wall"
+        assert all(s.pose.x_mm > 1200 for s in along[-20:]), family
+        kept = [flockbridge.nearest(s, 60, 120) for s in along[-20:]]
+        assert all(left is not None and 150 < left.mm < 500 for left in kept), (family, [k and k.mm for k in kept])
+        assert all(s.bumped == [] for s in track), family
 
 
 @pytest.mark.parametrize("family", ["smr", "flockbot"])

@@ -131,7 +131,8 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
   ordered message{{"type", "hello"},       {"version", kVersion},  {"session", session},
                   {"robot", robot.family}, {"model", robot.model}, {"link", link_state_name(state)}};
   if (robot.simulated) {
-    message["simulated"] = ordered{{"room_mm", robot.room_mm ? ordered(*robot.room_mm) : ordered(nullptr)}};
+    message["simulated"] =
+        ordered{{"room_mm", robot.room_mm ? ordered(*robot.room_mm) : ordered(nullptr)}, {"boxes_mm", robot.boxes_mm}};
   }
   if (!reason.empty()) message["reason"] = reason;
   message["client"] = client;

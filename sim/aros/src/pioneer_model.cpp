@@ -35,12 +35,11 @@ PioneerModel::PioneerModel(PioneerModelSettings settings, std::function<void(Byt
     : settings_(std::move(settings)),
       model_(protocol::aros::find_robot_model(settings_.model)),
       transmit_(std::move(transmit)),
-      log_(std::move(log)) {
+      log_(std::move(log)),
+      random_(settings_.seed) {
   if (model_ == nullptr) throw std::invalid_argument("no robot model '" + settings_.model + "'");
   max_velocity_ = model_->max_velocity_mm_s;
   max_rot_velocity_ = model_->max_rot_velocity_deg_s;
-  x_mm_ = origin_x_mm_ = settings_.room_width_mm / 2;
-  y_mm_ = origin_y_mm_ = settings_.room_depth_mm / 2;
 }
 
 std::uint64_t PioneerModel::bad_packets() const noexcept {
@@ -248,17 +247,16 @@ void PioneerModel::advance(SteadyTime now) {
       goal_remaining_mm_ -= std::abs(step);
     }
   }
-  const double nx = x_mm_ + step * std::cos(radians(heading_deg_));
-  const double ny = y_mm_ + step * std::sin(radians(heading_deg_));
-  const double r = model_->radius_mm;
-  if (nx < r || ny < r || nx > settings_.room_width_mm - r || ny > settings_.room_depth_mm - r) {
-    // A wall: the robot stops against it rather than passing through.
+  const double dx = step * std::cos(radians(heading_deg_));
+  const double dy = step * std::sin(radians(heading_deg_));
+  const double share = settings_.world.free_share(x_mm_, y_mm_, dx, dy, model_->radius_mm);
+  x_mm_ += share * dx;
+  y_mm_ += share * dy;
+  if (share < 1) {
+    // A wall or the box: the robot stops against it rather than passing through.
     velocity_ = 0;
     goal_ = goal_ == Goal::Distance ? Goal::None : goal_;
-    return;
   }
-  x_mm_ = nx;
-  y_mm_ = ny;
 }
 
 void PioneerModel::tick(SteadyTime now) {
@@ -287,18 +285,31 @@ std::optional<SteadyTime> PioneerModel::next_deadline() const {
   return deadline;
 }
 
-double PioneerModel::sonar_range_mm(const protocol::aros::SonarPose& disc) const {
+double PioneerModel::sonar_range_mm(const protocol::aros::SonarPose& disc) {
   const double h = radians(heading_deg_);
   const double sx = x_mm_ + disc.x_mm * std::cos(h) - disc.y_mm * std::sin(h);
   const double sy = y_mm_ + disc.x_mm * std::sin(h) + disc.y_mm * std::cos(h);
-  const double dx = std::cos(h + radians(disc.heading_deg));
-  const double dy = std::sin(h + radians(disc.heading_deg));
-  double range = std::numeric_limits<double>::infinity();
-  if (dx > 1e-9) range = std::min(range, (settings_.room_width_mm - sx) / dx);
-  if (dx < -1e-9) range = std::min(range, -sx / dx);
-  if (dy > 1e-9) range = std::min(range, (settings_.room_depth_mm - sy) / dy);
-  if (dy < -1e-9) range = std::min(range, -sy / dy);
-  return std::clamp(range, 0.0, kMaxSonarRangeMm);
+  const double range = settings_.world.ray(sx, sy, h + radians(disc.heading_deg));
+  // A sonar's echo: within a centimetre or so, spreading a little with distance.
+  std::normal_distribution<double> noise(0.0, 5.0 + range * 0.005);
+  return std::clamp(range + noise(random_), 0.0, kMaxSonarRangeMm);
+}
+
+std::pair<unsigned, unsigned> PioneerModel::touched_bumpers() const {
+  constexpr double kReachMm = 10;  // the bumper ring stands out a little from the body
+  const auto contact = settings_.world.contact(x_mm_, y_mm_, model_->radius_mm + kReachMm);
+  if (!contact) return {0, 0};
+  // Where the contact is, from the robot's front, counter-clockwise.
+  const double relative = protocol::aros::normalise_degrees(*contact * 180.0 / std::numbers::pi - heading_deg_);
+  constexpr int kPerRing = protocol::aros::kBumpersPerRing;
+  if (std::abs(relative) <= 90) {
+    const int index = std::clamp(static_cast<int>((90 - relative) / (180.0 / kPerRing)), 0, kPerRing - 1);
+    return {1U << index, 0};
+  }
+  // The rear ring, left to right as seen from behind: from +90 round to -90 through 180.
+  const double from_left = relative > 0 ? relative - 90 : relative + 270;
+  const int index = std::clamp(static_cast<int>(from_left / (180.0 / kPerRing)), 0, kPerRing - 1);
+  return {0, 1U << index};
 }
 
 void PioneerModel::send_sip() {
@@ -324,7 +335,9 @@ void PioneerModel::send_sip() {
       goal_ == Goal::Heading ? to_i16(radians(goal_heading_deg_ - origin_heading_deg_) / model_->angle_conv) : sip.th;
   sip.flags = static_cast<std::uint16_t>((enabled ? 0x0001 : 0) | (sonar_enabled_ ? 0x0002 : 0));
   // Bits 1-7: the front bumper ring's inputs, 9-15 the rear's.
-  sip.stall_and_bumpers = static_cast<std::uint16_t>(((front_bumpers_ & 0x7F) << 1) | ((rear_bumpers_ & 0x7F) << 9));
+  const auto [front, rear] = touched_bumpers();
+  sip.stall_and_bumpers =
+      static_cast<std::uint16_t>((((front_bumpers_ | front) & 0x7F) << 1) | (((rear_bumpers_ | rear) & 0x7F) << 9));
   if (sonar_enabled_ && !model_->sonar.empty()) {
     for (unsigned i = 0; i < settings_.sonar_per_sip; ++i) {
       const unsigned disc = next_disc_;

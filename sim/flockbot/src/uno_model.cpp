@@ -111,9 +111,9 @@ void UnoModel::on_frame(ByteView payload, SteadyTime now) {
   log("rx " + protocol::to_hex(payload));
   if (tag_is(payload, "NAK")) {
     if (last_sent_.empty()) return;
-    log("resent " +
-        protocol::to_hex(
-            ByteView(last_sent_).subspan(protocol::flockbot::kSyncLength + 1, last_sent_.size() - protocol::flockbot::kFrameOverhead)));
+    log("resent " + protocol::to_hex(ByteView(last_sent_)
+                                         .subspan(protocol::flockbot::kSyncLength + 1,
+                                                  last_sent_.size() - protocol::flockbot::kFrameOverhead)));
     send_frame(last_sent_);
     return;
   }
@@ -195,9 +195,19 @@ void UnoModel::advance(double seconds) {
     left *= goal_remaining_ / step;
     right *= goal_remaining_ / step;
   }
-  goal_remaining_ -= step;
-  left_mm_ += left;
-  right_mm_ += right;
+  // The wheels' travel moves the robot, unless a wall or the box is in the
+  // way: it then stands against it, its wheels slipping, its odometers still.
+  const double turn = (right - left) / kWheelBaseMm;
+  const double middle = heading_rad_ + turn / 2;
+  const double dx = (left + right) / 2 * std::cos(middle);
+  const double dy = (left + right) / 2 * std::sin(middle);
+  const double share = settings_.world.free_share(x_mm_, y_mm_, dx, dy, protocol::flockbot::SimulatedUno::kRadiusMm);
+  x_mm_ += share * dx;
+  y_mm_ += share * dy;
+  heading_rad_ = std::remainder(heading_rad_ + share * turn, 2 * std::numbers::pi);
+  goal_remaining_ -= share * step;
+  left_mm_ += share * left;
+  right_mm_ += share * right;
   if (done) {
     left_speed_ = right_speed_ = 0;
     goal_ = Goal::None;
@@ -211,11 +221,31 @@ void UnoModel::update_sensors(SteadyTime now) {
   last_advance_ = now;
   const double t = std::chrono::duration<double>(now - powered_since_).count();
   reading_.battery = static_cast<std::uint16_t>(std::max(600.0, 800.0 - t / 10.0));
-  std::uniform_int_distribution<int> noise(-4, 4);
+  using Sim = protocol::flockbot::SimulatedUno;
+  const double c = std::cos(heading_rad_);
+  const double s = std::sin(heading_rad_);
   for (std::size_t i = 0; i < reading_.ir.size(); ++i) {
-    const double wave = 300.0 + 150.0 * std::sin(t * 0.7 + static_cast<double>(i));
-    reading_.ir[i] = static_cast<std::uint16_t>(wave + noise(random_));
+    const double axis = Sim::kIrDeg[i] * std::numbers::pi / 180;
+    const double mx = Sim::kIrMountMm * std::cos(axis);  // on the robot
+    const double my = Sim::kIrMountMm * std::sin(axis);
+    const double seen = settings_.world.ray(x_mm_ + mx * c - my * s, y_mm_ + mx * s + my * c, heading_rad_ + axis);
+    // About 1% of the distance, as an IR ranger's spread.
+    std::normal_distribution<double> noise(0.0, seen * 0.01);
+    const double mm = std::max(seen + noise(random_), 1.0);
+    reading_.ir[i] = static_cast<std::uint16_t>(std::lround(std::clamp(Sim::kIrRange.raw(mm), 0.0, 65535.0)));
   }
+  // A wall or the box within reach of the body presses a bumper.
+  std::uint8_t touched = 0;
+  if (const auto contact = settings_.world.contact(x_mm_, y_mm_, Sim::kRadiusMm + 5)) {
+    const double relative = std::remainder(*contact - heading_rad_, 2 * std::numbers::pi);
+    if (std::abs(relative) > std::numbers::pi / 2) {
+      touched = 0x04;  // the rear
+    } else {
+      touched = relative >= 0 ? 0x01 : 0x02;  // front left, front right
+    }
+  }
+  reading_.l_bump = static_cast<std::uint8_t>(pressed_low_ | touched);
+  reading_.h_bump = pressed_high_;
   reading_.odometer_left = wrap16(left_mm_);
   reading_.odometer_right = wrap16(right_mm_);
   reading_.odometer_avg = wrap16((left_mm_ + right_mm_) / 2);
@@ -237,8 +267,14 @@ void UnoModel::send_packet(ByteView payload) {
 }
 
 void UnoModel::set_bumpers(std::uint8_t low, std::uint8_t high) {
+  pressed_low_ = low;
+  pressed_high_ = high;
   reading_.l_bump = low;
   reading_.h_bump = high;
+}
+
+double UnoModel::heading_deg() const noexcept {
+  return heading_rad_ * 180.0 / std::numbers::pi;
 }
 
 void UnoModel::send_sensor_burst(unsigned count) {
@@ -264,8 +300,8 @@ void UnoModel::send_frame(const Bytes& frame) {
     corrupt_next_ = false;
     Bytes corrupted = frame;
     if (!corrupted.empty()) corrupted[corrupted.size() - 1] ^= 0xFF;
-    log("sent-corrupt " +
-        protocol::to_hex(ByteView(frame).subspan(protocol::flockbot::kSyncLength + 1, frame.size() - protocol::flockbot::kFrameOverhead)));
+    log("sent-corrupt " + protocol::to_hex(ByteView(frame).subspan(protocol::flockbot::kSyncLength + 1,
+                                                                   frame.size() - protocol::flockbot::kFrameOverhead)));
     transmit_(corrupted);
     return;
   }

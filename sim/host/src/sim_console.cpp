@@ -86,11 +86,16 @@ protocol::Result<protocol::Done> SimConsole::start() {
   }
   auto plugged = robot_->plug_in(options_.line.link);
   if (!plugged) return plugged.error();
-  // The host learns its device, and the room the robot drives in (for pages that draw it).
+  // The host learns its device, and the room the robot drives in (for pages that draw it):
+  // "ready DEVICE room MIN_X MIN_Y MAX_X MAX_Y box MIN_X MIN_Y MAX_X MAX_Y ...".
   std::string ready = "ready " + robot_->device_path();
-  if (const auto room = robot_->room_mm()) {
-    ready += " room";
-    for (const double edge : *room) ready += " " + std::to_string(static_cast<long>(std::lround(edge)));
+  if (const World* world = robot_->world()) {
+    const auto add = [&ready](std::string_view what, const Rect& r) {
+      ready += " " + std::string(what);
+      for (const double edge : {r.x0, r.y0, r.x1, r.y1}) ready += " " + std::to_string(std::lround(edge));
+    };
+    add("room", world->room());
+    for (const Rect& box : world->boxes()) add("box", box);
   }
   say(ready);
   start_input();

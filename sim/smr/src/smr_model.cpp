@@ -11,7 +11,6 @@ namespace {
 
 namespace bus = protocol::smr;
 
-constexpr double kRobotRadiusM = 0.2;    ///< how close the robot's middle comes to a wall
 constexpr double kLineBarAheadM = 0.15;  ///< the line sensor bar, ahead of the wheels' axle
 constexpr double kLineSpacingM = 0.015;  ///< between two line sensors
 constexpr std::uint8_t kFloor = 230;     ///< the line sensor over the white floor
@@ -29,7 +28,7 @@ std::optional<std::size_t> poll_index(protocol::Byte module) {
 
 SmrModel::SmrModel(SmrModelSettings settings, std::function<void(ByteView)> transmit,
                    std::function<void(std::string_view)> log)
-    : settings_(settings), transmit_(std::move(transmit)), log_(std::move(log)) {}
+    : settings_(std::move(settings)), transmit_(std::move(transmit)), log_(std::move(log)), random_(settings_.seed) {}
 
 void SmrModel::bytes_received(ByteView bytes, SteadyTime now) {
   advance(now);
@@ -81,8 +80,6 @@ void SmrModel::advance(SteadyTime now) {
   double remaining = std::chrono::duration<double>(now - *last_advance_).count();
   last_advance_ = now;
   const bus::Geometry& g = settings_.geometry;
-  const double half_width = settings_.room_width_m / 2 - kRobotRadiusM;
-  const double half_depth = settings_.room_depth_m / 2 - kRobotRadiusM;
   while (remaining > 0) {
     const double step = std::min(remaining, g.period_s);
     remaining -= step;
@@ -93,8 +90,8 @@ void SmrModel::advance(SteadyTime now) {
     const double middle = heading_rad_ + turn / 2;
     const double x = x_m_ + distance * std::cos(middle);
     const double y = y_m_ + distance * std::sin(middle);
-    if (std::abs(x) > half_width || std::abs(y) > half_depth) {
-      blocked_ = true;  // against a wall: the wheels stand still
+    if (settings_.world.collides(x * 1000, y * 1000, bus::kRadiusMm)) {
+      blocked_ = true;  // against a wall or the box: the wheels stand still
       continue;
     }
     x_m_ = x;
@@ -154,7 +151,7 @@ std::array<std::uint8_t, bus::kLineCount> SmrModel::line_values() const {
   return values;
 }
 
-std::array<std::uint8_t, bus::kIrCount> SmrModel::ir_values() const {
+std::array<std::uint8_t, bus::kIrCount> SmrModel::ir_values() {
   std::array<std::uint8_t, bus::kIrCount> values{};
   const double c = std::cos(heading_rad_);
   const double s = std::sin(heading_rad_);
@@ -163,24 +160,14 @@ std::array<std::uint8_t, bus::kIrCount> SmrModel::ir_values() const {
     const double angle = heading_rad_ + mount.deg * std::numbers::pi / 180.0;
     const double x = x_m_ + (mount.x_mm * c - mount.y_mm * s) / 1000;
     const double y = y_m_ + (mount.x_mm * s + mount.y_mm * c) / 1000;
-    const double distance_mm = std::max(wall_distance(x, y, angle) * 1000, 1.0);
+    // About 1% of the distance, as an IR ranger's spread.
+    const double seen = settings_.world.ray(x * 1000, y * 1000, angle);
+    std::normal_distribution<double> noise(0.0, seen * 0.01);
+    const double distance_mm = std::max(seen + noise(random_), 1.0);
     // Nearer reads higher, by the law the bridge reads the simulated robot with.
     values[i] = static_cast<std::uint8_t>(std::lround(std::clamp(bus::kSimulatedIrRange.raw(distance_mm), 0.0, 255.0)));
   }
   return values;
-}
-
-double SmrModel::wall_distance(double x, double y, double heading) const {
-  const double dx = std::cos(heading);
-  const double dy = std::sin(heading);
-  double nearest = std::numeric_limits<double>::infinity();
-  const double half_width = settings_.room_width_m / 2;
-  const double half_depth = settings_.room_depth_m / 2;
-  if (dx > 1e-9) nearest = std::min(nearest, (half_width - x) / dx);
-  if (dx < -1e-9) nearest = std::min(nearest, (-half_width - x) / dx);
-  if (dy > 1e-9) nearest = std::min(nearest, (half_depth - y) / dy);
-  if (dy < -1e-9) nearest = std::min(nearest, (-half_depth - y) / dy);
-  return std::max(nearest, 0.0);
 }
 
 }  // namespace flockbridge::sim::smr

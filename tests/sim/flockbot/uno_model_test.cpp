@@ -157,3 +157,31 @@ TEST_CASE("injected faults: NAK the next frames, corrupt the next packet, reboot
   CHECK(h.uno.phase() == sim::UnoModel::Phase::AwaitCfg);
   CHECK(h.sent.back() == Bytes{'A', 'C', 'K'});
 }
+
+TEST_CASE("in the shared room: the IR sensors see the walls, the wall stops the robot and presses its bumper") {
+  using Sim = protocol::flockbot::SimulatedUno;
+  Harness h;
+  h.boot();
+  h.run_for(100ms);
+  // From the start, facing the wall 2 m ahead: the front sensor (ir2, 80 mm
+  // forward) sees nothing within 800 mm; the left one the wall 1.5 m away: beyond too.
+  auto reading = h.last_reading();
+  CHECK_FALSE(Sim::kIrRange.mm(reading.ir[2]));
+  // Drive on at 50 cm/s until the wall stops it: 2000 mm less the robot's radius.
+  h.host_sends(Bytes{'D', 'M', 'S', 50});
+  h.run_for(5000ms);
+  CHECK(h.uno.x_mm() == doctest::Approx(2000 - Sim::kRadiusMm).epsilon(0.02));
+  reading = h.last_reading();
+  const auto front = Sim::kIrRange.mm(reading.ir[2]);
+  REQUIRE(front);
+  CHECK(*front == doctest::Approx(Sim::kRadiusMm - Sim::kIrMountMm).epsilon(0.2));  // with its noise
+  CHECK((reading.l_bump & 0x03) != 0);                                              // a front bumper
+  CHECK(reading.odometer_left < 1950);  // the wheels slip against the wall: no more counts
+  const auto odometer = reading.odometer_left;
+  h.run_for(500ms);
+  CHECK(h.last_reading().odometer_left == odometer);
+  // Backing off frees the bumper.
+  h.host_sends(Bytes{'D', 'M', 'S', static_cast<std::uint8_t>(-20)});
+  h.run_for(500ms);
+  CHECK(h.last_reading().l_bump == 0);
+}

@@ -30,6 +30,7 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/native_client.hpp"
@@ -144,6 +145,8 @@ class RobotDriver {
   /// The room a simulated robot drives in, as its simulator says (mm, in the
   /// odometry's frame: min x, min y, max x, max y); nothing otherwise.
   [[nodiscard]] virtual std::optional<std::array<double, 4>> simulated_room() const { return std::nullopt; }
+  /// The boxes in that room, in the same form.
+  [[nodiscard]] virtual std::vector<std::array<double, 4>> simulated_boxes() const { return {}; }
 
   /// Starts reaching the robot (and the simulated robot when the
   /// configuration asks for one). A device that is missing is not fatal:

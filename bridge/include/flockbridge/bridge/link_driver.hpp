@@ -70,6 +70,9 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   [[nodiscard]] std::optional<std::array<double, 4>> simulated_room() const final {
     return simulator_ ? simulator_->room_mm() : std::nullopt;
   }
+  [[nodiscard]] std::vector<std::array<double, 4>> simulated_boxes() const final {
+    return simulator_ ? simulator_->boxes_mm() : std::vector<std::array<double, 4>>{};
+  }
 
   /// The link, for tests that look inside.
   [[nodiscard]] const Link& link() const noexcept { return link_; }

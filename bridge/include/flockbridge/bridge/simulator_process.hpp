@@ -42,6 +42,8 @@ class SimulatorProcess {
   /// its odometry's frame: min x, min y, max x, max y); nothing until then,
   /// or for a robot in no room.
   [[nodiscard]] const std::optional<std::array<double, 4>>& room_mm() const noexcept { return room_; }
+  /// The boxes in that room, as the "ready" line said them (the same form).
+  [[nodiscard]] const std::vector<std::array<double, 4>>& boxes_mm() const noexcept { return boxes_; }
 
  private:
   void on_output(ssize_t nread, const uv_buf_t* buf);
@@ -56,6 +58,7 @@ class SimulatorProcess {
   std::function<void()> ready_;
   std::string partial_;  ///< the start of an output line
   std::optional<std::array<double, 4>> room_;
+  std::vector<std::array<double, 4>> boxes_;
   std::array<char, 4096> buffer_{};
 };
 

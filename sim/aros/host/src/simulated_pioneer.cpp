@@ -12,11 +12,6 @@
 
 namespace flockbridge::sim::aros {
 
-std::array<double, 4> room_of(const PioneerModelSettings& settings) {
-  return {-settings.room_width_mm / 2, -settings.room_depth_mm / 2, settings.room_width_mm / 2,
-          settings.room_depth_mm / 2};
-}
-
 bool run_model_command(PioneerModel& model, const std::string& command, std::istringstream& words,
                        const SimRobot::Log& say) {
   if (command == "bumpers") {
@@ -44,8 +39,9 @@ SimulatedFamily simulated_family() {
       .name = "pioneer",
       .plays =
           "  --robot pioneer:  a Pioneer or AmigoBot (--model): the SYNC handshake, OPEN, CONFIG, SIPs every\n"
-          "                    100 ms, motion in a 6 x 4 m room with sonar, and its 2 s watchdog; on reboot\n"
-          "                    it forgets its client and waits for SYNC0",
+          "                    100 ms, motion in the shared 4 x 3 m room (with a box) that its sonar sees\n"
+          "                    and its bumpers touch, and its 2 s watchdog; on reboot it forgets its client\n"
+          "                    and waits for SYNC0",
       .commands =
           "Pioneer only:\n"
           "  state         print the robot's true pose, speeds, motors and watchdog stops\n"

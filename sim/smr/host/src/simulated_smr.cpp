@@ -12,11 +12,6 @@
 
 namespace flockbridge::sim::smr {
 
-std::array<double, 4> room_of(const SmrModelSettings& settings) {
-  return {-settings.room_width_m * 500, -settings.room_depth_m * 500, settings.room_width_m * 500,
-          settings.room_depth_m * 500};
-}
-
 bool run_model_command(SmrModel& model, const std::string& command, std::istringstream& words,
                        const SimRobot::Log& say) {
   if (command == "state") {

@@ -39,7 +39,8 @@ struct RobotDescription {
   bool simulated = false;                 ///< a simulated robot (--simulate)
   /// A simulated robot's room (mm, in its odometry's frame: min x, min y, max x, max y), when known.
   std::optional<std::array<double, 4>> room_mm{};
-  const RobotGeometry* geometry = nullptr;  ///< what the robot is (hello's "geometry"); none: all unknown
+  std::vector<std::array<double, 4>> boxes_mm{};  ///< the boxes in that room, in the same form
+  const RobotGeometry* geometry = nullptr;        ///< what the robot is (hello's "geometry"); none: all unknown
 };
 
 /// Which secrets the robot has set: which sign-ins there are to give.
@@ -53,7 +54,8 @@ struct AccessDescription {
 /// (+"reason" before "client" when the link is not up); `client` is the connection's number (as
 /// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one
 /// is set; "access" which secrets are set; "simulated":{"room_mm":[min_x,min_y,max_x,max_y] or
-/// null} after "link" for a simulated robot; "geometry" (see geometry()) last.
+/// null,"boxes_mm":[[min_x,min_y,max_x,max_y],..]} after "link" for a simulated robot; "geometry" (see geometry())
+/// last.
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
                                 std::uint64_t client, std::string_view role, const RobotDescription& robot,
                                 const AccessDescription& access = {});

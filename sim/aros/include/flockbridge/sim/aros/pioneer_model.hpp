@@ -1,5 +1,7 @@
 // A simulated Pioneer or AmigoBot: the AROS firmware's side of the serial
-// protocol and a simple model of the robot's motion in a rectangular room.
+// protocol and a simple model of the robot's motion in the simulators'
+// shared room (world.hpp), whose walls and box its sonar sees and its bumper
+// rings touch.
 // Like the codecs it does no I/O and reads no clock: bytes and the time go
 // in, packets come out through `transmit`.
 //
@@ -23,8 +25,10 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "flockbridge/protocol/aros/commands.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
@@ -32,6 +36,7 @@
 #include "flockbridge/protocol/aros/sip.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/clock.hpp"
+#include "flockbridge/sim/world.hpp"
 
 namespace flockbridge::sim::aros {
 
@@ -44,9 +49,10 @@ struct PioneerModelSettings {
   std::chrono::milliseconds sip_period{100};
   std::chrono::milliseconds watchdog{2000};
   double battery_v = 12.6;
-  double room_width_mm = 6000;  ///< along x; the robot starts in the middle, facing +x
-  double room_depth_mm = 4000;  ///< along y
-  unsigned sonar_per_sip = 4;   ///< readings in each SIP, cycling through the discs
+  /// The room (World::classroom()); the robot starts at its 0, 0, facing +x.
+  World world = World::classroom();
+  unsigned sonar_per_sip = 4;  ///< readings in each SIP, cycling through the discs
+  std::uint32_t seed = 1;      ///< for the sonar's noise
 };
 
 class PioneerModel {
@@ -91,7 +97,10 @@ class PioneerModel {
   void advance(SteadyTime now);
   void send_sip();
   /// The distance from a sonar disc to the room's wall along its heading.
-  [[nodiscard]] double sonar_range_mm(const protocol::aros::SonarPose& disc) const;
+  [[nodiscard]] double sonar_range_mm(const protocol::aros::SonarPose& disc);
+  /// The bumpers the walls or the box press: bit 0 of each ring is its
+  /// leftmost bumper (seen from behind the robot), five to a ring.
+  [[nodiscard]] std::pair<unsigned, unsigned> touched_bumpers() const;
   void log(const std::string& line) const { log_(line); }
 
   PioneerModelSettings settings_;
@@ -105,6 +114,7 @@ class PioneerModel {
   SteadyTime last_advance_{};
   SteadyTime last_client_packet_{};
   bool watchdog_tripped_ = false;
+  std::mt19937 random_;
   unsigned front_bumpers_ = 0;
   unsigned rear_bumpers_ = 0;
   unsigned watchdog_stops_ = 0;

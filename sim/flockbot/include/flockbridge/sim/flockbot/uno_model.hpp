@@ -7,7 +7,11 @@
 // packet at a steady rate and obeys the movement, claw, camera and LCD
 // commands; a move to a distance, a degree rotation and an arc end with DMC.
 // It answers a frame with a bad checksum with NAK and resends its last packet
-// when it receives a NAK. Faults can be injected one at a time for tests.
+// when it receives a NAK. It drives in the simulators' shared room
+// (world.hpp): walls and the box stop it, its five IR sensors see them (by
+// the distance law of SimulatedUno, with a little noise), and touching one
+// sets a bump bit: l_bump bit 0 on its front left, 1 front right, 2 rear.
+// Faults can be injected one at a time for tests.
 #pragma once
 
 #include <chrono>
@@ -20,8 +24,10 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
-#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/protocol/flockbot/robot_model.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
+#include "flockbridge/protocol/message_decoder.hpp"
+#include "flockbridge/sim/world.hpp"
 
 namespace flockbridge::sim {
 
@@ -34,12 +40,15 @@ struct UnoModelSettings {
   bool ack_commands = false;                  ///< acknowledge every command (some firmware does)
   std::uint32_t seed = 1;                     ///< for the IR readings' noise and injected faults
   double nak_rate = 0;                        ///< answer this share of good frames with NAK anyway
+  /// The room (World::classroom()); the robot starts at its 0, 0, facing +x.
+  World world = World::classroom();
 };
 
-/// The simulated robot's physical constants: odometers count millimetres,
-/// wheel-watchers count encoder ticks.
-inline constexpr double kWheelBaseMm = 100.0;
-inline constexpr double kMmPerTick = 3.25;
+/// The simulated robot's physical constants (protocol/flockbot's
+/// SimulatedUno, which the bridge reads it with): odometers count
+/// millimetres, wheel-watchers encoder ticks.
+inline constexpr double kWheelBaseMm = protocol::flockbot::SimulatedUno::kWheelBaseMm;
+inline constexpr double kMmPerTick = protocol::flockbot::SimulatedUno::kWheelWatcherMmPerCount;
 
 class UnoModel {
  public:
@@ -75,7 +84,13 @@ class UnoModel {
   /// Sends `count` sensor packets at once, in one write: what the host sees
   /// when a USB-serial adapter holds bytes back and delivers them bunched.
   void send_sensor_burst(unsigned count);
+  /// Bump bits pressed by hand, beside those the walls press.
   void set_bumpers(std::uint8_t low, std::uint8_t high);
+  /// The robot's true pose in the room (mm, degrees).
+  [[nodiscard]] double x_mm() const noexcept { return x_mm_; }
+  [[nodiscard]] double y_mm() const noexcept { return y_mm_; }
+  [[nodiscard]] double heading_deg() const noexcept;
+  [[nodiscard]] const World& world() const noexcept { return settings_.world; }
 
   [[nodiscard]] Phase phase() const noexcept { return phase_; }
   [[nodiscard]] const protocol::flockbot::SensorReading& reading() const noexcept { return reading_; }
@@ -117,6 +132,11 @@ class UnoModel {
   double goal_remaining_ = 0;
   double left_mm_ = 0;
   double right_mm_ = 0;
+  double x_mm_ = 0;  ///< the true pose in the room
+  double y_mm_ = 0;
+  double heading_rad_ = 0;
+  std::uint8_t pressed_low_ = 0;  ///< set_bumpers's
+  std::uint8_t pressed_high_ = 0;
   protocol::flockbot::SensorReading reading_;
 };
 

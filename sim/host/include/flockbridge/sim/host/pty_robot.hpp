@@ -7,9 +7,8 @@
 //
 // `Model` is built from (settings, transmit, log) and is fed
 // bytes_received(bytes, now) and tick(now) at its next_deadline(). Its
-// family declares, in the model's namespace (found by argument-dependent
-// lookup), `room_of(const ModelSettings&)` (the room it drives in, as
-// SimRobot::room_mm() says it; std::nullopt for none) and
+// ModelSettings' `world` is the room it drives in. Its family declares, in
+// the model's namespace (found by argument-dependent lookup),
 // `run_model_command(Model&, command, words, say)` (the commands only this
 // robot knows; false when `command` is none of them).
 #pragma once
@@ -67,7 +66,7 @@ class PtyRobot final : public SimRobot, private SimDevice::Listener {
   [[nodiscard]] std::string device_path() const override { return device_->device_path(); }
   [[nodiscard]] const LineFaults& to_host_faults() const override { return to_host_; }
   [[nodiscard]] const LineFaults& to_robot_faults() const override { return to_robot_; }
-  [[nodiscard]] std::optional<std::array<double, 4>> room_mm() const override { return room_of(model_settings_); }
+  [[nodiscard]] const World* world() const override { return &model_settings_.world; }
   bool run_command(const std::string& command, std::istringstream& words, const Log& say) override {
     return run_model_command(*model_, command, words, say);
   }

@@ -15,6 +15,7 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/sim/line_faults.hpp"
+#include "flockbridge/sim/world.hpp"
 
 namespace flockbridge::sim {
 
@@ -53,10 +54,10 @@ class SimRobot {
   [[nodiscard]] virtual std::string device_path() const = 0;
   [[nodiscard]] virtual const LineFaults& to_host_faults() const = 0;
   [[nodiscard]] virtual const LineFaults& to_robot_faults() const = 0;
-  /// The room it drives in, in millimetres in the frame of its odometry (0, 0
-  /// where it starts, facing +x): min x, min y, max x, max y; nothing for a
-  /// robot that drives in no room.
-  [[nodiscard]] virtual std::optional<std::array<double, 4>> room_mm() const { return std::nullopt; }
+  /// The room it drives in (its walls and boxes, in millimetres in the frame
+  /// of its odometry: 0, 0 where it starts, facing +x); null for a robot that
+  /// drives in no room.
+  [[nodiscard]] virtual const World* world() const { return nullptr; }
   /// The robot's side of the line in the counters line ("to-uno", "to-robot").
   [[nodiscard]] virtual std::string_view robot_side() const noexcept { return "to-robot"; }
   /// Runs a command only this robot knows, answering through `say`; false

@@ -14,11 +14,13 @@
 //   the motors hold their speed until told otherwise; each change is logged
 //   ("rx left speed 30");
 // - zero bytes (the master's padding) are empty messages, and ignored;
-// - the robot drives in a room (walls stop it; its motors then report
-//   "blocked"); a black line runs along x through its start; the line
-//   sensor bar is 8 sensors across the robot's front (0 on the left), the IR
-//   sensors see the walls: 0 the left side, 1..3 the front (left, middle,
-//   right), 4 the right side, 5 the rear;
+// - the robot drives in the simulators' shared room (world.hpp: walls and a
+//   box stop it; its motors then report "blocked"); a black line runs along
+//   x through its start; the line sensor bar is 8 sensors across the robot's
+//   front (0 on the left); the IR sensors (protocol/smr/robot_model.hpp's
+//   places: 0 the left side, 1..3 the front, 4 the right side, 5 the rear)
+//   see the walls and the box, by the simulated robot's distance law, with
+//   a little noise;
 // - faults: a module can be made silent, the power switch turned off.
 #pragma once
 
@@ -27,6 +29,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <random>
 #include <string_view>
 
 #include "flockbridge/protocol/bytes.hpp"
@@ -35,6 +38,7 @@
 #include "flockbridge/protocol/smr/messages.hpp"
 #include "flockbridge/protocol/smr/odometry.hpp"
 #include "flockbridge/protocol/smr/robot_model.hpp"
+#include "flockbridge/sim/world.hpp"
 
 namespace flockbridge::sim::smr {
 
@@ -44,8 +48,9 @@ using protocol::SteadyTime;
 struct SmrModelSettings {
   protocol::smr::Geometry geometry;
   double battery_v = 12.4;
-  double room_width_m = 4.0;  ///< along x; the robot starts in the middle, facing +x, on the line
-  double room_depth_m = 3.0;  ///< along y
+  /// The room (World::classroom()); the robot starts at its 0, 0, facing +x, on the line.
+  World world = World::classroom();
+  std::uint32_t seed = 1;  ///< for the IR readings' noise
   double line_width_m = 0.02;
 };
 
@@ -82,9 +87,7 @@ class SmrModel {
   void advance(SteadyTime now);
   void answer(protocol::Byte module);
   [[nodiscard]] std::array<std::uint8_t, protocol::smr::kLineCount> line_values() const;
-  [[nodiscard]] std::array<std::uint8_t, protocol::smr::kIrCount> ir_values() const;
-  /// The distance from (x, y) along `heading` (radians) to the room's wall.
-  [[nodiscard]] double wall_distance(double x, double y, double heading) const;
+  [[nodiscard]] std::array<std::uint8_t, protocol::smr::kIrCount> ir_values();
 
   SmrModelSettings settings_;
   std::function<void(ByteView)> transmit_;
@@ -102,6 +105,7 @@ class SmrModel {
   double y_m_ = 0;
   double heading_rad_ = 0;
   std::uint64_t other_messages_ = 0;
+  std::mt19937 random_;
 };
 
 }  // namespace flockbridge::sim::smr

@@ -52,6 +52,7 @@ class PtyUno final : public SimRobot, private PtyDevice::Listener {
   [[nodiscard]] UnoModel& model() noexcept { return model_; }
   /// The link path if there is one, else the slave's /dev/pts path.
   [[nodiscard]] std::string device_path() const override { return device_.device_path(); }
+  [[nodiscard]] const World* world() const override { return &model_.world(); }
   [[nodiscard]] bool connected() const noexcept { return device_.connected(); }
   [[nodiscard]] const LineFaults& to_host_faults() const override { return to_host_; }
   [[nodiscard]] const LineFaults& to_robot_faults() const override { return to_uno_; }
