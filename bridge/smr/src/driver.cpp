@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/smr/driver.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numbers>
 
 #include "flockbridge/bridge/log.hpp"
@@ -181,7 +182,8 @@ void SmrDriver::period_complete(const bus::Period& period) {
   state.pose = protocol::Pose{pose.x_m * 1000, pose.y_m * 1000, pose.heading_rad * 180 / std::numbers::pi};
   state.v_mm_s = pose.v_m_s * 1000;
   state.w_deg_s = pose.w_rad_s * 180 / std::numbers::pi;
-  if ((r.parts & bus::part::kPower) != 0) state.battery_v = bus::analog_volts(r.analog[0]);
+  // To 10 mV, as the SMR's message wrote battery_v before the model.
+  if ((r.parts & bus::part::kPower) != 0) state.battery_v = std::round(bus::analog_volts(r.analog[0]) * 100) / 100;
   if ((r.parts & bus::part::kInfrared) != 0) {
     for (const std::uint8_t value : r.ir) state.ranges_mm.push_back(ir_range_.mm(value));
   }

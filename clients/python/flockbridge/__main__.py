@@ -108,10 +108,15 @@ def _ago(unix_seconds: float) -> str:
 
 
 def describe(message: Message) -> str:
-    """One line for a reading: its fields, numbers rounded, the raw block left out."""
+    """One line for a reading: its fields, numbers rounded, the raw block left out,
+    each range sensor as its name and distance (its mounting is in robot.geometry)."""
     parts = []
     for key, value in message.items():
         if key in ("type", "ts", "raw"):
+            continue
+        if key == "ranges" and isinstance(value, list):
+            seen = (f"{r.get('name')}:{_short(r['mm']) if r.get('mm') is not None else '-'}" for r in value)
+            parts.append("ranges=[" + ",".join(seen) + "]")
             continue
         parts.append(f"{key}={_short(value)}")
     return " ".join(parts)

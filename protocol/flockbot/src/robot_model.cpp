@@ -112,7 +112,10 @@ RobotState FlockbotState::update(const SensorReading& r, double seconds) {
     state.v_mm_s = odometry_.speed();
     state.w_deg_s = odometry_.turn_rate() * 180 / std::numbers::pi;
   }
-  if (units_.battery_volts_per_count > 0) state.battery_v = r.battery * units_.battery_volts_per_count;
+  // To 0.1 mV, as the family's message wrote battery_v before the model.
+  if (units_.battery_volts_per_count > 0) {
+    state.battery_v = std::round(r.battery * units_.battery_volts_per_count * 1e4) / 1e4;
+  }
   state.ranges_mm.reserve(kIrCount);
   for (const std::uint16_t raw : r.ir) state.ranges_mm.push_back(body_.ir_range.mm(raw));
   state.bumped = static_cast<std::uint64_t>(r.l_bump) | (static_cast<std::uint64_t>(r.h_bump) << 8);

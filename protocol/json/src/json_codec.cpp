@@ -218,7 +218,13 @@ void RobotStateEncoder::append(std::string& out, const RobotState& state) const 
   out += R"(,"w_deg_s":)";
   append_optional(out, state.w_deg_s, 10);
   out += R"(,"battery_v":)";
-  append_optional(out, state.battery_v, 100);
+  // As the driver rounded it, to what its robot reports: the key is older
+  // than the model in some families, and keeps its value there.
+  if (state.battery_v) {
+    append_real(out, *state.battery_v);
+  } else {
+    out += "null";
+  }
   out += R"(,"ranges":[)";
   for (std::size_t i = 0; i < range_heads_.size(); ++i) {
     if (i > 0) out += ',';

@@ -64,7 +64,7 @@ struct RobotState {
   std::optional<Pose> pose;
   std::optional<double> v_mm_s;   ///< forward speed, measured
   std::optional<double> w_deg_s;  ///< turn rate, measured, counter-clockwise
-  std::optional<double> battery_v;
+  std::optional<double> battery_v;  ///< rounded by the driver to what its robot reports
   /// One distance per RobotGeometry::ranges entry, in its order; empty when
   /// the sensor sees nothing in range or its conversion is not known.
   std::vector<std::optional<double>> ranges_mm;

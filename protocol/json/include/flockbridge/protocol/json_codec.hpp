@@ -73,7 +73,8 @@ class RobotStateEncoder {
  public:
   explicit RobotStateEncoder(const RobotGeometry& geometry);
   /// Appends the fields, without a leading comma. Lengths are rounded to
-  /// 0.1 mm, angles to 0.1 degree, volts to 0.01 V, ranges to 1 mm.
+  /// 0.1 mm, angles to 0.1 degree, ranges to 1 mm; volts are written as the
+  /// driver rounded them (to what its robot reports).
   void append(std::string& out, const RobotState& state) const;
   /// `object` (a family's sensor message: one JSON object's text, with or
   /// without a line end) with the fields added at its end.
