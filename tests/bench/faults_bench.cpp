@@ -31,6 +31,7 @@
 
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 #include "support/command_audit.hpp"
+#include "support/flockbot_reading.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"
 #include "support/process.hpp"
@@ -89,17 +90,7 @@ double stamp_of(const std::string& line) {
 }
 
 std::string sensor_hex(const json& m) {
-  protocol::flockbot::SensorReading r;
-  r.battery = m["battery"];
-  for (std::size_t i = 0; i < 5; ++i) r.ir[i] = m["ir"][i];
-  r.l_bump = m["l_bump"];
-  r.h_bump = m["h_bump"];
-  r.odometer_left = m["odometer"]["left"];
-  r.odometer_right = m["odometer"]["right"];
-  r.odometer_avg = m["odometer"]["avg"];
-  r.wheel_watcher_left = m["wheel_watcher"]["left"];
-  r.wheel_watcher_right = m["wheel_watcher"]["right"];
-  return protocol::to_hex(protocol::flockbot::encode_sensor_payload(r));
+  return protocol::to_hex(protocol::flockbot::encode_sensor_payload(flockbot_reading(m)));
 }
 
 struct Setup {

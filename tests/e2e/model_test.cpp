@@ -7,6 +7,7 @@
 
 #include "flockbridge/protocol/flockbot/json.hpp"
 #include "rig.hpp"
+#include "support/flockbot_reading.hpp"
 
 using namespace flockbridge::testing;
 using nlohmann::json;
@@ -87,17 +88,8 @@ TEST_CASE("a Flockbot's sensor message keeps its v1 keys byte for byte and adds 
   const json message = json::parse(*line);
   // The message as a v1 bridge wrote it, from the same reading: the new text
   // begins with it, and only adds keys after it.
-  flockbridge::protocol::flockbot::SensorReading r;
-  r.battery = message["battery"];
-  for (std::size_t i = 0; i < r.ir.size(); ++i) r.ir[i] = message["ir"][i];
-  r.l_bump = message["l_bump"];
-  r.h_bump = message["h_bump"];
-  r.odometer_left = message["odometer"]["left"];
-  r.odometer_right = message["odometer"]["right"];
-  r.odometer_avg = message["odometer"]["avg"];
-  r.wheel_watcher_left = message["wheel_watcher"]["left"];
-  r.wheel_watcher_right = message["wheel_watcher"]["right"];
-  std::string v1 = flockbridge::protocol::flockbot::sensor_json(r, message["seq"], message["ts"]);
+  std::string v1 =
+      flockbridge::protocol::flockbot::sensor_json(flockbot_reading(message), message["seq"], message["ts"]);
   v1.pop_back();  // its closing brace
   CHECK(line->rfind(v1 + ",\"pose\":", 0) == 0);
   // Unconfigured, the model says what it does not know.
