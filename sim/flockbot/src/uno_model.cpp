@@ -28,12 +28,12 @@ double signed_byte(ByteView payload, std::size_t at) {
 
 UnoModel::UnoModel(UnoModelSettings settings, std::function<void(ByteView)> transmit,
                    std::function<void(std::string_view)> log)
-    : settings_(settings),
+    : settings_(std::move(settings)),
       transmit_(std::move(transmit)),
       log_(std::move(log)),
       decoder_(protocol::flockbot::kMaxPayloadLimit),
-      random_(settings.seed),
-      nak_anyway_(std::clamp(settings.nak_rate, 0.0, 1.0)) {
+      random_(settings_.seed),
+      nak_anyway_(std::clamp(settings_.nak_rate, 0.0, 1.0)) {
   settings_.rate_hz = std::clamp(settings_.rate_hz, 0.1, 2000.0);
   reading_.battery = 800;
 }

@@ -23,7 +23,7 @@ struct Harness {
 
   explicit Harness(sim::UnoModelSettings settings = {})
       : uno(
-            settings,
+            std::move(settings),
             [this](protocol::ByteView frame) {
               protocol::flockbot::FrameDecoder decoder(255);
               decoder.feed(frame);
