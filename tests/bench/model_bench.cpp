@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string_view(argv[i]) == "--messages") messages = std::max(1, std::atoi(argv[i + 1]));
   }
-  std::printf("# the robot model's fields in a sensor message: bytes and time to write, median of 7 rounds of %d\n",
+  std::printf("# the robot model's fields in a sensor message: bytes, and time to write (p50 of 7 rounds of %d)\n",
               messages);
   std::printf("| family    | its own |  the model adds  | its own  | the model adds    |\n");
   std::printf("|---|---|---|---|---|\n");

@@ -103,11 +103,11 @@ def calibrate(robot: Robot, ask: Ask, say: Say) -> List[str]:
 
     if family == "flockbot":
         ask("Put the robot on the floor, 1 m clear ahead and around; press Enter to start.", "")
-        start = _average(robot, lambda s: float(s.odometer["avg"]), 3)
+        before_move = _average(robot, lambda s: float(s.odometer["avg"]), 3)
         robot.command("move_distance", speed=20, dist=50)  # 50 cm ahead, then it stops by itself
         robot.wait_event("dmc", timeout=20)  # the move is complete
         _settle(robot)
-        counts = _average(robot, lambda s: float(s.odometer["avg"]), 3) - start
+        counts = _average(robot, lambda s: float(s.odometer["avg"]), 3) - before_move
         if abs(counts) < 10:
             raise FlockbridgeError("the odometers did not count while the robot drove: is it on the floor?")
         measured = _number(ask, "How far did it go, in mm (measure it)?", "500")
@@ -128,31 +128,30 @@ def calibrate(robot: Robot, ask: Ask, say: Say) -> List[str]:
             units.append(f"wheel_base_mm = {base:.4g}")
             say(f"wheel base: {base:.0f} mm")
 
-        def travelled(s: Message) -> float:
-            return float(s.odometer["avg"]) * mm_per_count
+        def moved(s: Message, since: Message) -> float:
+            return (float(s.odometer["avg"]) - float(since.odometer["avg"])) * mm_per_count
 
     else:
         say("An SMR's odometry comes from its wheel geometry ([smr]); only its IR law is measured.")
 
-        def travelled(s: Message) -> float:
-            # Along the way it drives straight: the distance from its first pose.
-            return math.hypot(float(s.pose.x_mm), float(s.pose.y_mm))
-
+        def moved(s: Message, since: Message) -> float:
+            # It drives straight on: the distance between the two poses.
+            return math.hypot(float(s.pose.x_mm) - float(since.pose.x_mm), float(s.pose.y_mm) - float(since.pose.y_mm))
 
     sensors = len(first.ir)
     ahead = int(_number(ask, f"Which IR sensor looks ahead (0 to {sensors - 1})?", "2"))
     wall = _number(ask, "Face the robot to a wall. How far is the wall from that sensor, in mm?", "1000")
-    start = travelled(robot.sensors)
+    start = robot.sensors
     points: List[Tuple[float, float]] = []
     for target in IR_DISTANCES_MM:
         if target >= wall:
             continue
         robot.drive(APPROACH_MM_S)
-        robot.wait_for(lambda s: wall - (travelled(s) - start) <= target + 100, timeout=60)
+        robot.wait_for(lambda s: wall - moved(s, start) <= target + 100, timeout=60)
         robot.drive(CREEP_MM_S)
-        robot.wait_for(lambda s: wall - (travelled(s) - start) <= target, timeout=60)
+        robot.wait_for(lambda s: wall - moved(s, start) <= target, timeout=60)
         _settle(robot)
-        distance = wall - (travelled(robot.sensors) - start)
+        distance = wall - moved(robot.sensors, start)
         reading = _average(robot, lambda s: float(s.ir[ahead]))
         points.append((distance, reading))
         say(f"  {distance:4.0f} mm: reads {reading:.1f}")
