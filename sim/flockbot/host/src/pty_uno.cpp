@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <utility>
 
 namespace flockbridge::sim::flockbot {
 
@@ -12,7 +13,7 @@ PtyUno::PtyUno(uv_loop_t* loop, PtyUnoSettings settings, const SimulatedLine& on
       to_host_(on_line.to_host, on_line.seed * 2654435761U + 1),
       to_uno_(on_line.to_robot, on_line.seed * 2654435761U + 2),
       model_(
-          settings.model, [this](protocol::ByteView frame) { transmit(frame); },
+          std::move(settings.model), [this](protocol::ByteView frame) { transmit(frame); },
           [this](std::string_view line) { log_(line); }),
       device_(loop, *this, [this](std::string_view line) { log_(line); }) {
   if (report_frames_ && to_uno_.settings().any()) {
