@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 
 namespace flockbridge::sim {
 namespace {
@@ -36,6 +37,20 @@ void nearest_point(const Rect& r, double x, double y, double& px, double& py) {
 
 World World::classroom() {
   return World(Rect{-2000, -1500, 2000, 1500}, {Rect{-1400, 500, -1000, 900}});
+}
+
+double ir_reading(double seen_mm, const protocol::InverseRange& law, std::mt19937& random, double most) {
+  std::normal_distribution<double> noise(0.0, seen_mm * 0.01);
+  const double mm = std::max(seen_mm + noise(random), 1.0);
+  return std::clamp(law.raw(mm), 0.0, most);
+}
+
+double World::sensor_ray(double x, double y, double heading_rad, double mount_x, double mount_y,
+                         double mount_deg) const noexcept {
+  const double c = std::cos(heading_rad);
+  const double s = std::sin(heading_rad);
+  return ray(x + mount_x * c - mount_y * s, y + mount_x * s + mount_y * c,
+             heading_rad + mount_deg * std::numbers::pi / 180);
 }
 
 double World::ray(double x, double y, double heading_rad) const noexcept {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "flockbridge/bridge/json_arguments.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/pioneer/aria_client.hpp"
 #include "flockbridge/bridge/pioneer/messages.hpp"
@@ -204,7 +205,7 @@ void PioneerDriver::sip_received(const aros::StandardSip& sip, protocol::Byte ty
     snapshot.state.pose = protocol::Pose{snapshot.pose.x_mm, snapshot.pose.y_mm, snapshot.pose.th_deg};
     snapshot.state.v_mm_s = r.velocity_mm_s;
     snapshot.state.w_deg_s = r.rotational_velocity_deg_s;
-    snapshot.state.battery_v = std::round(r.battery_v * 10) / 10;  // tenths of a volt, as the SIP has them
+    snapshot.state.battery_v = json_arguments::tenths(r.battery_v);  // tenths of a volt, as the SIP has them
     for (const auto& range : r.sonar) {
       if (range.sonar < 0 || static_cast<std::size_t>(range.sonar) >= sonar_mm_.size()) continue;
       sonar_mm_[static_cast<std::size_t>(range.sonar)] =

@@ -286,10 +286,8 @@ std::optional<SteadyTime> PioneerModel::next_deadline() const {
 }
 
 double PioneerModel::sonar_range_mm(const protocol::aros::SonarPose& disc) {
-  const double h = radians(heading_deg_);
-  const double sx = x_mm_ + disc.x_mm * std::cos(h) - disc.y_mm * std::sin(h);
-  const double sy = y_mm_ + disc.x_mm * std::sin(h) + disc.y_mm * std::cos(h);
-  const double range = settings_.world.ray(sx, sy, h + radians(disc.heading_deg));
+  const double range =
+      settings_.world.sensor_ray(x_mm_, y_mm_, radians(heading_deg_), disc.x_mm, disc.y_mm, disc.heading_deg);
   // A sonar's echo: within a centimetre or so, spreading a little with distance.
   std::normal_distribution<double> noise(0.0, 5.0 + range * 0.005);
   return std::clamp(range + noise(random_), 0.0, kMaxSonarRangeMm);

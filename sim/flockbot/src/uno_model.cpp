@@ -222,17 +222,11 @@ void UnoModel::update_sensors(SteadyTime now) {
   const double t = std::chrono::duration<double>(now - powered_since_).count();
   reading_.battery = static_cast<std::uint16_t>(std::max(600.0, 800.0 - t / 10.0));
   using Sim = protocol::flockbot::SimulatedUno;
-  const double c = std::cos(heading_rad_);
-  const double s = std::sin(heading_rad_);
   for (std::size_t i = 0; i < reading_.ir.size(); ++i) {
     const double axis = Sim::kIrDeg[i] * std::numbers::pi / 180;
-    const double mx = Sim::kIrMountMm * std::cos(axis);  // on the robot
-    const double my = Sim::kIrMountMm * std::sin(axis);
-    const double seen = settings_.world.ray(x_mm_ + mx * c - my * s, y_mm_ + mx * s + my * c, heading_rad_ + axis);
-    // About 1% of the distance, as an IR ranger's spread.
-    std::normal_distribution<double> noise(0.0, seen * 0.01);
-    const double mm = std::max(seen + noise(random_), 1.0);
-    reading_.ir[i] = static_cast<std::uint16_t>(std::lround(std::clamp(Sim::kIrRange.raw(mm), 0.0, 65535.0)));
+    const double seen = settings_.world.sensor_ray(x_mm_, y_mm_, heading_rad_, Sim::kIrMountMm * std::cos(axis),
+                                                   Sim::kIrMountMm * std::sin(axis), Sim::kIrDeg[i]);
+    reading_.ir[i] = static_cast<std::uint16_t>(std::lround(ir_reading(seen, Sim::kIrRange, random_, 65535)));
   }
   // A wall or the box within reach of the body presses a bumper.
   std::uint8_t touched = 0;

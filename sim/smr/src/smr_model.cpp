@@ -153,19 +153,12 @@ std::array<std::uint8_t, bus::kLineCount> SmrModel::line_values() const {
 
 std::array<std::uint8_t, bus::kIrCount> SmrModel::ir_values() {
   std::array<std::uint8_t, bus::kIrCount> values{};
-  const double c = std::cos(heading_rad_);
-  const double s = std::sin(heading_rad_);
   for (std::size_t i = 0; i < values.size(); ++i) {
     const bus::IrMount& mount = bus::kIrMounts[i];
-    const double angle = heading_rad_ + mount.deg * std::numbers::pi / 180.0;
-    const double x = x_m_ + (mount.x_mm * c - mount.y_mm * s) / 1000;
-    const double y = y_m_ + (mount.x_mm * s + mount.y_mm * c) / 1000;
-    // About 1% of the distance, as an IR ranger's spread.
-    const double seen = settings_.world.ray(x * 1000, y * 1000, angle);
-    std::normal_distribution<double> noise(0.0, seen * 0.01);
-    const double distance_mm = std::max(seen + noise(random_), 1.0);
+    const double seen =
+        settings_.world.sensor_ray(x_m_ * 1000, y_m_ * 1000, heading_rad_, mount.x_mm, mount.y_mm, mount.deg);
     // Nearer reads higher, by the law the bridge reads the simulated robot with.
-    values[i] = static_cast<std::uint8_t>(std::lround(std::clamp(bus::kSimulatedIrRange.raw(distance_mm), 0.0, 255.0)));
+    values[i] = static_cast<std::uint8_t>(std::lround(ir_reading(seen, bus::kSimulatedIrRange, random_, 255)));
   }
   return values;
 }

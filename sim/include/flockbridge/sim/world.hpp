@@ -7,9 +7,17 @@
 #pragma once
 
 #include <optional>
+#include <random>
 #include <vector>
 
+#include "flockbridge/protocol/robot_model.hpp"
+
 namespace flockbridge::sim {
+
+/// An IR ranger's reading of a wall `seen_mm` away: the distance with the
+/// spread of such a sensor (about 1% of it), read back through `law`, from 0
+/// to `most`.
+[[nodiscard]] double ir_reading(double seen_mm, const protocol::InverseRange& law, std::mt19937& random, double most);
 
 /// An axis-aligned rectangle, mm.
 struct Rect {
@@ -33,6 +41,11 @@ class World {
   /// How far a ray from (x, y) in direction `heading_rad` goes before it
   /// meets a wall or a box (0 from inside a box or outside the room).
   [[nodiscard]] double ray(double x, double y, double heading_rad) const noexcept;
+  /// How far a range sensor on a robot at (x, y) facing `heading_rad` sees:
+  /// the sensor sits `mount_x` ahead of and `mount_y` left of the robot's
+  /// centre, its axis `mount_deg` from the robot's front.
+  [[nodiscard]] double sensor_ray(double x, double y, double heading_rad, double mount_x, double mount_y,
+                                  double mount_deg) const noexcept;
   /// Whether a round robot of `radius` at (x, y) overlaps a wall or a box.
   [[nodiscard]] bool collides(double x, double y, double radius) const noexcept;
   /// How much of a move by (dx, dy) a round robot at (x, y) can make before
