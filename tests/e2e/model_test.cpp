@@ -60,10 +60,18 @@ void drive_and_reset(TcpClient& client) {
               "\n");
   client.send(R"({"cmd":"drive","v_mm_s":100,"id":"d"})"
               "\n");
+  // The measured speed comes up to the commanded one. (One message's speed
+  // is one period's or a few steps' worth of odometry: on a loaded machine a
+  // simulator that answered late shows one slow period, so the test waits
+  // for the speed rather than reading it off the message that passed 100 mm.)
+  sensor_where(client, [](const json& m) {
+    if (!m["v_mm_s"].is_number()) return false;
+    const double v = m["v_mm_s"].get<double>();
+    return v > 70 && v < 130;
+  });
   const json moved = sensor_where(
       client, [](const json& m) { return m["pose"].is_object() && m["pose"]["x_mm"].get<double>() > 100; });
   CHECK(std::abs(moved["pose"]["y_mm"].get<double>()) < 10);
-  CHECK(moved["v_mm_s"].get<double>() > 50);
   client.send(R"({"cmd":"stop"})"
               "\n");
   sensor_where(client, [](const json& m) { return std::abs(m["v_mm_s"].get<double>()) < 1; });
