@@ -14,6 +14,7 @@
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/mdns.hpp"
 #include "flockbridge/bridge/overloaded.hpp"
+#include "flockbridge/bridge/scheduling.hpp"
 #include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -142,6 +143,12 @@ Result<Done> Bridge::start() {
                  host_port(config_.effective_http_bind(), http_port()) + "/";
   }
   log_info(listening + "; session " + session_id_);
+  if (real_time_scheduling()) {
+    log_info("scheduling: " + scheduling_summary() + ": the robot's link is served ahead of ordinary processes");
+  } else {
+    log_info("scheduling: " + scheduling_summary() +
+             "; a real-time class keeps the robot's timing on a busy machine (docs/performance.md)");
+  }
 
   // Everything is bound: systemd may start what waits for the bridge.
   if (auto ready = service_.ready(service_status_text()); !ready) return ready.error();
@@ -212,8 +219,25 @@ void Bridge::drain_driver_events() {
                },
                *event);
   }
-  for (Session* session : held_) session->flush_output();
-  held_.clear();
+  flush_held();
+}
+
+void Bridge::flush_held() {
+  // A thousand clients' writes take milliseconds (on loopback each send
+  // also does the receiver's TCP work): written in one go, they would hold
+  // up whatever the robot's link is due to do meanwhile, such as starting
+  // the next period of a robot whose bus the bridge polls. So a loop turn
+  // writes at most this many sessions' output and leaves the rest for the
+  // next turn, after the loop has polled: the link's timer and the robot's
+  // bytes come first, then new driver events, then the writing goes on
+  // where it stopped.
+  constexpr std::size_t kWritesPerTurn = 64;
+  for (std::size_t written = 0; written < kWritesPerTurn && !held_.empty(); ++written) {
+    Session* session = held_.front();
+    held_.pop_front();
+    session->flush_output();
+  }
+  if (!held_.empty()) drainer_.schedule();
 }
 
 void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
@@ -251,7 +275,14 @@ void Bridge::on_published(const driver_event::Published& published) {
     if (!session->wants_sensor(now)) continue;
     SharedBuffer& buffer = encoded[encoding_index(session->encoding())];
     if (!buffer) buffer = message.encode(session->encoding(), sensor_seq_, received);
-    if (session->send_sensor(buffer, now, true)) held_.push_back(session);
+    if (session->send_sensor(buffer, now, true)) {
+      // Programs on the robot's own port run control loops: theirs first.
+      if (session->kind() == ClientKind::Native) {
+        held_.push_front(session);
+      } else {
+        held_.push_back(session);
+      }
+    }
   }
 }
 

@@ -159,6 +159,7 @@ void Bridge::session_closed(Session& session) {
 
 void Bridge::sweep_closed() {
   std::erase_if(session_list_, [](const Session* session) { return session->closing(); });
+  std::erase_if(held_, [](const Session* session) { return session->closing(); });
   for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
   closed_sessions_.clear();
   if (owed_stop_) {

@@ -1,26 +1,73 @@
 #include "flockbridge/bridge/uv.hpp"
 
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
 namespace flockbridge::bridge {
 
 std::string uv_error_text(int code) {
   return std::string(uv_strerror(code)) + " (" + uv_err_name(code) + ")";
 }
 
-void DeadlineTimer::start_at(SteadyTime deadline) {
-  const auto wait = std::chrono::ceil<std::chrono::milliseconds>(deadline - steady_now());
-  start_after(std::max(wait, std::chrono::milliseconds{0}));
+int DeadlineTimer::open(uv_loop_t* loop) {
+  reset();
+  fd_ = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (fd_ < 0) return uv_translate_sys_error(errno);
+  const int rc = poll_.init(this, [loop, fd = fd_](uv_poll_t* p) { return uv_poll_init(loop, p, fd); });
+  if (rc < 0) {
+    ::close(fd_);
+    fd_ = -1;
+  }
+  return rc;
 }
 
-void DeadlineTimer::start_after(std::chrono::milliseconds delay) {
-  if (!timer_) return;
-  // The loop's cached time may lag the steady clock that deadlines come
-  // from; refresh it so that the timer cannot fire early.
-  uv_update_time(timer_.get()->loop);
-  uv_timer_start(timer_.get(), callback_, static_cast<std::uint64_t>(delay.count()), 0);
+void DeadlineTimer::reset() noexcept {
+  // uv_close takes the descriptor out of the loop's epoll set at once, so
+  // it may be closed right after; the handle's memory goes later.
+  poll_.reset();
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+void DeadlineTimer::start_at(SteadyTime deadline) {
+  // steady_clock is CLOCK_MONOTONIC on Linux: its count is the timerfd's.
+  arm(std::chrono::duration_cast<std::chrono::nanoseconds>(deadline.time_since_epoch()).count(), true);
+}
+
+void DeadlineTimer::start_after(std::chrono::nanoseconds delay) {
+  arm(delay.count(), false);
+}
+
+void DeadlineTimer::arm(std::int64_t nanoseconds, bool absolute) {
+  if (!poll_) return;
+  constexpr std::int64_t kPerSecond = 1'000'000'000;
+  itimerspec spec{};
+  // A zero time would disarm the timer: a deadline that has passed is the
+  // earliest one, which fires at once.
+  nanoseconds = std::max<std::int64_t>(nanoseconds, 1);
+  spec.it_value.tv_sec = static_cast<time_t>(nanoseconds / kPerSecond);
+  spec.it_value.tv_nsec = static_cast<long>(nanoseconds % kPerSecond);
+  // Setting the time forgets an expiry not read yet.
+  ::timerfd_settime(fd_, absolute ? TFD_TIMER_ABSTIME : 0, &spec, nullptr);
+  uv_poll_start(poll_.get(), UV_READABLE, [](uv_poll_t* poll, int status, int /*events*/) {
+    auto* self = owner_of<DeadlineTimer>(poll);
+    if (self == nullptr || status < 0) return;
+    std::uint64_t expiries = 0;
+    // Nothing to read: stopped or set again since the loop saw it ready.
+    if (::read(self->fd_, &expiries, sizeof expiries) != static_cast<ssize_t>(sizeof expiries)) return;
+    uv_poll_stop(poll);
+    self->fire_(self->owner_);
+  });
 }
 
 void DeadlineTimer::stop() noexcept {
-  if (timer_) uv_timer_stop(timer_.get());
+  if (!poll_) return;
+  const itimerspec disarmed{};
+  ::timerfd_settime(fd_, 0, &disarmed, nullptr);
+  uv_poll_stop(poll_.get());
 }
 
 void AfterPoll::schedule() noexcept {

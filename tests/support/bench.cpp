@@ -15,6 +15,7 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -458,7 +459,10 @@ Placement Placement::refused(std::string why) {
 
 StartedBridge start_flockbridge(const Placement& placement, const std::string& device,
                                 const std::vector<std::string>& extra) {
-  std::vector<std::string> command{FLOCKBRIDGE_BIN,
+  // FLOCKBRIDGE_BENCH_BRIDGE: another build's daemon (an earlier commit's,
+  // say), measured by the same benchmark for a before-and-after.
+  const char* other = std::getenv("FLOCKBRIDGE_BENCH_BRIDGE");
+  std::vector<std::string> command{other != nullptr && *other != '\0' ? other : FLOCKBRIDGE_BIN,
                                    "--no-config",
                                    "--mdns-service-file",
                                    "",

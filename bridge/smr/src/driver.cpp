@@ -121,11 +121,11 @@ void SmrDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   snapshot.link_state = link_.state();
   snapshot.link_counters = bus::link_counters(stats);
   snapshot.commands = protocol::unacknowledged_commands(stats.commands_sent, stats.commands_failed);
-  snapshot.link_summary = "messages in " + std::to_string(stats.decoder.messages) + ", periods " +
-                          std::to_string(stats.periods) + " (late " + std::to_string(stats.late_periods) +
-                          ", incomplete " + std::to_string(stats.incomplete_periods) + "), missed replies " +
-                          std::to_string(stats.missed_replies) + ", unknown messages " +
-                          std::to_string(stats.decoder.unknown_type);
+  snapshot.link_summary =
+      "messages in " + std::to_string(stats.decoder.messages) + ", periods " + std::to_string(stats.periods) +
+      " (late " + std::to_string(stats.late_periods) + ", skipped " + std::to_string(stats.skipped_periods) +
+      ", incomplete " + std::to_string(stats.incomplete_periods) + "), missed replies " +
+      std::to_string(stats.missed_replies) + ", unknown messages " + std::to_string(stats.decoder.unknown_type);
 }
 
 void SmrDriver::reload(const Config& config) {

@@ -240,9 +240,13 @@ void Link::begin_period(SteadyTime now) {
 
   next_period_ += settings_.period;
   if (next_period_ <= now) {
-    // Held up for a whole period or more: the periods missed are not made up.
+    // Held up for a whole period or more: the periods missed are counted,
+    // not made up in a burst, and the next is the next on the grid, so that
+    // the periods never drift from their first one's time.
+    const auto skipped = static_cast<std::uint64_t>((now - next_period_) / settings_.period) + 1;
     ++stats_.late_periods;
-    next_period_ = now + settings_.period;
+    stats_.skipped_periods += skipped;
+    next_period_ += skipped * settings_.period;
   }
 }
 
@@ -313,6 +317,7 @@ std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats
           {"incomplete", l.decoder.incomplete},
           {"periods", l.periods},
           {"late_periods", l.late_periods},
+          {"skipped_periods", l.skipped_periods},
           {"bytes_sent", l.bytes_sent},
           {"replies", l.replies},
           {"foreign_messages", l.foreign_messages},

@@ -260,13 +260,20 @@ TEST_CASE("the power switch: reported off after 25 replies in a row, and on agai
   CHECK(f.link.stats().power_off_requests == 1);
 }
 
-TEST_CASE("a late process does not make up the periods it missed") {
+TEST_CASE("a late process does not make up the periods it missed, counts them, and keeps to the grid") {
   Fixture f;
+  const SteadyTime first = *f.link.next_deadline() - 10ms;
   f.now += 35ms;
   f.link.tick(f.now);
   CHECK(f.events.starts.back().tick == 2);
+  // Due at 10 ms, begun at 35: those due at 20 and 30 never began.
   CHECK(f.link.stats().late_periods == 1);
-  CHECK(f.link.next_deadline() == f.now + 10ms);
+  CHECK(f.link.stats().skipped_periods == 2);
+  CHECK(f.link.next_deadline() == first + 40ms);
+  f.now = first + 40ms;
+  f.link.tick(f.now);
+  CHECK(f.events.starts.back().tick == 3);
+  CHECK(f.link.next_deadline() == first + 50ms);
 }
 
 TEST_CASE("a message from the bus cut short is abandoned at the next period") {

@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -181,6 +182,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Handles what the driver reported since the last time, then sends each
   /// client its sensor messages of the batch in one write.
   void drain_driver_events();
+  /// Writes the held sessions' output, a bounded number a turn.
+  void flush_held();
   void on_link_changed(const driver_event::LinkChanged& changed);
   void on_published(const driver_event::Published& published);
   void on_command_done(const driver_event::CommandDone& done);
@@ -209,8 +212,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// The same sessions, oldest first, in a flat list for the loops that
   /// visit every one at the sensor rate (a map's nodes are a cache miss each).
   std::vector<Session*> session_list_;
-  /// Sessions holding sensor messages of the batch of driver events in progress.
-  std::vector<Session*> held_;
+  /// Sessions holding sensor messages to write, native programs first; a
+  /// loop turn writes at most kWritesPerTurn of them (flush_held).
+  std::deque<Session*> held_;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;
   std::uint64_t next_session_ = 1;
@@ -233,7 +237,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// A Stop owed because the driving client went away, sent after the
   /// current callbacks (never from inside the link controller's).
   std::optional<std::string> owed_stop_;
-  /// Drains the driver's events after the callbacks of the loop turn that brought them.
+  /// Drains the driver's events after the callbacks of the loop turn that
+  /// brought them, and goes on writing held output in later turns.
   AfterPoll drainer_;
   UvHandle<uv_timer_t> housekeeping_;
   /// The hub sends the fleet's changes at most this often to those who follow it.

@@ -7,6 +7,7 @@
 #include <uv.h>
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -85,25 +86,40 @@ template <typename Owner, typename Handle>
   return static_cast<Owner*>(reinterpret_cast<uv_handle_t*>(handle)->data);
 }
 
-/// A timer that fires once at a steady-clock deadline (rounded up to the
-/// next millisecond, so it never fires early).
+/// A timer that fires once at a steady-clock deadline, to the microsecond:
+/// a Linux timerfd with the deadline in nanoseconds (CLOCK_MONOTONIC, the
+/// steady clock's), watched by the loop. libuv's own timers count whole
+/// milliseconds and round a deadline up to the next one, so that a 10 ms
+/// period started from them comes anywhere up to a millisecond late. It
+/// never fires early. The handle is active only while the timer is armed.
 class DeadlineTimer {
  public:
+  DeadlineTimer() = default;
+  DeadlineTimer(const DeadlineTimer&) = delete;  // its handle points at it
+  DeadlineTimer& operator=(const DeadlineTimer&) = delete;
+  DeadlineTimer(DeadlineTimer&&) = delete;
+  DeadlineTimer& operator=(DeadlineTimer&&) = delete;
+  ~DeadlineTimer() { reset(); }
+
   template <typename Owner, void (Owner::*Callback)()>
   [[nodiscard]] int init(uv_loop_t* loop, Owner* owner) {
-    callback_ = [](uv_timer_t* timer) {
-      if (auto* o = owner_of<Owner>(timer)) (o->*Callback)();
-    };
-    return timer_.init(owner, [loop](uv_timer_t* t) { return uv_timer_init(loop, t); });
+    owner_ = owner;
+    fire_ = [](void* o) { (static_cast<Owner*>(o)->*Callback)(); };
+    return open(loop);
   }
   void start_at(SteadyTime deadline);
-  void start_after(std::chrono::milliseconds delay);
+  void start_after(std::chrono::nanoseconds delay);
   void stop() noexcept;
-  void reset() noexcept { timer_.reset(); }
+  void reset() noexcept;
 
  private:
-  UvHandle<uv_timer_t> timer_;
-  uv_timer_cb callback_ = nullptr;
+  [[nodiscard]] int open(uv_loop_t* loop);
+  void arm(std::int64_t nanoseconds, bool absolute);
+
+  UvHandle<uv_poll_t> poll_;
+  int fd_ = -1;
+  void* owner_ = nullptr;
+  void (*fire_)(void*) = nullptr;
 };
 
 /// Work asked for once, done after the loop has next polled for I/O

@@ -56,7 +56,8 @@ struct LinkSettings {
 struct LinkStats {
   DecoderStats decoder;
   std::uint64_t periods = 0;
-  std::uint64_t late_periods = 0;  ///< periods that began a whole period late (the process was held up)
+  std::uint64_t late_periods = 0;     ///< periods that began a whole period late (the process was held up)
+  std::uint64_t skipped_periods = 0;  ///< periods on the 10 ms grid that never began, for being so late
   std::uint64_t bytes_sent = 0;
   std::uint64_t replies = 0;             ///< module replies read into a period
   std::uint64_t foreign_messages = 0;    ///< messages of a type the bus does not carry: noise, not relayed
