@@ -143,12 +143,10 @@ Result<Done> Bridge::start() {
                  host_port(config_.effective_http_bind(), http_port()) + "/";
   }
   log_info(listening + "; session " + session_id_);
-  if (real_time_scheduling()) {
-    log_info("scheduling: " + scheduling_summary() + ": the robot's link is served ahead of ordinary processes");
-  } else {
-    log_info("scheduling: " + scheduling_summary() +
-             "; a real-time class keeps the robot's timing on a busy machine (docs/performance.md)");
-  }
+  log_info("scheduling: " + scheduling_summary() +
+           (real_time_scheduling()
+                ? ": the robot's link is served ahead of ordinary processes"
+                : "; a real-time class keeps the robot's timing on a busy machine (docs/performance.md)"));
 
   // Everything is bound: systemd may start what waits for the bridge.
   if (auto ready = service_.ready(service_status_text()); !ready) return ready.error();

@@ -14,7 +14,7 @@ bool real_time_scheduling() {
 
 std::string scheduling_summary() {
   const int policy = ::sched_getscheduler(0);
-  if (policy == SCHED_FIFO || policy == SCHED_RR) {
+  if (real_time_scheduling()) {
     sched_param param{};
     ::sched_getparam(0, &param);
     return std::string("real-time (") + (policy == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR") + ", priority " +
