@@ -22,8 +22,6 @@
 // killed.
 
 #include <poll.h>
-#include <pthread.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -235,13 +233,8 @@ std::vector<double> period_intervals(std::uint16_t port, double seconds) {
 /// servers' core when the placement has one, and how late it woke each
 /// time, in ms, sorted. A virtual machine's host may hold its cores for
 /// milliseconds: no process on it starts a period sooner than this.
-std::vector<double> timer_lateness(double seconds, bool on_server_core) {
-  if (on_server_core) {
-    cpu_set_t cores;
-    CPU_ZERO(&cores);
-    CPU_SET(0, &cores);
-    ::pthread_setaffinity_np(::pthread_self(), sizeof(cores), &cores);
-  }
+std::vector<double> timer_lateness(double seconds, const Placement& placement) {
+  placement.join_server_core();
   std::vector<double> late;
   const auto count = static_cast<long>(seconds * 1000 / kPeriodMs);
   late.reserve(static_cast<std::size_t>(count));
@@ -263,28 +256,50 @@ std::vector<double> timer_lateness(double seconds, bool on_server_core) {
   return late;
 }
 
-/// How far each interval is from 10 ms, sorted.
-std::vector<double> deviations(const std::vector<double>& intervals) {
+/// The period as one SMR program saw it for a while, and the machine's
+/// floor meanwhile: intervals between STARTs, their deviation from 10 ms,
+/// and how late a plain timer woke, all in ms, sorted.
+struct PeriodSample {
+  std::vector<double> intervals;
   std::vector<double> deviation;
-  deviation.reserve(intervals.size());
-  for (const double interval : intervals) deviation.push_back(std::abs(interval - kPeriodMs));
-  std::sort(deviation.begin(), deviation.end());
-  return deviation;
+  std::vector<double> floor;
+};
+
+PeriodSample sample_period(std::uint16_t port, double seconds, const Placement& placement) {
+  PeriodSample sample;
+  std::thread clock([&] { sample.floor = timer_lateness(seconds, placement); });
+  sample.intervals = period_intervals(port, seconds);
+  clock.join();
+  sample.deviation.reserve(sample.intervals.size());
+  for (const double interval : sample.intervals) sample.deviation.push_back(std::abs(interval - kPeriodMs));
+  std::sort(sample.deviation.begin(), sample.deviation.end());
+  return sample;
 }
 
-/// One line of a period's figures: the intervals an SMR program saw and
-/// their deviation from 10 ms, beside the machine's floor.
-void print_period(const char* who, const std::vector<double>& intervals, const std::vector<double>& floor) {
-  const std::vector<double> deviation = deviations(intervals);
+double largest(const std::vector<double>& sorted) {
+  return sorted.empty() ? 0.0 : sorted.back();
+}
+
+/// A sample's lines: the intervals and their deviation, and the machine's floor.
+void print_period(const PeriodSample& s) {
   std::printf(
       "    %-12s p50 %7.3f ms  p99 %7.3f ms  min %7.3f  max %7.3f  (|interval - 10 ms|: p50 %.3f, p99 %.3f, max "
       "%.3f)  %zu periods\n",
-      who, percentile(intervals, 0.5), percentile(intervals, 0.99), intervals.empty() ? 0.0 : intervals.front(),
-      intervals.empty() ? 0.0 : intervals.back(), percentile(deviation, 0.5), percentile(deviation, 0.99),
-      deviation.empty() ? 0.0 : deviation.back(), intervals.size());
+      "flockbridge", percentile(s.intervals, 0.5), percentile(s.intervals, 0.99),
+      s.intervals.empty() ? 0.0 : s.intervals.front(), largest(s.intervals), percentile(s.deviation, 0.5),
+      percentile(s.deviation, 0.99), largest(s.deviation), s.intervals.size());
   std::printf(
       "    %-12s a thread on the bridge's core waking every 10 ms was late p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
-      "the machine", percentile(floor, 0.5), percentile(floor, 0.99), floor.empty() ? 0.0 : floor.back());
+      "the machine", percentile(s.floor, 0.5), percentile(s.floor, 0.99), largest(s.floor));
+}
+
+/// A sample's line of the summary.
+void summarize_period(const char* when, const PeriodSample& s) {
+  std::printf(
+      "  period at an SMR program, %s: p50 %.3f ms, |deviation from 10 ms| p50 %.3f ms, p99 %.3f ms, max %.3f ms\n"
+      "    (the machine's timer floor meanwhile: late p99 %.3f ms, max %.3f ms)\n",
+      when, percentile(s.intervals, 0.5), percentile(s.deviation, 0.5), percentile(s.deviation, 0.99),
+      largest(s.deviation), percentile(s.floor, 0.99), largest(s.floor));
 }
 
 /// How long after the driving program's socket closes the motors get zero
@@ -354,12 +369,8 @@ void compare_smr(const Options& given, const Placement& placement) {
       options.seconds, placement.describe().c_str());
 
   std::printf("The period as an SMR program receives it (interval between STARTs; SMRD's is 10 ms):\n");
-  std::vector<double> quiet_floor;
-  std::thread quiet_clock([&] { quiet_floor = timer_lateness(options.seconds, placement.isolated()); });
-  const std::vector<double> intervals = period_intervals(bridge.port, options.seconds);
-  quiet_clock.join();
-  const std::vector<double> deviation = deviations(intervals);
-  print_period("flockbridge", intervals, quiet_floor);
+  const PeriodSample quiet = sample_period(bridge.port, options.seconds, placement);
+  print_period(quiet);
 
   std::printf("\nReply latency, SMR programs on port 24901 and as many raw ser2net clients:\n");
   Workload at10[2];
@@ -397,9 +408,7 @@ void compare_smr(const Options& given, const Placement& placement) {
   std::printf(
       "\nThe period under a class's load: 10 SMR programs, 1000 JSON clients reading every period, 10 JSON "
       "clients that never read:\n");
-  std::vector<double> loaded_intervals;
-  std::vector<double> loaded_deviation;
-  std::vector<double> loaded_floor;
+  PeriodSample loaded_period;
   {
     auto readers = bridge.json_clients(1000);
     for (auto& program : bridge.programs(9)) readers.push_back(std::move(program));
@@ -409,12 +418,9 @@ void compare_smr(const Options& given, const Placement& placement) {
     for (int i = 0; i < kSleepers; ++i) sleepers.emplace_back(bridge.json_port, 4096, kWifiMss);
     Workload loaded;
     std::thread load([&] { loaded = bridge.measure(readers, options.seconds + 1); });
-    std::thread clock([&] { loaded_floor = timer_lateness(options.seconds, placement.isolated()); });
-    loaded_intervals = period_intervals(bridge.port, options.seconds);
-    clock.join();
+    loaded_period = sample_period(bridge.port, options.seconds, placement);
     load.join();
-    loaded_deviation = deviations(loaded_intervals);
-    print_period("flockbridge", loaded_intervals, loaded_floor);
+    print_period(loaded_period);
     print_delivery("  readers", loaded);
   }
 
@@ -428,20 +434,8 @@ void compare_smr(const Options& given, const Placement& placement) {
   std::printf("    %-12s never: the motors keep the last speed written\n", "ser2net");
 
   std::printf("\nSummary:\n");
-  std::printf(
-      "  period at an SMR program, quiet: p50 %.3f ms, p99 %.3f ms (|deviation from 10 ms| p99 %.3f ms, max %.3f "
-      "ms)\n",
-      percentile(intervals, 0.5), percentile(intervals, 0.99), percentile(deviation, 0.99),
-      deviation.empty() ? 0.0 : deviation.back());
-  std::printf("    (the machine's timer floor meanwhile: late p99 %.3f ms, max %.3f ms)\n",
-              percentile(quiet_floor, 0.99), quiet_floor.empty() ? 0.0 : quiet_floor.back());
-  std::printf(
-      "  period at an SMR program under a class's load: |deviation from 10 ms| p50 %.3f ms, p99 %.3f ms, max %.3f "
-      "ms\n",
-      percentile(loaded_deviation, 0.5), percentile(loaded_deviation, 0.99),
-      loaded_deviation.empty() ? 0.0 : loaded_deviation.back());
-  std::printf("    (the machine's timer floor meanwhile: late p99 %.3f ms, max %.3f ms)\n",
-              percentile(loaded_floor, 0.99), loaded_floor.empty() ? 0.0 : loaded_floor.back());
+  summarize_period("quiet", quiet);
+  summarize_period("under a class's load", loaded_period);
   std::printf("  reply latency with 10 SMR programs: p50 %.3f ms, p99 %.3f ms, %.1f%% of a core",
               percentile(at10[0].delivery.ms, 0.5), percentile(at10[0].delivery.ms, 0.99),
               100 * at10[0].cpu_s / at10[0].wall_s);

@@ -5,6 +5,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -434,6 +435,14 @@ std::string Placement::describe() const {
 std::vector<std::string> Placement::server_prefix() const {
   if (!isolated_) return {};
   return {"taskset", "-c", std::to_string(server_cpu_)};
+}
+
+void Placement::join_server_core() const {
+  if (!isolated_) return;
+  cpu_set_t core;
+  CPU_ZERO(&core);
+  CPU_SET(static_cast<std::size_t>(server_cpu_), &core);
+  ::pthread_setaffinity_np(::pthread_self(), sizeof(core), &core);
 }
 
 std::vector<std::string> Placement::server_command(const std::vector<std::string>& command) const {

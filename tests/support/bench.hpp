@@ -231,6 +231,9 @@ class Placement {
   [[nodiscard]] std::string describe() const;
   /// What goes before a server's command line to start it on its core.
   [[nodiscard]] std::vector<std::string> server_prefix() const;
+  /// Runs the calling thread on the servers' core, when they have one (to
+  /// see what a process there sees); in place, leaves it where it is.
+  void join_server_core() const;
   /// `server_prefix()` followed by `command`.
   [[nodiscard]] std::vector<std::string> server_command(const std::vector<std::string>& command) const;
   /// Steers the loopback's receive work to the clients' cores (true), or
