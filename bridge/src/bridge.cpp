@@ -74,6 +74,8 @@ Bridge::~Bridge() {
 }
 
 Result<Done> Bridge::start() {
+  // Before the first timer is armed: the slack is taken when one is.
+  if (!sharpen_timers()) log_warning("scheduling: the kernel refused a 1 ns timer slack; timers may wake 50 us late");
   // A client that vanishes while we write must cost an EPIPE, not the process.
   std::signal(SIGPIPE, SIG_IGN);
 
@@ -143,7 +145,7 @@ Result<Done> Bridge::start() {
                  host_port(config_.effective_http_bind(), http_port()) + "/";
   }
   log_info(listening + "; session " + session_id_);
-  log_info("scheduling: " + scheduling_summary() +
+  log_info("scheduling: " + scheduling_summary() + ", timer slack " + std::to_string(timer_slack_ns()) + " ns" +
            (real_time_scheduling()
                 ? ": the robot's link is served ahead of ordinary processes"
                 : "; a real-time class keeps the robot's timing on a busy machine (docs/performance.md)"));
@@ -228,12 +230,16 @@ void Bridge::flush_held() {
   // writes at most this many sessions' output and leaves the rest for the
   // next turn, after the loop has polled: the link's timer and the robot's
   // bytes come first, then new driver events, then the writing goes on
-  // where it stopped.
-  constexpr std::size_t kWritesPerTurn = 64;
-  for (std::size_t written = 0; written < kWritesPerTurn && !held_.empty(); ++written) {
+  // where it stopped. The turn's share is a time, not a number of clients
+  // (a client's write may carry one message or many): a deadline that falls
+  // due meanwhile waits at most about this long.
+  constexpr auto kWritingPerTurn = std::chrono::microseconds(100);
+  const SteadyTime until = steady_now() + kWritingPerTurn;
+  while (!held_.empty()) {
     Session* session = held_.front();
     held_.pop_front();
     session->flush_output();
+    if (steady_now() >= until) break;
   }
   if (!held_.empty()) drainer_.schedule();
 }

@@ -91,6 +91,33 @@ mark
 systemctl restart flockbridge.service
 check "with the simulated Uno the robot link comes up in the sandbox" wait_journal "robot link up" 15
 check "and systemd's status says so" sh -c "systemctl show -p StatusText --value flockbridge | grep -q '^robot link up'"
+# docs/deployment.md: a real-time class through a drop-in, the sandbox kept
+# (systemd sets the class before it applies RestrictRealtime=); the daemon
+# says in its log that it got it, and its simulator child runs as an
+# ordinary process.
+mkdir -p /run/systemd/system/flockbridge.service.d
+cat >/run/systemd/system/flockbridge.service.d/realtime.conf <<'CONF'
+[Service]
+CPUSchedulingPolicy=fifo
+CPUSchedulingPriority=20
+CPUSchedulingResetOnFork=yes
+CONF
+systemctl daemon-reload
+mark
+systemctl restart flockbridge.service
+check "with the drop-in the daemon runs in a real-time class and says so" \
+  wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
+check "and its link comes up" wait_journal "robot link up" 15
+# Field 4 of /proc/PID/stat is the parent, field 41 the scheduling policy (0: ordinary).
+children_policies="$(awk -v parent="$(property MainPID)" '$4 == parent { print $41 }' /proc/[0-9]*/stat 2>/dev/null)"
+check "its simulator child runs in the ordinary class" \
+  sh -c "[ -n '$children_policies' ] && [ -z \"\$(echo '$children_policies' | grep -v '^0\$')\" ]"
+rm /run/systemd/system/flockbridge.service.d/realtime.conf
+systemctl daemon-reload
+mark
+systemctl restart flockbridge.service
+check "without it, the ordinary class again" wait_journal "scheduling: ordinary (SCHED_OTHER" 15
+
 # The installed Python client, as a student's program uses it.
 python_client() {
   timeout 30 python3 -c '

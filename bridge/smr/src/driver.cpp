@@ -124,8 +124,10 @@ void SmrDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
   snapshot.link_summary =
       "messages in " + std::to_string(stats.decoder.messages) + ", periods " + std::to_string(stats.periods) +
       " (late " + std::to_string(stats.late_periods) + ", skipped " + std::to_string(stats.skipped_periods) +
-      ", incomplete " + std::to_string(stats.incomplete_periods) + "), missed replies " +
-      std::to_string(stats.missed_replies) + ", unknown messages " + std::to_string(stats.decoder.unknown_type);
+      ", incomplete " + std::to_string(stats.incomplete_periods) + "; begun over 0.5 ms late " +
+      std::to_string(stats.started_over_500us) + ", the latest " + std::to_string(stats.start_late_max_us) +
+      " us late), missed replies " + std::to_string(stats.missed_replies) + ", unknown messages " +
+      std::to_string(stats.decoder.unknown_type);
 }
 
 void SmrDriver::reload(const Config& config) {

@@ -153,6 +153,7 @@ void Link::begin_period(SteadyTime now) {
 
   ++tick_;
   ++stats_.periods;
+  count_lateness(now - next_period_);
   const auto since = std::chrono::duration_cast<std::chrono::microseconds>(now - *epoch_).count();
   const PeriodStart start{tick_, static_cast<std::uint32_t>(since)};
 
@@ -250,6 +251,16 @@ void Link::begin_period(SteadyTime now) {
   }
 }
 
+void Link::count_lateness(std::chrono::nanoseconds late) {
+  using std::chrono::microseconds;
+  if (late > microseconds(200)) ++stats_.started_over_200us;
+  if (late > microseconds(500)) ++stats_.started_over_500us;
+  if (late > microseconds(2000)) ++stats_.started_over_2ms;
+  const auto us =
+      static_cast<std::uint64_t>(std::max<std::int64_t>(0, std::chrono::duration_cast<microseconds>(late).count()));
+  stats_.start_late_max_us = std::max(stats_.start_late_max_us, us);
+}
+
 void Link::finish_period() {
   const Reading& reading = period_->reading;
   for (std::size_t i = 0; i < kPolled.size(); ++i) {
@@ -318,6 +329,10 @@ std::vector<std::pair<std::string, std::uint64_t>> link_counters(const LinkStats
           {"periods", l.periods},
           {"late_periods", l.late_periods},
           {"skipped_periods", l.skipped_periods},
+          {"started_over_200us", l.started_over_200us},
+          {"started_over_500us", l.started_over_500us},
+          {"started_over_2ms", l.started_over_2ms},
+          {"start_late_max_us", l.start_late_max_us},
           {"bytes_sent", l.bytes_sent},
           {"replies", l.replies},
           {"foreign_messages", l.foreign_messages},

@@ -276,6 +276,27 @@ TEST_CASE("a late process does not make up the periods it missed, counts them, a
   CHECK(f.link.next_deadline() == first + 50ms);
 }
 
+TEST_CASE("how late each period began after its deadline is counted against 0.2, 0.5 and 2 ms, and the latest kept") {
+  Fixture f;
+  const auto begin_after = [&](std::chrono::microseconds late) {
+    f.now = *f.link.next_deadline() + late;
+    f.link.tick(f.now);
+  };
+  begin_after(0us);
+  begin_after(200us);  // on the mark: not over it
+  begin_after(300us);
+  begin_after(1500us);
+  begin_after(2500us);
+  const LinkStats stats = f.link.stats();
+  CHECK(stats.started_over_200us == 3);
+  CHECK(stats.started_over_500us == 2);
+  CHECK(stats.started_over_2ms == 1);
+  CHECK(stats.start_late_max_us == 2500);
+  begin_after(100us);
+  CHECK(f.link.stats().start_late_max_us == 2500);
+  CHECK(f.link.stats().started_over_200us == 3);
+}
+
 TEST_CASE("a message from the bus cut short is abandoned at the next period") {
   Fixture f;
   f.answer(hex("05 A1 00"));

@@ -213,7 +213,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// visit every one at the sensor rate (a map's nodes are a cache miss each).
   std::vector<Session*> session_list_;
   /// Sessions holding sensor messages to write, native programs first; a
-  /// loop turn writes at most kWritesPerTurn of them (flush_held).
+  /// loop turn writes them for at most kWritingPerTurn (flush_held).
   std::deque<Session*> held_;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;
