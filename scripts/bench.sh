@@ -1,9 +1,60 @@
 #!/bin/sh
 # Builds and runs the benchmarks, which print figures (medians, percentiles,
-# memory) and assert nothing. Arguments go to clients_bench, e.g.
+# memory) and assert nothing.
+#
+#   scripts/bench.sh all --seconds 5 --trials 30 --commands 4000 --messages 200000
+#       every benchmark in turn, each measured phase that long: clients_bench
+#       (JSON and WebSocket), compare_bench for each family beside ser2net
+#       (the SMR's includes its period under a class's load), model_bench
+#       and faults_bench (--trials and --commands are its, --messages
+#       model_bench's);
 #   scripts/bench.sh --clients 200 --stalled 10 --rate-hz 100 --seconds 5
+#       clients_bench alone, with these arguments.
+#
+# compare_bench runs as root (through sudo when needed), as scripts/compare.sh
+# explains.
 set -eu
 cd "$(dirname "$0")/.."
+. scripts/lib.sh
 scripts/deps.sh
+bin="${BUILD_DIR:-build}/bin"
+if [ "${1:-}" != all ]; then
+  scripts/build.sh -DFLOCKBRIDGE_TESTS=ON
+  exec "$bin/clients_bench" "$@"
+fi
+shift
+seconds=5
+trials=30
+commands=4000
+messages=200000
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --seconds) seconds="$2" ;;
+    --trials) trials="$2" ;;
+    --commands) commands="$2" ;;
+    --messages) messages="$2" ;;
+    *)
+      echo "usage: scripts/bench.sh all [--seconds N] [--trials N] [--commands N] [--messages N]" >&2
+      exit 2
+      ;;
+  esac
+  shift 2
+done
+install_missing ser2net || echo "ser2net could not be installed; compare_bench runs without it"
 scripts/build.sh -DFLOCKBRIDGE_TESTS=ON
-exec "${BUILD_DIR:-build}/bin/clients_bench" "$@"
+
+# Each benchmark under a heading, with the time it took.
+run() {
+  heading="$*"
+  printf '\n===== %s\n' "${heading#as_root }"
+  started=$(date +%s)
+  "$@"
+  printf '===== %s s\n' "$(($(date +%s) - started))"
+}
+run "$bin/clients_bench" --clients 1000 --stalled 10 --rate-hz 100 --seconds "$seconds"
+run "$bin/clients_bench" --kind websocket --clients 100 --stalled 10 --rate-hz 100 --seconds "$seconds"
+for robot in flockbot pioneer smr; do
+  run as_root "$bin/compare_bench" --robot "$robot" --seconds "$seconds"
+done
+run "$bin/model_bench" --messages "$messages"
+run "$bin/faults_bench" --commands "$commands" --ber 1e-3 --rate-hz 300 --trials "$trials" --seconds "$seconds"

@@ -2,9 +2,15 @@
 // measures the bridge beside ser2net on the same workloads.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
+#include "flockbridge/protocol/bytes.hpp"
 #include "support/bench.hpp"
+#include "support/process.hpp"
 
 namespace flockbridge::testing::bench {
 
@@ -22,5 +28,51 @@ void compare_flockbot(const Options& options, const Placement& placement);
 void compare_pioneer(const Options& options, const Placement& placement);
 /// The SMR: SMR programs on port 24901 and JSON clients, the bus polled every 10 ms.
 void compare_smr(const Options& options, const Placement& placement);
+
+/// What the floor server (compare_floor.cpp) needs of a family: the
+/// sequence numbers in the robot's bytes, the JSON keys that carry one as
+/// the family's JSON reader finds them, and for a robot that is polled the
+/// bytes that poll it every 10 ms.
+struct FloorRecipe {
+  SeqParser robot;
+  std::function<std::string(long seq)> keys;
+  protocol::Bytes poll;  ///< empty: the robot sends unasked
+};
+[[nodiscard]] FloorRecipe flockbot_floor();
+[[nodiscard]] FloorRecipe pioneer_floor();
+[[nodiscard]] FloorRecipe smr_floor();
+
+/// The floor server's loop, as `compare_bench --floor-server ROBOT DEVICE BYTES` runs it.
+int floor_server(const std::string& robot, const std::string& device, std::size_t bytes);
+
+/// A floor server started for `robot`'s readings on `device`, its lines `bytes` long.
+struct Floor {
+  std::unique_ptr<ChildProcess> process;
+  std::uint16_t port = 0;
+  std::size_t bytes = 0;
+};
+[[nodiscard]] Floor start_floor(const Placement& placement, const std::string& robot, const std::string& device,
+                                std::size_t bytes);
+
+/// `clients` JSON readers of a floor for `robot` on `source`'s
+/// pseudo-terminal (`device`), its lines `bytes` long, found by `seq`,
+/// measured for `seconds` with the source paced at `rate_hz` (0: the floor
+/// polls it). Prints the figures as the bridge's are printed.
+[[nodiscard]] Workload measure_floor(const Placement& placement, const std::string& robot, SensorSource& source,
+                                     const std::string& device, std::size_t bytes, long (*seq)(std::string_view),
+                                     double rate_hz, double seconds, int clients = 1000);
+
+/// The server's CPU time per message delivered, in microseconds.
+[[nodiscard]] double per_message_us(const Workload& load);
+
+/// "CPU per message delivered to 1000 clients: ..." with the bridge's and
+/// the floor's figures and their ratio.
+void print_floor_ratio(const Workload& bridge, const Workload& floor, std::size_t bytes);
+/// The same as a line of the summary.
+void summarize_floor(const Workload& bridge, const Workload& floor, std::size_t bytes);
+
+/// The length of the bridge's sensor message (its line, with the newline),
+/// read from its JSON port while readings flow.
+[[nodiscard]] std::size_t sensor_line_bytes(std::uint16_t json_port);
 
 }  // namespace flockbridge::testing::bench

@@ -296,100 +296,28 @@ std::unique_ptr<Server> start_ser2net(const Placement& placement, const std::fil
   return server;
 }
 
-/// The floor: the least any server can do to pass sensor packets on as
-/// JSON lines. It reads the pseudo-terminal, finds frames, formats the
-/// bridge's sensor message with one snprintf, and writes it to every client
-/// with one send() each: no queues, no subscriptions, nothing for slow
-/// clients (one whose send would block is cut off). Whatever a real server spends beyond this is its own overhead. Runs
-/// as a process of its own, `compare_bench --floor-server DEVICE`, and says
-/// "listening: json=PORT" on stderr.
-int floor_server(const std::string& device) {
-  const int serial = ::open(device.c_str(), O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-  termios mode{};
-  if (serial < 0 || ::tcgetattr(serial, &mode) != 0) return 1;
-  ::cfmakeraw(&mode);
-  ::tcsetattr(serial, TCSANOW, &mode);
-  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(listener, SOMAXCONN) != 0 ||
-      ::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    return 1;
-  }
-  std::fprintf(stderr, "listening: json=%u\n", ntohs(address.sin_port));
-  const int epoll = ::epoll_create1(EPOLL_CLOEXEC);
-  for (const int fd : {listener, serial}) {
-    epoll_event event{};
-    event.events = EPOLLIN;
-    event.data.fd = fd;
-    ::epoll_ctl(epoll, EPOLL_CTL_ADD, fd, &event);
-  }
-  std::vector<int> clients;
-  unsigned long seq = 0;
-  protocol::flockbot::FrameDecoder frames;
-  std::array<std::uint8_t, 4096> buffer{};
-  std::array<epoll_event, 8> events{};
-  for (;;) {
-    const int ready = ::epoll_wait(epoll, events.data(), static_cast<int>(events.size()), -1);
-    for (int e = 0; e < ready; ++e) {
-      if (events[static_cast<std::size_t>(e)].data.fd == listener) {
-        for (int client; (client = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0;) {
-          const int on = 1;
-          ::setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-          clients.push_back(client);
-        }
-        continue;
-      }
-      const ssize_t n = ::read(serial, buffer.data(), buffer.size());
-      // The other end of the pseudo-terminal gone (the benchmark ended or was
-      // killed): the terminal reads EIO for ever, and the server would spin.
-      if (n < 0 && errno != EAGAIN && errno != EINTR) return 0;
-      if (n <= 0) continue;
-      frames.feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
-      while (auto frame = frames.next()) {
-        if (frame->kind != protocol::flockbot::FrameDecoder::EventKind::Frame) continue;
-        const auto packet = protocol::flockbot::parse_uno_packet(frame->payload);
-        if (!packet || packet.value().kind != protocol::flockbot::UnoPacketKind::Sensor) continue;
-        // The bridge's sensor message, field for field, so that both send as many bytes.
-        const protocol::flockbot::SensorReading& r = packet.value().sensor;
-        char line[320];
-        const int size = std::snprintf(
-            line, sizeof(line),
-            "{\"type\":\"sensor\",\"seq\":%lu,\"ts\":%.6f,\"battery\":%u,\"ir\":[%u,%u,%u,%u,%u],\"l_bump\":%u,"
-            "\"h_bump\":%u,\"odometer\":{\"left\":%d,\"right\":%d,\"avg\":%d},\"wheel_watcher\":{\"left\":%d,"
-            "\"right\":%d}}\n",
-            ++seq, std::chrono::duration<double>(WallClock::now().time_since_epoch()).count(), r.battery, r.ir[0],
-            r.ir[1], r.ir[2], r.ir[3], r.ir[4], r.l_bump, r.h_bump, r.odometer_left, r.odometer_right, r.odometer_avg,
-            r.wheel_watcher_left, r.wheel_watcher_right);
-        for (int& client : clients) {
-          if (client >= 0 && ::send(client, line, static_cast<std::size_t>(size), MSG_NOSIGNAL) != size) {
-            ::close(client);
-            client = -1;
-          }
-        }
-        std::erase(clients, -1);
-      }
-    }
-  }
-}
-
-std::unique_ptr<Server> start_floor(const Placement& placement, const std::string& self) {
+/// The floor at the bridge's message size, on its own Uno.
+std::unique_ptr<Server> start_floor(const Placement& placement, std::size_t bytes) {
   auto server = std::make_unique<Server>();
   server->name = "floor";
   server->wire = Wire::JsonLines;
   server->uno = std::make_unique<FastUno>();
-  server->process =
-      std::make_unique<ChildProcess>(placement.server_command({self, "--floor-server", server->uno->device()}));
-  const auto listening = server->process->wait_for(ChildProcess::Stream::Stderr, "listening: json=");
-  if (!listening) throw std::runtime_error("the floor server did not start");
-  server->port = static_cast<std::uint16_t>(std::atoi(listening->c_str() + listening->find('=') + 1));
+  Floor floor = bench::start_floor(placement, "flockbot", server->uno->device(), bytes);
+  server->process = std::move(floor.process);
+  server->port = floor.port;
   return server;
 }
 
 }  // namespace
+
+FloorRecipe flockbot_floor() {
+  return FloorRecipe{raw_frames(),
+                     [](long seq) {
+                       return "\"odometer\":{\"left\":" + std::to_string(seq & 0xFFFF) +
+                              ",\"right\":" + std::to_string(seq >> 16) + "}";
+                     },
+                     {}};
+}
 
 void compare_flockbot(const Options& given, const Placement& placement) {
   Options options = given;
@@ -411,7 +339,12 @@ void compare_flockbot(const Options& given, const Placement& placement) {
   std::vector<Server*> servers{bridge.get()};
   if (ser2net) servers.push_back(ser2net.get());
   // The floor serves the sensor phases only: it takes no commands.
-  auto floor = start_floor(placement, std::filesystem::read_symlink("/proc/self/exe").string());
+  std::size_t message_bytes = 0;
+  {
+    SensorStream pacing(*bridge->uno, 50);
+    message_bytes = sensor_line_bytes(bridge->port);
+  }
+  auto floor = start_floor(placement, message_bytes);
   std::vector<Server*> sensor_servers = servers;
   sensor_servers.push_back(floor.get());
   const std::size_t floor_index = sensor_servers.size() - 1;
@@ -504,14 +437,9 @@ void compare_flockbot(const Options& given, const Placement& placement) {
     print_ratio("p50 to the floor", percentile(loads[kBridge].delivery.ms, 0.5),
                 percentile(loads[floor_index].delivery.ms, 0.5), "bridge / floor");
   }
-  const auto per_message_us = [](const Workload& load) {
-    return load.delivery.messages > 0 ? 1e6 * load.cpu_s / static_cast<double>(load.delivery.messages) : 0.0;
-  };
-  std::printf("  CPU per message delivered to 1000 clients: flockbridge %.2f us, floor %.2f us",
-              per_message_us(at1000[kBridge]), per_message_us(at1000[floor_index]));
-  if (compared) std::printf(", ser2net %.2f us", per_message_us(at1000[kSer2net]));
-  std::printf("; the bridge / the floor: %.2f\n",
-              per_message_us(at1000[kBridge]) / per_message_us(at1000[floor_index]));
+  print_floor_ratio(at1000[kBridge], at1000[floor_index], message_bytes);
+  if (compared)
+    std::printf("  CPU per message delivered to 1000 raw clients: ser2net %.2f us\n", per_message_us(at1000[kSer2net]));
 
   // Ten clients that never read. The kernel lets a server's send buffer to
   // such a client grow to net.ipv4.tcp_wmem's largest (4 MiB on Debian), which
@@ -598,6 +526,7 @@ void compare_flockbot(const Options& given, const Placement& placement) {
               options.rate_hz, 100 * cpu_share,
               placement.isolated() ? ", the bridge's own work" : ", with the clients' receive work", 100 * floor_share,
               verdict(cpu_share < 0.25));
+  summarize_floor(at1000[kBridge], at1000[floor_index], message_bytes);
   const long rss_kb = std::atol(peak_rss[kBridge].c_str());
   std::printf("  peak memory with 1000 clients under 16 MiB: %s: %s\n", peak_rss[kBridge].c_str(),
               verdict(rss_kb > 0 && rss_kb < 16L * 1024));
@@ -657,7 +586,9 @@ Options parse(int argc, char** argv) {
 int main(int argc, char** argv) {
   namespace bench = flockbridge::testing::bench;
   try {
-    if (argc == 3 && std::string_view(argv[1]) == "--floor-server") return bench::floor_server(argv[2]);
+    if (argc == 5 && std::string_view(argv[1]) == "--floor-server") {
+      return bench::floor_server(argv[2], argv[3], static_cast<std::size_t>(std::stoul(argv[4])));
+    }
     const Options options = parse(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
     // Before any thread starts: a namespace change applies to one thread only.

@@ -132,6 +132,19 @@ SeqParser sips() {
   });
 }
 
+}  // namespace
+
+FloorRecipe pioneer_floor() {
+  return FloorRecipe{sips(),
+                     [](long seq) {
+                       return "\"raw\":{\"x\":" + std::to_string(seq & 0xFFFF) + ",\"y\":" + std::to_string(seq >> 16) +
+                              "}";
+                     },
+                     {}};
+}
+
+namespace {
+
 /// The sequence number in a JSON sensor line: the SIP's raw x and y.
 long json_seq(std::string_view line) {
   return bench::json_seq(line, "\"raw\":{", "\"x\":", "\"y\":");
@@ -293,6 +306,11 @@ void compare_pioneer(const Options& given, const Placement& placement) {
   std::printf("\n1000 JSON clients of the bridge, and 1000 raw ser2net clients:\n");
   std::vector<std::string> peak(2);
   const Workload json = bridge->thousand_clients(options.seconds, peak[0]);
+  FastPioneer floor_robot(true);
+  const std::size_t message_bytes = sensor_line_bytes(bridge->json_port);
+  const Workload floor = measure_floor(placement, "pioneer", floor_robot, floor_robot.device(), message_bytes, json_seq,
+                                       options.rate_hz, options.seconds);
+  print_floor_ratio(json, floor, message_bytes);
   Workload raw1000;
   if (ser2net) {
     raw1000 = ser2net->thousand_clients(options.seconds, peak[1]);
@@ -326,7 +344,9 @@ void compare_pioneer(const Options& given, const Placement& placement) {
                 percentile(raw1000.delivery.ms, 0.5), percentile(raw1000.delivery.ms, 0.99),
                 100 * raw1000.cpu_s / raw1000.wall_s, peak[1].c_str());
   }
-  std::printf("\n  the robot stopped %.1f ms (p50) after its driver was killed; through ser2net, never\n",
+  std::printf("\n");
+  summarize_floor(json, floor, message_bytes);
+  std::printf("  the robot stopped %.1f ms (p50) after its driver was killed; through ser2net, never\n",
               percentile(stops, 0.5));
 
   bridge->idle.reset();

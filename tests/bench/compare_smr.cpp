@@ -38,10 +38,13 @@
 #include <thread>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bench/compare.hpp"
 #include "flockbridge/protocol/smr/bus.hpp"
 #include "flockbridge/protocol/smr/messages.hpp"
 #include "support/measure.hpp"
+#include "support/tcp_client.hpp"
 
 namespace flockbridge::testing::bench {
 
@@ -134,6 +137,22 @@ long json_seq(std::string_view line) {
   if (left < 0 || right < 0) return -1;
   return left | ((65536 - right) & 0xFFFF) << 16;
 }
+
+}  // namespace
+
+FloorRecipe smr_floor() {
+  protocol::Bytes poll = smr::encode_polls();
+  poll.resize(smr::kPeriodBytes, 0);
+  return FloorRecipe{bus_replies(-1),
+                     [](long seq) {
+                       // The right wheel mirrored, as struct smr shows it (json_seq).
+                       return "\"left\":{\"encoder\":" + std::to_string(seq & 0xFFFF) +
+                              "},\"right\":{\"encoder\":" + std::to_string((65536 - (seq >> 16)) & 0xFFFF) + "}";
+                     },
+                     poll};
+}
+
+namespace {
 
 /// An SMR program's connection: READY at once, then at every START.
 Reader smr_program(std::uint16_t port) {
@@ -256,20 +275,55 @@ std::vector<double> timer_lateness(double seconds, const Placement& placement) {
   return late;
 }
 
-/// The period as one SMR program saw it for a while, and the machine's
-/// floor meanwhile: intervals between STARTs, their deviation from 10 ms,
-/// and how late a plain timer woke, all in ms, sorted.
+/// The bridge's link counters now, from its stats (a client of its own).
+nlohmann::json link_counters(std::uint16_t json_port) {
+  TcpClient client(json_port);
+  (void)client.read_json();  // hello
+  client.send("{\"cmd\":\"stats\"}\n");
+  const auto stats = client.read_json_type("stats");
+  if (!stats || !stats->contains("link")) throw std::runtime_error("the bridge gave no link stats");
+  return (*stats)["link"];
+}
+
+/// How late the bridge itself began its periods after their deadlines
+/// during a sample, from its link's counters: the machine's timer and the
+/// bridge's loop together, before anything reaches a socket.
+struct BridgeLateness {
+  long periods = 0;
+  long over_200us = 0;
+  long over_500us = 0;
+  long over_2ms = 0;
+  long latest_us = 0;  ///< since the bridge started: a maximum cannot be taken apart
+
+  [[nodiscard]] double percent(long count) const {
+    return periods > 0 ? 100.0 * static_cast<double>(count) / static_cast<double>(periods) : 0.0;
+  }
+};
+
+BridgeLateness lateness_between(const nlohmann::json& before, const nlohmann::json& after) {
+  const auto grew = [&](const char* key) { return after.value(key, 0L) - before.value(key, 0L); };
+  return BridgeLateness{grew("periods"), grew("started_over_200us"), grew("started_over_500us"),
+                        grew("started_over_2ms"), after.value("start_late_max_us", 0L)};
+}
+
+/// The period as one SMR program saw it for a while, the bridge's own
+/// lateness and the machine's floor meanwhile: intervals between STARTs,
+/// their deviation from 10 ms, and how late a plain timer woke, all in ms,
+/// sorted.
 struct PeriodSample {
   std::vector<double> intervals;
   std::vector<double> deviation;
   std::vector<double> floor;
+  BridgeLateness bridge;
 };
 
-PeriodSample sample_period(std::uint16_t port, double seconds, const Placement& placement) {
+PeriodSample sample_period(std::uint16_t port, std::uint16_t json_port, double seconds, const Placement& placement) {
   PeriodSample sample;
+  const nlohmann::json before = link_counters(json_port);
   std::thread clock([&] { sample.floor = timer_lateness(seconds, placement); });
   sample.intervals = period_intervals(port, seconds);
   clock.join();
+  sample.bridge = lateness_between(before, link_counters(json_port));
   sample.deviation.reserve(sample.intervals.size());
   for (const double interval : sample.intervals) sample.deviation.push_back(std::abs(interval - kPeriodMs));
   std::sort(sample.deviation.begin(), sample.deviation.end());
@@ -280,6 +334,13 @@ double largest(const std::vector<double>& sorted) {
   return sorted.empty() ? 0.0 : sorted.back();
 }
 
+/// The share of a sorted sample above `mark`, in percent.
+double over(const std::vector<double>& sorted, double mark) {
+  if (sorted.empty()) return 0.0;
+  const auto above = sorted.end() - std::upper_bound(sorted.begin(), sorted.end(), mark);
+  return 100.0 * static_cast<double>(above) / static_cast<double>(sorted.size());
+}
+
 /// A sample's lines: the intervals and their deviation, and the machine's floor.
 void print_period(const PeriodSample& s) {
   std::printf(
@@ -288,18 +349,27 @@ void print_period(const PeriodSample& s) {
       "flockbridge", percentile(s.intervals, 0.5), percentile(s.intervals, 0.99),
       s.intervals.empty() ? 0.0 : s.intervals.front(), largest(s.intervals), percentile(s.deviation, 0.5),
       percentile(s.deviation, 0.99), largest(s.deviation), s.intervals.size());
+  const BridgeLateness& b = s.bridge;
   std::printf(
-      "    %-12s a thread on the bridge's core waking every 10 ms was late p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
-      "the machine", percentile(s.floor, 0.5), percentile(s.floor, 0.99), largest(s.floor));
+      "    %-12s began its periods after their deadlines: over 0.2 ms %.2f%%, over 0.5 ms %.2f%%, over 2 ms %.2f%% of "
+      "%ld; the latest since it started %.3f ms\n",
+      "the bridge", b.percent(b.over_200us), b.percent(b.over_500us), b.percent(b.over_2ms), b.periods,
+      static_cast<double>(b.latest_us) / 1000);
+  std::printf(
+      "    %-12s a thread on the bridge's core waking every 10 ms was late p50 %.3f ms, p99 %.3f ms, max %.3f ms "
+      "(over 0.2 ms %.2f%%, over 0.5 ms %.2f%%, over 2 ms %.2f%%)\n",
+      "the machine", percentile(s.floor, 0.5), percentile(s.floor, 0.99), largest(s.floor), over(s.floor, 0.2),
+      over(s.floor, 0.5), over(s.floor, 2));
 }
 
 /// A sample's line of the summary.
 void summarize_period(const char* when, const PeriodSample& s) {
   std::printf(
       "  period at an SMR program, %s: p50 %.3f ms, |deviation from 10 ms| p50 %.3f ms, p99 %.3f ms, max %.3f ms\n"
-      "    (the machine's timer floor meanwhile: late p99 %.3f ms, max %.3f ms)\n",
+      "    (the bridge began %.2f%% of its periods over 0.5 ms late; the machine's timer floor meanwhile: late p99 "
+      "%.3f ms, max %.3f ms)\n",
       when, percentile(s.intervals, 0.5), percentile(s.deviation, 0.5), percentile(s.deviation, 0.99),
-      largest(s.deviation), percentile(s.floor, 0.99), largest(s.floor));
+      largest(s.deviation), s.bridge.percent(s.bridge.over_500us), percentile(s.floor, 0.99), largest(s.floor));
 }
 
 /// How long after the driving program's socket closes the motors get zero
@@ -369,7 +439,7 @@ void compare_smr(const Options& given, const Placement& placement) {
       options.seconds, placement.describe().c_str());
 
   std::printf("The period as an SMR program receives it (interval between STARTs; SMRD's is 10 ms):\n");
-  const PeriodSample quiet = sample_period(bridge.port, options.seconds, placement);
+  const PeriodSample quiet = sample_period(bridge.port, bridge.json_port, options.seconds, placement);
   print_period(quiet);
 
   std::printf("\nReply latency, SMR programs on port 24901 and as many raw ser2net clients:\n");
@@ -399,6 +469,11 @@ void compare_smr(const Options& given, const Placement& placement) {
   const std::string peak = process_status(bridge.process->pid(), "VmHWM");
   std::printf("    %-12s peak RSS %s\n", "flockbridge", peak.c_str());
   json.clear();
+  FastSmrBus floor_bus;
+  const std::size_t message_bytes = sensor_line_bytes(bridge.json_port);
+  const Workload floor =
+      measure_floor(placement, "smr", floor_bus, floor_bus.device(), message_bytes, json_seq, 0, options.seconds);
+  print_floor_ratio(json_load, floor, message_bytes);
 
   // A class's load: the period as one of ten SMR programs (SMRD's limit)
   // receives it while 1000 JSON clients read every period and ten JSON
@@ -418,7 +493,7 @@ void compare_smr(const Options& given, const Placement& placement) {
     for (int i = 0; i < kSleepers; ++i) sleepers.emplace_back(bridge.json_port, 4096, kWifiMss);
     Workload loaded;
     std::thread load([&] { loaded = bridge.measure(readers, options.seconds + 1); });
-    loaded_period = sample_period(bridge.port, options.seconds, placement);
+    loaded_period = sample_period(bridge.port, bridge.json_port, options.seconds, placement);
     load.join();
     print_period(loaded_period);
     print_delivery("  readers", loaded);
@@ -447,6 +522,7 @@ void compare_smr(const Options& given, const Placement& placement) {
               percentile(json_load.delivery.ms, 0.5), percentile(json_load.delivery.ms, 0.99),
               100 * json_load.cpu_s / json_load.wall_s,
               placement.isolated() ? " (the bridge's own work)" : " (with the clients' receive work)", peak.c_str());
+  summarize_floor(json_load, floor, message_bytes);
   std::printf("  the motors stopped %.1f ms (p50) after their driver was killed; through ser2net, never\n",
               percentile(stops, 0.5));
 
