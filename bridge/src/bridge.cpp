@@ -96,7 +96,8 @@ Result<Done> Bridge::start() {
   }
   if (drainer_.init<Bridge, &Bridge::drain_driver_events>(loop_, this) < 0 ||
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
-      sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0) {
+      sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0 ||
+      acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0) {
     return Error{"cannot create the loop's timers"};
   }
   const auto period = static_cast<std::uint64_t>(kHousekeepingInterval.count());
@@ -233,8 +234,7 @@ void Bridge::flush_held() {
   // where it stopped. The turn's share is a time, not a number of clients
   // (a client's write may carry one message or many): a deadline that falls
   // due meanwhile waits at most about this long.
-  constexpr auto kWritingPerTurn = std::chrono::microseconds(100);
-  const SteadyTime until = steady_now() + kWritingPerTurn;
+  const SteadyTime until = steady_now() + kLoopShare;
   while (!held_.empty()) {
     Session* session = held_.front();
     held_.pop_front();
@@ -318,6 +318,8 @@ void Bridge::stop() {
   // The robot's stop goes out first: do not leave it driving on its own.
   driver_->stop();
   fleet_.stop();
+  acceptor_.reset();
+  paused_listeners_.clear();
   native_listener_.tcp.reset();
   json_listener_.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);

@@ -5,6 +5,9 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
@@ -80,6 +83,33 @@ void Bridge::on_connection(Listener& listener, int status) {
     log_warning("accepting a client failed: " + uv_error_text(status));
     return;
   }
+  // A class connecting at once (a thousand clients after a Wi-Fi drop) is
+  // taken in a share at a time: each connection costs tens of microseconds
+  // (its session, its hello), and a thousand in one loop turn would hold
+  // the robot's link up for tens of milliseconds. A connection left
+  // unaccepted makes libuv stop watching its listener until it is accepted:
+  // the acceptor does that after the loop has polled, and the rest of the
+  // burst follows in the turns after.
+  const SteadyTime now = steady_now();
+  if (!accepting_since_) accepting_since_ = now;
+  if (now - *accepting_since_ >= kLoopShare) {
+    if (std::find(paused_listeners_.begin(), paused_listeners_.end(), &listener) == paused_listeners_.end()) {
+      paused_listeners_.push_back(&listener);
+    }
+    acceptor_.schedule();
+    return;
+  }
+  accept_one(listener);
+}
+
+void Bridge::resume_accepting() {
+  accepting_since_.reset();
+  for (Listener* listener : std::exchange(paused_listeners_, {})) {
+    if (listener->tcp) accept_one(*listener);
+  }
+}
+
+void Bridge::accept_one(Listener& listener) {
   auto session =
       std::make_unique<TcpSession>(loop_, *this, next_session_++, listener.kind, config_, counters_,
                                    listener.kind == ClientKind::Native ? driver_->make_native_client() : nullptr);

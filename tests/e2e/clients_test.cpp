@@ -95,6 +95,36 @@ TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every pack
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "refused"));
 }
 
+TEST_CASE("a class connecting at once is taken in a share at a time on both ports - every one is let in") {
+  // Each loop turn accepts for a tenth of a millisecond, then leaves the
+  // listeners paused until the loop has polled: a listener not resumed
+  // would leave every client after the first share waiting for ever.
+  Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "1000"}});
+  constexpr int kJson = 300;
+  constexpr int kNative = 50;
+  std::vector<TcpClient> jsons;
+  std::vector<TcpClient> natives;
+  for (int i = 0; i < kJson; ++i) {
+    jsons.emplace_back(rig.json_port());
+    if (i < kNative) natives.emplace_back(rig.port());
+  }
+  for (std::size_t i = 0; i < jsons.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(jsons[i].read_json_type("hello", 10s));
+  }
+  // The native ports' clients are greeted by nothing: the bridge's count
+  // says when they are in (the two listeners take turns in no set order).
+  TcpClient asking = rig.json_client();
+  json stats = bridge_stats(asking);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (stats["clients"]["accepted"] != kJson + kNative + 1 && std::chrono::steady_clock::now() < deadline) {
+    stats = bridge_stats(asking);
+  }
+  CHECK(stats["clients"]["accepted"] == kJson + kNative + 1);
+  CHECK(stats["clients"]["connected"] == kJson + kNative + 1);
+  CHECK(stats["clients"]["refused"] == 0);
+}
+
 TEST_CASE("bad binary messages are answered with ERR and the connection stays open") {
   Rig rig({.bridge_args = {"--message-timeout-ms", "500"}});
   auto client = rig.extended_client();

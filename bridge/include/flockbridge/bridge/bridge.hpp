@@ -17,6 +17,7 @@
 #include <uv.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -43,6 +44,11 @@
 #include "flockbridge/protocol/stats.hpp"
 
 namespace flockbridge::bridge {
+
+/// The most a loop turn spends writing clients' output, or accepting new
+/// connections, before the loop polls again: a deadline of the robot's link
+/// that falls due meanwhile waits at most about this long.
+inline constexpr std::chrono::microseconds kLoopShare{100};
 
 /// Makes the robot's driver: one entry of the family table (families.hpp).
 using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
@@ -124,7 +130,12 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   [[nodiscard]] nlohmann::ordered_json lease_holder_json() const;
 
   [[nodiscard]] protocol::Result<protocol::Done> listen(Listener& listener);
+  /// A connection waiting on a listener: accepted, unless this loop turn
+  /// has accepted for its share already (a class connecting at once).
   void on_connection(Listener& listener, int status);
+  void accept_one(Listener& listener);
+  /// The listeners paused for the turn, each accepting again.
+  void resume_accepting();
   /// Takes a new client in, or refuses it when its port has too many.
   void admit(std::unique_ptr<Session> session, std::uint16_t port);
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
@@ -182,7 +193,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Handles what the driver reported since the last time, then sends each
   /// client its sensor messages of the batch in one write.
   void drain_driver_events();
-  /// Writes the held sessions' output, a bounded number a turn.
+  /// Writes the held sessions' output, for at most kLoopShare a turn.
   void flush_held();
   void on_link_changed(const driver_event::LinkChanged& changed);
   void on_published(const driver_event::Published& published);
@@ -213,7 +224,7 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// visit every one at the sensor rate (a map's nodes are a cache miss each).
   std::vector<Session*> session_list_;
   /// Sessions holding sensor messages to write, native programs first; a
-  /// loop turn writes them for at most kWritingPerTurn (flush_held).
+  /// loop turn writes them for at most kLoopShare (flush_held).
   std::deque<Session*> held_;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;
@@ -246,6 +257,11 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   bool fleet_due_ = false;
   /// Forgets closed sessions once the callbacks that closed them are done.
   AfterPoll sweeper_;
+  /// Resumes the listeners paused by a burst of connections, after the loop
+  /// has polled, so that the robot's link comes between two shares.
+  AfterPoll acceptor_;
+  std::vector<Listener*> paused_listeners_;
+  std::optional<SteadyTime> accepting_since_;  ///< the first accept of this share
   UvHandle<uv_timer_t> stats_timer_;
   std::array<UvHandle<uv_signal_t>, 3> signals_;
   std::function<protocol::Result<Config>()> config_loader_;
