@@ -228,14 +228,13 @@ void Bridge::flush_held() {
   // also does the receiver's TCP work): written in one go, they would hold
   // up whatever the robot's link is due to do meanwhile, such as starting
   // the next period of a robot whose bus the bridge polls. So a loop turn
-  // writes at most this many sessions' output and leaves the rest for the
-  // next turn, after the loop has polled: the link's timer and the robot's
-  // bytes come first, then new driver events, then the writing goes on
-  // where it stopped. The turn's share is a time, not a number of clients
-  // (a client's write may carry one message or many): a deadline that falls
-  // due meanwhile waits at most about this long.
-  // The clock is read every few writes: a thousand reads a message would
-  // cost more than the share is worth.
+  // writes sessions' output for its share of time (kLoopShare) and leaves
+  // the rest for the next turn, after the loop has polled: the link's timer
+  // and the robot's bytes come first, then new driver events, then the
+  // writing goes on where it stopped. The share is a time, not a number of
+  // clients, because a client's write may carry one message or many. The
+  // clock is read every few writes: a thousand reads a message would cost
+  // more than the share is worth.
   constexpr std::size_t kWritesBetweenClockReads = 8;
   const SteadyTime until = steady_now() + kLoopShare;
   for (std::size_t written = 1; !held_.empty(); ++written) {
