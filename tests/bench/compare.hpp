@@ -49,7 +49,6 @@ int floor_server(const std::string& robot, const std::string& device, std::size_
 struct Floor {
   std::unique_ptr<ChildProcess> process;
   std::uint16_t port = 0;
-  std::size_t bytes = 0;
 };
 [[nodiscard]] Floor start_floor(const Placement& placement, const std::string& robot, const std::string& device,
                                 std::size_t bytes);

@@ -155,7 +155,6 @@ Floor start_floor(const Placement& placement, const std::string& robot, const st
   const auto listening = floor.process->wait_for(ChildProcess::Stream::Stderr, "listening: json=");
   if (!listening) throw std::runtime_error("the floor server did not start");
   floor.port = static_cast<std::uint16_t>(std::atoi(listening->c_str() + listening->find('=') + 1));
-  floor.bytes = bytes;
   return floor;
 }
 
