@@ -67,6 +67,7 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
   json_listener_.kind = ClientKind::Json;
   json_listener_.bind = config_.effective_json_bind();
   json_listener_.port = config_.json_port;
+  writes_.emplace(config_.client_io_uring);
 }
 
 Bridge::~Bridge() {
@@ -146,6 +147,7 @@ Result<Done> Bridge::start() {
                  host_port(config_.effective_http_bind(), http_port()) + "/";
   }
   log_info(listening + "; session " + session_id_);
+  log_info("client writes: " + writes_->summary());
   log_info("scheduling: " + scheduling_summary() + ", timer slack " + std::to_string(timer_slack_ns()) + " ns" +
            (real_time_scheduling()
                 ? ": the robot's link is served ahead of ordinary processes"
@@ -232,17 +234,22 @@ void Bridge::flush_held() {
   // the rest for the next turn, after the loop has polled: the link's timer
   // and the robot's bytes come first, then new driver events, then the
   // writing goes on where it stopped. The share is a time, not a number of
-  // clients, because a client's write may carry one message or many. The
-  // clock is read every few writes: a thousand reads a message would cost
-  // more than the share is worth.
-  constexpr std::size_t kWritesBetweenClockReads = 8;
+  // clients, because a client's write may carry one message or many.
+  // Up to a batch's worth of clients go between two readings of the clock:
+  // a thousand readings a message would cost more than the share is worth.
   const SteadyTime until = steady_now() + kLoopShare;
-  for (std::size_t written = 1; !held_.empty(); ++written) {
-    Session* session = held_.front();
-    held_.pop_front();
-    session->flush_output();
-    if (written % kWritesBetweenClockReads == 0 && steady_now() >= until) break;
+  SendBatch& batch = *writes_;
+  const bool ring = batch.uses_ring();
+  while (!held_.empty()) {
+    for (std::size_t taken = 0; taken < SendBatch::kCapacity && !held_.empty(); ++taken) {
+      Session* session = held_.front();
+      held_.pop_front();
+      session->flush_output(batch);
+    }
+    for (const SendBatch::Result& result : batch.send()) static_cast<Session*>(result.owner)->write_sent(result);
+    if (steady_now() >= until) break;
   }
+  if (ring && !batch.uses_ring()) log_warning("client writes: " + batch.summary());
   if (!held_.empty()) drainer_.schedule();
 }
 

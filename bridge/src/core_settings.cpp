@@ -37,7 +37,6 @@ std::string not_empty(const Value& value) {
   return std::get<std::string>(value).empty() ? "a path, not \"\"" : "";
 }
 
-
 }  // namespace rows
 
 namespace {
@@ -135,8 +134,8 @@ CoreRows core_settings(const FamiliesHelp& families) {
   std::vector<Setting>& s = core.before;
 
   s.push_back(text(
-      {"serial", "device", "--device", families.device, kRestart},
-      [](auto& c) -> auto& { return c.device; }, not_empty));
+      {"serial", "device", "--device", families.device, kRestart}, [](auto& c) -> auto& { return c.device; },
+      not_empty));
   s.push_back(whole(
       {"serial", "baud", "--baud", "Serial baud rate (each family's default is its robot's).", kRestart},
       [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
@@ -149,11 +148,9 @@ CoreRows core_settings(const FamiliesHelp& families) {
       [](auto& c) -> auto& { return c.reopen_max; }, 1, kHour));
 
   s.push_back(text(
-      {"robot", "family", "--robot", families.family, kRestart},
-      [](auto& c) -> auto& { return c.family; }, not_blank));
+      {"robot", "family", "--robot", families.family, kRestart}, [](auto& c) -> auto& { return c.family; }, not_blank));
   s.push_back(text(
-      {"robot", "model", "--model", families.model, kRestart},
-      [](auto& c) -> auto& { return c.model; }));
+      {"robot", "model", "--model", families.model, kRestart}, [](auto& c) -> auto& { return c.model; }));
   s.push_back(text(
       {"listen", "bind", "--bind", "Address every listener uses unless it has its own (0.0.0.0: all IPv4 interfaces).",
        kRestart},
@@ -168,8 +165,7 @@ CoreRows core_settings(const FamiliesHelp& families) {
   s.back().old_option = "--binary-bind";
   s.push_back(whole(
       {"native", "port", "--port",
-       "TCP port for the robot family's own client programs, in its original protocol (0: any free port).",
-       kRestart},
+       "TCP port for the robot family's own client programs, in its original protocol (0: any free port).", kRestart},
       [](auto& c) -> auto& { return c.native_port; }, 0, 65535));
   s.push_back(text(
       {"json", "bind", "--json-bind", "Address of the JSON-lines listener (\"\": [listen] bind).", kRestart},
@@ -230,6 +226,12 @@ CoreRows core_settings(const FamiliesHelp& families) {
        "afterwards).",
        kLive},
       [](auto& c) -> auto& { return c.client_send_buffer; }, 0, 16 << 20));
+  s.push_back(flag(
+      {"clients", "io_uring", "--client-io-uring",
+       "Write several clients' messages with one system call (io_uring) where the kernel allows it, "
+       "else one send() a client; false: always one send() a client. The log says which at start.",
+       kRestart},
+      [](auto& c) -> auto& { return c.client_io_uring; }));
   s.push_back(real(
       {"clients", "command_rate", "--command-rate",
        "Commands a second each client may send on average; Stop and EMG are never limited (for "
@@ -255,7 +257,8 @@ CoreRows core_settings(const FamiliesHelp& families) {
       [](auto& c) -> auto& { return c.motion_watchdog; }, 0, kHour));
   s.push_back(duration(
       {"safety", "control_silence_ms", "--control-silence-ms",
-       "On a port where one program drives at a time (an original client's, such as ARIA's): the program holding control loses it, "
+       "On a port where one program drives at a time (an original client's, such as ARIA's): the program holding "
+       "control loses it, "
        "and the robot is stopped, after sending nothing for this long.",
        kLive},
       [](auto& c) -> auto& { return c.control_silence; }, 100, kHour));

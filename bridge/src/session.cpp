@@ -171,6 +171,11 @@ void Session::flush_output() {
   if (!closing_) flush();
 }
 
+void Session::flush_output(SendBatch& batch) {
+  output_held_ = false;
+  if (!closing_ && !add_write(batch)) flush();
+}
+
 bool Session::wants_sensor(SteadyTime now) const noexcept {
   return subscribed_ && !closing_ && !refusing_ && (interval_.count() == 0 || now - last_sensor_ >= interval_);
 }

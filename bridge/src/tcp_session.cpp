@@ -21,6 +21,9 @@ constexpr std::size_t kWriteBatch = 64;
 /// consumed the bytes (into its decoder) before the callback returns.
 thread_local std::array<char, std::size_t{64} * 1024> t_read_buffer;
 
+/// The pieces of the write being made: sent at once, or copied into a batch.
+thread_local std::array<iovec, kWriteBatch> t_pieces;
+
 /// A write request owns the buffers it writes until its callback runs.
 struct WriteRequest {
   uv_write_t request{};
@@ -104,68 +107,75 @@ void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
   }
 }
 
+std::span<const iovec> TcpSession::take_write() {
+  batch_.clear();
+  take_output(kWriteBatch, batch_);
+  for (std::size_t i = 0; i < batch_.size(); ++i) {
+    t_pieces[i] = iovec{const_cast<char*>(batch_[i]->data()), batch_[i]->size()};
+  }
+  return std::span<const iovec>(t_pieces.data(), batch_.size());
+}
+
 void TcpSession::flush() {
-  auto* stream = reinterpret_cast<uv_stream_t*>(tcp_.get());
+  // Straight into the kernel when it has room: a client that keeps up then
+  // never has a write in flight, so latest-wins only ever drops messages
+  // for clients that really are behind. With no uv_write in flight libuv
+  // holds nothing of this socket's output, so the session writes the
+  // descriptor itself: one send or sendmsg, which is lighter than the
+  // write(2) uv_try_write makes, and no allocation (this runs for every
+  // client at the sensor rate).
   while (!writing() && !closing() && !output_empty()) {
-    batch_.clear();
-    take_output(kWriteBatch, batch_);
-    std::array<iovec, kWriteBatch> pieces;  // only the first batch_.size() are set and read
-    for (std::size_t i = 0; i < batch_.size(); ++i) {
-      pieces[i] = iovec{const_cast<char*>(batch_[i]->data()), batch_[i]->size()};
-    }
-
-    // Straight into the kernel when it has room: a client that keeps up then
-    // never has a write in flight, so latest-wins only ever drops messages
-    // for clients that really are behind. With no uv_write in flight libuv
-    // holds nothing of this socket's output, so the session writes the
-    // descriptor itself: one send or sendmsg, which is lighter than the
-    // write(2) uv_try_write makes, and no allocation (this runs for every
-    // client at the sensor rate).
-    msghdr message{};
-    message.msg_iov = pieces.data();
-    message.msg_iovlen = batch_.size();
-    ssize_t written = 0;
-    int error = 0;
-    do {
-      // One message (the usual case: a client that keeps up) goes with send(),
-      // which skips copying the iovec array in.
-      written = batch_.size() == 1 ? ::send(fd_, pieces[0].iov_base, pieces[0].iov_len, MSG_NOSIGNAL | MSG_DONTWAIT)
-                                   : ::sendmsg(fd_, &message, MSG_NOSIGNAL | MSG_DONTWAIT);
-      error = written < 0 ? errno : 0;
-    } while (error == EINTR);
-    if (error != 0 && error != EAGAIN && error != EWOULDBLOCK) {
-      close("write failed: " + uv_error_text(-error), CloseKind::Dead);
-      return;
-    }
-    std::size_t skip = written > 0 ? static_cast<std::size_t>(written) : 0;
-    std::size_t first = 0;
-    while (first < batch_.size() && skip >= pieces[first].iov_len) skip -= pieces[first++].iov_len;
-    if (first == batch_.size()) continue;  // all of it went out
-
-    // The rest waits for the socket; the request owns its buffers until its callback.
-    auto* write = new WriteRequest;
-    write->request.data = write;
-    for (std::size_t i = first; i < batch_.size(); ++i) {
-      const std::size_t from = i == first ? skip : 0;
-      write->buffers.push_back(
-          uv_buf_init(static_cast<char*>(pieces[i].iov_base) + from, static_cast<unsigned>(pieces[i].iov_len - from)));
-      write->messages.push_back(std::move(batch_[i]));
-    }
-    const int rc = uv_write(&write->request, stream, write->buffers.data(),
-                            static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
-                              auto* done = static_cast<WriteRequest*>(request->data);
-                              auto* self = owner_of<TcpSession>(request->handle);
-                              delete done;
-                              if (self != nullptr) self->on_write_done(status);
-                            });
-    if (rc < 0) {
-      delete write;
-      close("write failed: " + uv_error_text(rc), CloseKind::Dead);
-      return;
-    }
-    set_writing(true);
+    if (!finish_write(SendBatch::send_now(fd_, take_write()))) return;
   }
   after_write();
+}
+
+bool TcpSession::add_write(SendBatch& batch) {
+  if (writing() || closing() || output_empty()) return false;
+  batch.add(fd_, take_write(), static_cast<Session*>(this));
+  // Until write_sent: whatever is queued meanwhile waits behind this write.
+  set_writing(true);
+  return true;
+}
+
+void TcpSession::write_sent(const SendBatch::Result& result) {
+  set_writing(false);
+  if (finish_write(result)) flush();
+}
+
+bool TcpSession::finish_write(const SendBatch::Result& result) {
+  if (result.error != 0 && result.error != EAGAIN && result.error != EWOULDBLOCK) {
+    close("write failed: " + uv_error_text(-result.error), CloseKind::Dead);
+    return false;
+  }
+  std::size_t skip = result.written > 0 ? static_cast<std::size_t>(result.written) : 0;
+  std::size_t first = 0;
+  while (first < batch_.size() && skip >= batch_[first]->size()) skip -= batch_[first++]->size();
+  if (first == batch_.size()) return true;  // all of it went out
+
+  // The rest waits for the socket; the request owns its buffers until its callback.
+  auto* write = new WriteRequest;
+  write->request.data = write;
+  for (std::size_t i = first; i < batch_.size(); ++i) {
+    const std::size_t from = i == first ? skip : 0;
+    write->buffers.push_back(
+        uv_buf_init(const_cast<char*>(batch_[i]->data()) + from, static_cast<unsigned>(batch_[i]->size() - from)));
+    write->messages.push_back(std::move(batch_[i]));
+  }
+  const int rc = uv_write(&write->request, reinterpret_cast<uv_stream_t*>(tcp_.get()), write->buffers.data(),
+                          static_cast<unsigned>(write->buffers.size()), [](uv_write_t* request, int status) {
+                            auto* done = static_cast<WriteRequest*>(request->data);
+                            auto* self = owner_of<TcpSession>(request->handle);
+                            delete done;
+                            if (self != nullptr) self->on_write_done(status);
+                          });
+  if (rc < 0) {
+    delete write;
+    close("write failed: " + uv_error_text(rc), CloseKind::Dead);
+    return false;
+  }
+  set_writing(true);
+  return true;
 }
 
 void TcpSession::on_write_done(int status) {

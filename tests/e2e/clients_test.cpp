@@ -52,6 +52,34 @@ std::vector<std::vector<long>> collect_json_sensors(std::vector<TcpClient>& clie
   }
 }
 
+/// The clients' writes go through both of the bridge's paths: several a
+/// system call (io_uring, where the kernel allows) and one send() each.
+/// Returns the value of --client-io-uring for this run of the test.
+std::string write_path() {
+  std::string io_uring = "true";
+  SUBCASE("several clients' writes a system call") {}
+  SUBCASE("one send() a client") {
+    io_uring = "false";
+  }
+  return io_uring;
+}
+
+/// The bridge said at start which path its writes take.
+void check_write_path(Rig& rig, const std::string& io_uring) {
+  REQUIRE(rig.bridge().wait_seen(Stream::Stderr, "client writes: "));
+  std::string said;
+  for (const auto& line : rig.bridge().lines(Stream::Stderr)) {
+    if (line.find("client writes: ") != std::string::npos) said = line;
+  }
+  CAPTURE(said);
+  if (io_uring == "false") {
+    CHECK(said.find("one send() a client (io_uring is turned off") != std::string::npos);
+  } else {
+    CHECK((said.find("io_uring, up to 8 clients") != std::string::npos ||
+           said.find("(io_uring refused: ") != std::string::npos));
+  }
+}
+
 bool contiguous(const std::vector<long>& seqs) {
   for (std::size_t i = 1; i < seqs.size(); ++i) {
     if (seqs[i] != seqs[i - 1] + 1) return false;
@@ -62,7 +90,9 @@ bool contiguous(const std::vector<long>& seqs) {
 }  // namespace
 
 TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every packet") {
-  Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "100"}});
+  const std::string io_uring = write_path();
+  Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "100", "--client-io-uring=" + io_uring}});
+  check_write_path(rig, io_uring);
   std::vector<TcpClient> binary;
   std::vector<TcpClient> jsons;
   for (int i = 0; i < 100; ++i) {
@@ -220,7 +250,9 @@ TEST_CASE("subscribe throttles a client's sensor messages - unsubscribe stops th
 }
 
 TEST_CASE("a client that never reads loses old sensor messages - the others keep receiving every one") {
-  Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "60000"}});
+  const std::string io_uring = write_path();
+  Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "60000", "--client-io-uring=" + io_uring}});
+  check_write_path(rig, io_uring);
   auto stalled = rig.json_client(2048);
   std::vector<TcpClient> readers;
   readers.reserve(5);
@@ -267,7 +299,10 @@ TEST_CASE("sensor packets that arrive bunched in one read reach every client - a
 }
 
 TEST_CASE("a client stuck for longer than the stall timeout is closed - the others carry on") {
-  Rig rig({.rate_hz = 250, .bridge_args = {"--stall-timeout-ms", "1000", "--queue-limit", "16"}});
+  const std::string io_uring = write_path();
+  Rig rig({.rate_hz = 250,
+           .bridge_args = {"--stall-timeout-ms", "1000", "--queue-limit", "16", "--client-io-uring=" + io_uring}});
+  check_write_path(rig, io_uring);
   auto stalled = rig.json_client(2048);
   auto reader = rig.json_client();
   rig.expect_log("closed: not reading", 30s);

@@ -91,6 +91,16 @@ mark
 systemctl restart flockbridge.service
 check "with the simulated Uno the robot link comes up in the sandbox" wait_journal "robot link up" 15
 check "and systemd's status says so" sh -c "systemctl show -p StatusText --value flockbridge | grep -q '^robot link up'"
+# The unit's system-call filter (@system-service, which holds @aio) lets the
+# daemon write its clients through io_uring: where the kernel gives this
+# container a ring at all (io_uring_setup is system call 425 on amd64 and
+# arm64 alike), the daemon must say it uses one.
+if python3 -c 'import ctypes, sys; params = ctypes.create_string_buffer(120); sys.exit(0 if ctypes.CDLL(None).syscall(425, 2, params) >= 0 else 1)'; then
+  check "the sandbox lets the daemon write its clients through io_uring" wait_journal "client writes: io_uring" 15
+else
+  check "where the kernel refuses io_uring, the daemon says so and writes with send()" \
+    wait_journal "client writes: one send() a client (io_uring refused" 15
+fi
 # docs/deployment.md: a real-time class through a drop-in, the sandbox kept
 # (systemd sets the class before it applies RestrictRealtime=); the daemon
 # says in its log that it got it, and its simulator child runs as an

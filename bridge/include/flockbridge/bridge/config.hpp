@@ -75,10 +75,10 @@ struct Config {
   FamilySettings families;
 
   // The listeners.
-  std::string bind = "0.0.0.0";  ///< every listener's address unless it has its own
+  std::string bind = "0.0.0.0";   ///< every listener's address unless it has its own
   std::string native_bind;        ///< empty: `bind`
   std::uint16_t native_port = 0;  ///< the family's own port, for its original client programs
-  std::string json_bind;  ///< empty: `bind`
+  std::string json_bind;          ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;  ///< per listener
 
@@ -102,6 +102,7 @@ struct Config {
   std::size_t queue_limit = 256;                    ///< messages waiting for a client (sensor messages never pile up)
   std::chrono::milliseconds stall_timeout{10000};   ///< a client whose writes stay stuck this long is closed
   int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
+  bool client_io_uring = true;                      ///< several clients' writes a system call, where the kernel allows
 
   AccessSettings access;
   FleetMqttSettings mqtt;

@@ -34,6 +34,7 @@
 #include "flockbridge/bridge/native_client.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/rate_limiter.hpp"
+#include "flockbridge/bridge/send_batch.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/client_request.hpp"
 #include "flockbridge/protocol/stats.hpp"
@@ -123,6 +124,11 @@ class Session {
   bool send_sensor(SharedBuffer message, SteadyTime now, bool hold = false);
   /// Writes what was held.
   void flush_output();
+  /// Writes what was held: into `batch` when the transport writes a socket
+  /// itself (the Host then sends the batch and calls write_sent), else at once.
+  void flush_output(SendBatch& batch);
+  /// A write this session put in a batch has been sent.
+  virtual void write_sent(const SendBatch::Result& /*result*/) {}
   [[nodiscard]] bool wants_sensor(SteadyTime now) const noexcept;
 
   /// `confirmed` for a command that went to the robot: whether the Uno acknowledged it.
@@ -216,6 +222,9 @@ class Session {
   virtual void start_transport() = 0;
   /// Writes what the queue holds, as far as the transport can now.
   virtual void flush() = 0;
+  /// Puts the queue's next write into `batch`; false when the transport
+  /// does not batch, or has nothing to write now.
+  virtual bool add_write(SendBatch& /*batch*/) { return false; }
   /// Closes the connection; the session is erased soon after.
   virtual void close_transport(std::string_view reason, CloseKind kind) = 0;
   /// Transport-specific expiry (a message left incomplete, say).

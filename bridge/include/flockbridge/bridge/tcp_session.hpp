@@ -3,13 +3,17 @@
 // libuv stream.
 //
 // Writes go straight into the kernel when it has room (send or sendmsg on
-// the socket, while no uv_write is in flight); what it cannot take waits in
+// the socket, or the Bridge's batch of several clients' writes, while no
+// uv_write is in flight); what it cannot take waits in
 // one uv_write at a time, so the queue behind it keeps replacing old sensor
 // messages with new ones.
 #pragma once
 
 #include <uv.h>
 
+#include <span>
+
+#include "flockbridge/bridge/send_batch.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/message_decoder.hpp"
 
@@ -32,6 +36,14 @@ class TcpSession final : public Session {
   void close_transport(std::string_view reason, CloseKind kind) override;
   void transport_housekeeping(SteadyTime now) override;
 
+  bool add_write(SendBatch& batch) override;
+  void write_sent(const SendBatch::Result& result) override;
+
+  /// Takes the next write's messages out of the queue (into batch_).
+  [[nodiscard]] std::span<const iovec> take_write();
+  /// After the kernel took `result.written` bytes of batch_: what it did not
+  /// take goes to a uv_write. False when the session closed instead.
+  bool finish_write(const SendBatch::Result& result);
   void on_read(ssize_t nread, const uv_buf_t* buf);
   void on_write_done(int status);
 
