@@ -1,9 +1,13 @@
 #include "flockbridge/bridge/log.hpp"
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +27,30 @@ constexpr std::size_t kMaxTracked = 256;
 /// counted: a link that goes down and up twice still shows each change.
 constexpr std::uint64_t kWrittenPerWindow = 3;
 
+/// Log text standard error could not take at once (a journal or pipe whose
+/// reader has fallen behind), written before anything newer. Beyond this,
+/// lines are dropped and counted: the log never makes the loop wait.
+constexpr std::size_t kPendingLimit = std::size_t{64} * 1024;
+/// How long the last lines may wait for their reader as the program stops.
+constexpr int kFinalWaitMs = 1000;
+
 enum class Style { Plain, Terminal, Journal };
+
+/// Writes what standard error takes now without waiting, and returns how
+/// much that was. A socket (journald's stream) is asked not to wait; a pipe,
+/// terminal or file is written only when poll says it has room, at most
+/// PIPE_BUF bytes, which a pipe with room takes whole. A standard error that
+/// is closed or gone takes everything: nobody will read it.
+std::size_t write_without_waiting(std::string_view bytes) {
+  ssize_t written = ::send(STDERR_FILENO, bytes.data(), bytes.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+  if (written < 0 && errno == ENOTSOCK) {
+    pollfd room{STDERR_FILENO, POLLOUT, 0};
+    if (::poll(&room, 1, 0) != 1 || (room.revents & POLLOUT) == 0) return 0;
+    written = ::write(STDERR_FILENO, bytes.data(), std::min<std::size_t>(bytes.size(), PIPE_BUF));
+  }
+  if (written >= 0) return static_cast<std::size_t>(written);
+  return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : bytes.size();
+}
 
 /// journald sets JOURNAL_STREAM to the device and inode of the stream it
 /// gave the service; stderr is that stream when they match.
@@ -57,6 +84,8 @@ struct Logger {
   std::function<void(std::string_view)> output;
   std::function<Clock::time_point()> clock;
   std::map<std::string, Repeats, std::less<>> repeats;
+  std::string pending;        ///< written before anything newer (kPendingLimit)
+  std::uint64_t dropped = 0;  ///< whole lines dropped since the last written
 
   Clock::time_point now() const { return clock ? clock() : Clock::now(); }
 
@@ -83,7 +112,42 @@ struct Logger {
       return;
     }
     line.push_back('\n');
-    std::fwrite(line.data(), 1, line.size(), stderr);
+    emit(line);
+  }
+
+  /// Writes a whole line after whatever waits; what does not fit waits, up to kPendingLimit.
+  void emit(std::string_view line) {
+    drain();
+    if (pending.empty() && dropped == 0) line.remove_prefix(write_without_waiting(line));
+    if (line.empty()) return;
+    if (pending.size() + line.size() > kPendingLimit) {
+      ++dropped;
+      return;
+    }
+    pending.append(line);
+  }
+
+  /// Writes what waits, then says how many lines were dropped meanwhile.
+  void drain() {
+    while (!pending.empty()) {
+      const std::size_t written = write_without_waiting(pending);
+      if (written == 0) return;
+      pending.erase(0, written);
+    }
+    if (dropped == 0) return;
+    const std::uint64_t lost = std::exchange(dropped, 0);
+    write(LogLevel::Warning, std::to_string(lost) + (lost == 1 ? " log line was" : " log lines were") +
+                                 " dropped: standard error was not being read");
+  }
+
+  /// As the program stops: gives the reader a moment for what still waits.
+  void drain_before_exit() {
+    const auto until = Clock::now() + std::chrono::milliseconds(kFinalWaitMs);
+    while ((!pending.empty() || dropped > 0) && Clock::now() < until) {
+      drain();
+      pollfd room{STDERR_FILENO, POLLOUT, 0};
+      if (!pending.empty()) ::poll(&room, 1, 10);
+    }
   }
 
   void summarise(const std::string& message, const Repeats& entry, Clock::time_point at) {
@@ -173,7 +237,13 @@ void log_lines(LogLevel level, std::string_view lines) {
 }
 
 void flush_log_repeats(bool everything) {
-  logger().flush(logger().now(), everything);
+  Logger& l = logger();
+  l.flush(l.now(), everything);
+  if (everything) {
+    l.drain_before_exit();
+  } else {
+    l.drain();
+  }
 }
 
 }  // namespace flockbridge::bridge

@@ -2,6 +2,11 @@
 // summarised instead of written.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -83,4 +88,63 @@ TEST_CASE("a text of several lines is logged as one event per line") {
   CapturedLog log;
   log_lines(LogLevel::Error, "a.toml:2: first\na.toml:5: second");
   CHECK(log.lines == std::vector<std::string>{"error: a.toml:2: first", "error: a.toml:5: second"});
+}
+
+TEST_CASE("a log nobody reads never holds the program up: lines wait, then are dropped, counted and reported") {
+  set_log_output({});
+  set_log_level(LogLevel::Info);
+  // Standard error becomes a pipe this test reads only later, as a journald
+  // that has stopped reading would be.
+  std::array<int, 2> pipe{};
+  REQUIRE(::pipe2(pipe.data(), O_CLOEXEC) == 0);
+  const int saved = ::dup(STDERR_FILENO);
+  REQUIRE(saved >= 0);
+  REQUIRE(::dup2(pipe[1], STDERR_FILENO) == STDERR_FILENO);
+  REQUIRE(::fcntl(pipe[0], F_SETFL, O_NONBLOCK) == 0);
+  const auto read_all = [&] {
+    std::string text;
+    std::array<char, 4096> chunk{};
+    for (;;) {
+      const ssize_t got = ::read(pipe[0], chunk.data(), chunk.size());
+      if (got <= 0) return text;
+      text.append(chunk.data(), static_cast<std::size_t>(got));
+    }
+  };
+
+  // About 400 kB, far more than the pipe (64 KiB) and the log's own room
+  // hold: a write that waited would never return here.
+  constexpr int kLines = 3000;
+  const std::string padding(120, '.');
+  for (int i = 0; i < kLines; ++i) log_info("line " + std::to_string(i) + " " + padding);
+
+  std::string text = read_all();
+  log_info("the reader is back");
+  for (int i = 0; i < 100 && text.find("the reader is back") == std::string::npos; ++i) {
+    text += read_all();
+    flush_log_repeats();
+  }
+  REQUIRE(::dup2(saved, STDERR_FILENO) == STDERR_FILENO);
+  ::close(saved);
+  ::close(pipe[0]);
+  ::close(pipe[1]);
+
+  // Whole lines, the first ones in order, none cut or repeated.
+  int next = 0;
+  std::size_t at = 0;
+  while ((at = text.find(": line ", at)) != std::string::npos) {
+    at += 7;
+    CHECK(std::atoi(text.c_str() + at) == next);
+    ++next;
+  }
+  CHECK(next > 0);
+  CHECK(next < kLines);
+  // Then how many were dropped (every one not written), then the next line.
+  const std::string notice =
+      std::to_string(kLines - next) + " log lines were dropped: standard error was not being read";
+  const auto said = text.find(notice);
+  CHECK(said != std::string::npos);
+  CHECK(said < text.find("the reader is back"));
+  std::size_t complete = 0;
+  for (const char c : text) complete += c == '\n' ? 1 : 0;
+  CHECK(complete == static_cast<std::size_t>(next) + 2);
 }

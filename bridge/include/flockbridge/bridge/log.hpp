@@ -8,6 +8,12 @@
 // in kRepeatWindow from its first; further repeats in that window are counted
 // and then summarised in one line,
 // "(repeated 57 more times in the last 10 s) <message>".
+//
+// Never a wait: a line standard error cannot take at once (journald or a
+// pipe whose reader has fallen behind) waits in memory, up to 64 KiB, and is
+// written before anything newer; beyond that, lines are dropped and counted,
+// and "N log lines were dropped: standard error was not being read" follows
+// when the reader is back.
 #pragma once
 
 #include <array>
@@ -32,8 +38,9 @@ void log(LogLevel level, std::string_view message);
 /// Logs each line of a text of several lines as its own event.
 void log_lines(LogLevel level, std::string_view lines);
 /// Writes the summary of each repeated message whose window has closed (of
-/// every one, with `everything`, as the program stops). The bridge calls it
-/// from its housekeeping timer.
+/// every one, with `everything`, as the program stops, then waits up to a
+/// second for standard error to take what still waits), and what waits for
+/// standard error. The bridge calls it from its housekeeping timer.
 void flush_log_repeats(bool everything = false);
 
 /// For tests: where lines go (each without its line end) and what the
