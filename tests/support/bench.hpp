@@ -36,7 +36,8 @@ using WallClock = std::chrono::system_clock;
 
 double seconds_since(Clock::time_point start, Clock::time_point at);
 
-/// CPU seconds a process has used (user + system).
+/// CPU seconds a process has used (user + system), summed over its threads:
+/// to the nanosecond from their schedstat, else in clock ticks.
 double cpu_seconds(pid_t pid);
 
 /// The master side of one pseudo-terminal: the robot's end of its serial
