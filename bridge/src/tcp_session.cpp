@@ -140,6 +140,9 @@ bool TcpSession::add_write(SendBatch& batch) {
 
 void TcpSession::write_sent(const SendBatch::Result& result) {
   set_writing(false);
+  // Closed since its write was added (an earlier session's result may
+  // close others, a lease ending, say): its socket is gone with it.
+  if (closing()) return;
   if (finish_write(result)) flush();
 }
 
