@@ -59,6 +59,7 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
       driver_(make_driver(loop, config_, *this)),
       web_(loop, *this),
       fleet_(loop, *this),
+      writes_(config_.client_io_uring),
       service_(loop) {
   native_listener_.bridge = json_listener_.bridge = this;
   native_listener_.kind = ClientKind::Native;
@@ -67,7 +68,6 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
   json_listener_.kind = ClientKind::Json;
   json_listener_.bind = config_.effective_json_bind();
   json_listener_.port = config_.json_port;
-  writes_.emplace(config_.client_io_uring);
 }
 
 Bridge::~Bridge() {
@@ -147,7 +147,7 @@ Result<Done> Bridge::start() {
                  host_port(config_.effective_http_bind(), http_port()) + "/";
   }
   log_info(listening + "; session " + session_id_);
-  log_info("client writes: " + writes_->summary());
+  log_info("client writes: " + writes_.summary());
   log_info("scheduling: " + scheduling_summary() + ", timer slack " + std::to_string(timer_slack_ns()) + " ns" +
            (real_time_scheduling()
                 ? ": the robot's link is served ahead of ordinary processes"
@@ -238,7 +238,7 @@ void Bridge::flush_held() {
   // Up to a batch's worth of clients go between two readings of the clock:
   // a thousand readings a message would cost more than the share is worth.
   const SteadyTime until = steady_now() + kLoopShare;
-  SendBatch& batch = *writes_;
+  SendBatch& batch = writes_;
   const bool ring = batch.uses_ring();
   while (!held_.empty()) {
     for (std::size_t taken = 0; taken < SendBatch::kCapacity && !held_.empty(); ++taken) {

@@ -166,11 +166,6 @@ bool Session::send_sensor(SharedBuffer message, SteadyTime now, bool hold) {
   return false;
 }
 
-void Session::flush_output() {
-  output_held_ = false;
-  if (!closing_) flush();
-}
-
 void Session::flush_output(SendBatch& batch) {
   output_held_ = false;
   if (!closing_ && !add_write(batch)) flush();

@@ -1,6 +1,5 @@
 #include "flockbridge/bridge/tcp_session.hpp"
 
-#include <sys/socket.h>
 #include <sys/uio.h>
 
 #include <array>

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "flockbridge/bridge/log.hpp"
+#include "support/read_available.hpp"
 
 using namespace flockbridge::bridge;
 using namespace std::chrono_literals;
@@ -101,15 +102,7 @@ TEST_CASE("a log nobody reads never holds the program up: lines wait, then are d
   REQUIRE(saved >= 0);
   REQUIRE(::dup2(pipe[1], STDERR_FILENO) == STDERR_FILENO);
   REQUIRE(::fcntl(pipe[0], F_SETFL, O_NONBLOCK) == 0);
-  const auto read_all = [&] {
-    std::string text;
-    std::array<char, 4096> chunk{};
-    for (;;) {
-      const ssize_t got = ::read(pipe[0], chunk.data(), chunk.size());
-      if (got <= 0) return text;
-      text.append(chunk.data(), static_cast<std::size_t>(got));
-    }
-  };
+  const auto read_all = [&] { return flockbridge::testing::read_available(pipe[0]); };
 
   // About 400 kB, far more than the pipe (64 KiB) and the log's own room
   // hold: a write that waited would never return here.

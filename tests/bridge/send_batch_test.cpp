@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "flockbridge/bridge/send_batch.hpp"
+#include "support/read_available.hpp"
 
 using flockbridge::bridge::SendBatch;
 
@@ -38,16 +39,7 @@ struct Pair {
     if (theirs >= 0) ::close(theirs);
   }
   /// Everything the client can read now.
-  [[nodiscard]] std::string received() const {
-    std::string all;
-    std::array<char, 4096> chunk{};
-    for (;;) {
-      const ssize_t got = ::read(theirs, chunk.data(), chunk.size());
-      if (got <= 0) break;
-      all.append(chunk.data(), static_cast<std::size_t>(got));
-    }
-    return all;
-  }
+  [[nodiscard]] std::string received() const { return flockbridge::testing::read_available(theirs); }
 };
 
 iovec piece(const std::string& text) {

@@ -226,8 +226,8 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// Sessions holding sensor messages to write, native programs first; a
   /// loop turn writes them for at most kLoopShare (flush_held).
   std::deque<Session*> held_;
-  /// Their writes, several a system call where the kernel allows (set up at start).
-  std::optional<SendBatch> writes_;
+  /// Their writes, several a system call where the kernel allows.
+  SendBatch writes_;
   std::vector<std::uint64_t> closed_sessions_;
   std::map<protocol::CommandToken, PendingCommand> pending_;
   std::uint64_t next_session_ = 1;

@@ -122,8 +122,6 @@ class Session {
   /// true when this call started holding the session's output (the Host
   /// must then flush it).
   bool send_sensor(SharedBuffer message, SteadyTime now, bool hold = false);
-  /// Writes what was held.
-  void flush_output();
   /// Writes what was held: into `batch` when the transport writes a socket
   /// itself (the Host then sends the batch and calls write_sent), else at once.
   void flush_output(SendBatch& batch);
