@@ -18,7 +18,7 @@ install_missing \
   cmake ninja-build pkg-config dpkg-dev crossbuild-essential-arm64 qemu-user \
   nlohmann-json3-dev libcli11-dev doctest-dev \
   libuv1-dev:arm64 libserialport-dev:arm64 libtomlplusplus-dev:arm64 \
-  libwebsockets17:arm64 libwebsockets-evlib-uv:arm64 libmosquitto-dev:arm64 liburing-dev:arm64 \
+  libwebsockets17:arm64 libwebsockets-evlib-uv:arm64 libmosquitto-dev:arm64 liburing-dev:arm64 libzstd-dev:arm64 \
   libssl-dev:arm64 libcap-dev:arm64 libev-dev:arm64 zlib1g-dev:arm64
 
 # libwebsockets-dev cannot be installed for two architectures at once: both

@@ -9,6 +9,6 @@ cd "$(dirname "$0")/.."
 install_missing \
   g++ cmake ninja-build pkg-config \
   libuv1-dev libserialport-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev \
-  libwebsockets-dev libwebsockets-evlib-uv libmosquitto-dev liburing-dev \
+  libwebsockets-dev libwebsockets-evlib-uv libmosquitto-dev liburing-dev libzstd-dev \
   doctest-dev \
   netcat-openbsd

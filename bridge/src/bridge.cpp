@@ -60,7 +60,8 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
       web_(loop, *this),
       fleet_(loop, *this),
       writes_(config_.client_io_uring),
-      service_(loop) {
+      service_(loop),
+      recorder_(loop, *this) {
   native_listener_.bridge = json_listener_.bridge = this;
   native_listener_.kind = ClientKind::Native;
   native_listener_.bind = config_.effective_native_bind();
@@ -79,6 +80,9 @@ Result<Done> Bridge::start() {
   if (!sharpen_timers()) log_warning("scheduling: the kernel refused a 1 ns timer slack; timers may wake 50 us late");
   // A client that vanishes while we write must cost an EPIPE, not the process.
   std::signal(SIGPIPE, SIG_IGN);
+  // A recording that reaches a file size limit (RLIMIT_FSIZE) must cost an
+  // EFBIG and a new file, not the process.
+  std::signal(SIGXFSZ, SIG_IGN);
 
   // Each client is one descriptor; the device, the loop and the listeners a few more.
   const std::uint64_t files = raise_file_limit();
@@ -134,6 +138,11 @@ Result<Done> Bridge::start() {
   arm_stats_timer();
   if (auto started = driver_->start(); !started) return started.error();
   if (auto joined = fleet_.start(config_, driver_->has_robot()); !joined) return joined.error();
+  if (config_.record.enabled) {
+    // A robot without its recording still serves its class: said, not fatal.
+    if (auto recording = start_recording("the configuration"); !recording) log_error(recording.error().message);
+    broadcast_recording();
+  }
   announce();
   if (fleet_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"cannot create the loop's timers"};
@@ -198,6 +207,8 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    session.send(wire::json_only(session.encoding(), fleet_message()));
                  },
                  [&](const protocol::FleetEmergency& emergency) { stop_fleet(session, emergency, id); },
+                 [&](const protocol::StartRecording&) { recording_request(session, true, id); },
+                 [&](const protocol::StopRecording&) { recording_request(session, false, id); },
              },
              request);
 }
@@ -266,6 +277,11 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   }
   service_.update(service_status_text());
   broadcast([&](const Session& session) { return session.encode(notice::Link{state, changed.reason}); });
+  if (recorder_.active()) {
+    record(Topic::Link, *wire::json_notice(notice::Link{state, changed.reason}));
+    // The model may be known now: the next file's hello says so.
+    if (state == protocol::LinkState::Up) recorder_.set_hello(recording_identity().hello);
+  }
   fleet_.event({{"type", "link"}, {"state", protocol::link_state_name(state)}, {"reason", changed.reason}});
   fleet_.status_changed();
 }
@@ -276,6 +292,9 @@ void Bridge::on_published(const driver_event::Published& published) {
   const RobotMessage& message = *published.message;
   if (!message.is_sensor()) {
     broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); }, MessageOrigin::Robot);
+    if (recorder_.active()) {
+      if (const SharedBuffer json = message.encode(Encoding::Json, 0, 0)) record(Topic::Robot, *json);
+    }
     return;
   }
   ++sensor_seq_;
@@ -297,12 +316,19 @@ void Bridge::on_published(const driver_event::Published& published) {
       }
     }
   }
+  if (recorder_.active()) {
+    // The message JSON clients get, every one, whether any client wants it or not.
+    SharedBuffer& json = encoded[encoding_index(Encoding::Json)];
+    if (!json) json = message.encode(Encoding::Json, sensor_seq_, received);
+    if (json) record(Topic::Sensor, *json);
+  }
 }
 
 void Bridge::on_housekeeping() {
   const SteadyTime now = steady_now();
   // The list, not the map: a thousand clients ten times a second.
   for (Session* session : session_list_) session->housekeeping(now);
+  recorder_.housekeeping(now);
   service_.update(service_status_text());
   flush_log_repeats();
   if (const auto& lease = lease_.holder()) {
@@ -345,6 +371,10 @@ void Bridge::stop() {
   sweeper_.reset();
   stats_timer_.reset();
   for (auto& signal : signals_) signal.reset();
+  if (recorder_.active()) {
+    record(Topic::Recording, nlohmann::json{{"event", "stopped"}, {"by", "the bridge, stopping"}}.dump());
+    recorder_.stop();  // its last job finishes the file before the loop runs out
+  }
   flush_log_repeats(true);
 }
 

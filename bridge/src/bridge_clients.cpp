@@ -150,21 +150,28 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
                              std::to_string(port) + " (the limit is " + std::to_string(limit) + "); try again later";
     log_warning("refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
+    if (recorder_.active()) {
+      nlohmann::ordered_json event = client_json(added);
+      event["event"] = "refused";
+      event["reason"] = text;
+      record(Topic::Client, event.dump());
+    }
     added.refuse(added.encode(notice::Failed{Error{text}}));
     return;
   }
   ++counters_.clients_accepted;
   log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
            ") connected");
-  added.start(wire::json_only(
-      added.encoding(),
-      protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), id, role_name(added.role()),
-                            {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(),
-                             driver_->simulated_room(), driver_->simulated_boxes(), &driver_->geometry()},
-                            {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()})));
+  added.start(wire::json_only(added.encoding(), hello_text(id, added.role())));
+  if (recorder_.active()) {
+    nlohmann::ordered_json event = client_json(added);
+    event["event"] = "connected";
+    record(Topic::Client, event.dump());
+  }
   if (lease_.holder()) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
   if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));
   if (!pairing_.list().empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
+  if (recorder_.active()) added.send(wire::json_only(added.encoding(), recording_message()));
   if (kind == ClientKind::Native && native_mode == NativePortMode::Paired) {
     pairing_.wait(id, unix_seconds_now());
     log_info("client " + std::to_string(id) + " (" + added.peer() +
@@ -175,6 +182,11 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
+  if (recorder_.active() && !session.refusing()) {
+    nlohmann::ordered_json event = client_json(session);
+    event["event"] = "closed";
+    record(Topic::Client, event.dump());
+  }
   if (pairing_.forget(session.id())) {
     broadcast_pairing();
   }

@@ -24,8 +24,9 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
       session.reply_error(id, checked.error());
       return;
     }
-    submit_command(session, {}, MotionEffect{}, id,
-                   [this](protocol::CommandToken token) { return driver_->reset_pose(token); });
+    submit_command(
+        session, {}, MotionEffect{}, id, [this](protocol::CommandToken token) { return driver_->reset_pose(token); },
+        &object);
     return;
   }
   auto command = driver_->command_from_json(cmd, object);
@@ -38,12 +39,20 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
     effect.stops = true;  // whatever the family's bytes look like (some are zero speeds)
     effect.emergency = true;
   }
-  submit_command(session, command.value(), effect, id);
+  submit_command(session, command.value(), effect, id, {}, &object);
 }
 
 void Bridge::submit_command(Session& session, protocol::ByteView payload, MotionEffect effect, const nlohmann::json& id,
-                            const DriverCall& call) {
+                            const DriverCall& call, const nlohmann::json* request) {
   ++counters_.commands_received;
+  if (recorder_.active()) {
+    // Who sent what: the JSON command as it came, and the family's bytes it became.
+    nlohmann::ordered_json command = client_json(session);
+    command["id"] = id;
+    if (request != nullptr) command["request"] = *request;
+    command["bytes"] = protocol::to_hex(payload);
+    record(Topic::Command, command.dump());
+  }
   const SteadyTime now = steady_now();
   // Stop and emergency stop are never held back by the rate limit.
   if (!effect.stops && !session.allow_command(now)) {
@@ -149,6 +158,7 @@ Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& eff
 void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& error) {
   if (session.exclusive_control()) {
     session.count_refused();
+    session_answered(session, id, &error, std::nullopt, false);
     log_debug("client " + std::to_string(session.id()) + ": " + error.message);
   } else {
     session.reply_error(id, error);
@@ -162,6 +172,7 @@ void Bridge::safety_stop(const std::string& reason) {
   auto sent = driver_->stop_robot(next_token_++);
   log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
   broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
+  if (recorder_.active()) record(Topic::Emergency, *wire::json_notice(notice::SafetyStop{reason}));
   fleet_.event({{"type", "safety_stop"}, {"reason", reason}});
 }
 
@@ -200,8 +211,9 @@ void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
 }
 
 void Bridge::latch_changed() {
-  broadcast(
-      [&](const Session& session) { return wire::json_only(session.encoding(), latch_.message(config_.access)); });
+  const std::string message = latch_.message(config_.access);
+  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
+  record(Topic::Emergency, message);
   fleet_.status_changed();
 }
 

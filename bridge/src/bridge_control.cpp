@@ -48,7 +48,9 @@ std::string Bridge::lease_message(std::string_view reason) const {
 }
 
 void Bridge::broadcast_lease(std::string_view reason) {
-  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), lease_message(reason)); });
+  const std::string message = lease_message(reason);
+  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
+  record(Topic::Lease, message);
   fleet_.event({{"type", "lease"}, {"holder", lease_holder_json()}, {"reason", reason}});
   fleet_.status_changed();
 }

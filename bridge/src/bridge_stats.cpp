@@ -24,6 +24,13 @@ protocol::StatsSnapshot Bridge::snapshot() const {
                                             {"dropped", mqtt->dropped},
                                             {"received", mqtt->received}};
   }
+  const RecordingStatus& recording = recorder_.status();
+  snapshot.recording = {{"active", recording.active ? 1 : 0}, {"files", recording.files},
+                        {"messages", recording.messages},     {"bytes", recording.bytes},
+                        {"dropped", recording.dropped},       {"write_errors", recording.write_errors},
+                        {"removed", recording.removed}};
+  snapshot.recording_file = recording.file;
+  snapshot.recording_error = recording.last_error;
   for (const auto& [id, session] : sessions_) {
     if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
   }
@@ -39,7 +46,13 @@ void Bridge::log_stats() const {
            std::to_string(s.bridge.commands_received) + " (failed " + std::to_string(failed) + "), clients " +
            std::to_string(s.clients.size()) + " (refused " + std::to_string(s.bridge.clients_refused) + ", dead " +
            std::to_string(s.bridge.clients_dead) + "), sensor messages dropped " +
-           std::to_string(s.bridge.sensor_messages_dropped));
+           std::to_string(s.bridge.sensor_messages_dropped) +
+           (recorder_.active() || recorder_.status().files > 0
+                ? ", recording " + std::string(recorder_.active() ? "on" : "off") + " (" +
+                      std::to_string(recorder_.status().messages) + " messages, " +
+                      std::to_string(recorder_.status().bytes) + " bytes, dropped " +
+                      std::to_string(recorder_.status().dropped) + ")"
+                : ""));
 }
 
 void Bridge::arm_stats_timer() {

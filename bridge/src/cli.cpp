@@ -105,6 +105,10 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
     if (!given_key("robot.family")) sources.overrides.emplace(sources.overrides.begin(), "robot.family", "none");
     if (!given_key("mqtt.enabled")) sources.overrides.emplace_back("mqtt.enabled", "true");
   }
+  // --record DIR: recording on from the start, into DIR.
+  if (given_key("record.directory") && !given_key("record.enabled")) {
+    sources.overrides.emplace_back("record.enabled", "true");
+  }
   auto loaded = load_config(settings, sources);
   if (!loaded) {
     log_lines(LogLevel::Error, loaded.error().message);

@@ -57,6 +57,37 @@ std::string topic_prefix(const Value& value) {
   return fits ? "" : "topic levels joined by '/', without '+', '#' or spaces, such as \"flockbridge/v1\"";
 }
 
+/// Recording the runs (recorder.hpp, docs/recording.md).
+void add_record_settings(std::vector<Setting>& s) {
+  s.push_back(flag(
+      {"record", "enabled", "--record-enabled",
+       "Record every run from the start into record.directory (MCAP files that Foxglove and "
+       "Lichtblick open); the teacher or the driver also starts and stops a recording with "
+       "{\"cmd\":\"record_start\"} and {\"cmd\":\"record_stop\"}. --record DIR sets both.",
+       kRestart},
+      [](auto& c) -> auto& { return c.record.enabled; }));
+  s.push_back(text(
+      {"record", "directory", "--record",
+       "Where the recordings go, one file per run (robot-YYYYmmdd-HHMMSS.mcap); made if missing. "
+       "The option also turns recording on from the start.",
+       kRestart},
+      [](auto& c) -> auto& { return c.record.directory; }, not_empty));
+  s.push_back(whole(
+      {"record", "file_mb", "--record-file-mb",
+       "A recording goes on in a new file once its file holds this many megabytes.", kRestart},
+      [](auto& c) -> auto& { return c.record.file_mb; }, 1, 65536));
+  s.push_back(duration(
+      {"record", "file_minutes", "--record-file-minutes",
+       "A recording goes on in a new file once its file is this many minutes old.", kRestart},
+      [](auto& c) -> auto& { return c.record.file_minutes; }, 1, 1440));
+  s.push_back(whole(
+      {"record", "total_mb", "--record-total-mb",
+       "The oldest recordings in record.directory are removed once all of them hold more than this "
+       "many megabytes.",
+       kRestart},
+      [](auto& c) -> auto& { return c.record.total_mb; }, 1, 100'000'000));
+}
+
 /// The fleet's MQTT broker.
 void add_mqtt_settings(std::vector<Setting>& s) {
   s.push_back(flag(
@@ -349,6 +380,7 @@ CoreRows core_settings(const FamiliesHelp& families) {
        kRestart},
       [](auto& c) -> auto& { return c.simulate; }));
   add_mqtt_settings(core.after);
+  add_record_settings(core.after);
   core.renamed = {Renamed{"binary", "", "native", "the bridge's"}};
   return core;
 }

@@ -182,12 +182,14 @@ void Session::subscribe(std::uint32_t interval_ms) {
 }
 
 void Session::reply_ok(const nlohmann::json& id, std::optional<bool> confirmed) {
+  host_.session_answered(*this, id, nullptr, confirmed, extended());
   send(encode(notice::Done{confirmed}, id));
 }
 
 void Session::reply_error(const nlohmann::json& id, const protocol::Error& error) {
   ++counters_.failed[static_cast<std::size_t>(error.code)];
   ++refused_;
+  host_.session_answered(*this, id, &error, std::nullopt, extended());
   if (!extended()) {
     // The client would die on ERR: the operator hears of it instead.
     log_info("client " + std::to_string(id_) + " (" + peer_ + ", original dialect, not told): " + error.message);

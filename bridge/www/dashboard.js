@@ -79,6 +79,7 @@
   let family = ANY_FAMILY;  // the robot's row of FAMILIES, from hello
   let me = null;  // this connection's client number, from hello
   let role = null;  // "viewer", "driver" or "teacher": this connection's
+  let recording = false;  // whether the bridge records the run (docs/recording.md)
   let access = { pin: false, teacher: false };  // which secrets the robot has set, from hello
   let latch = null;  // the latched emergency stop, as the bridge last told it; null when free
   let waitingPrograms = [];  // programs on the robot's own port waiting to be approved
@@ -195,6 +196,7 @@
         showLease({ holder: null });
         showLatch({ latched: false });  // a latch and waiting programs are told right after hello
         showPairing([]);
+        showRecording({ active: false });  // a recording under way is told right after hello
         if (secret) signIn();
         room = message.simulated && Array.isArray(message.simulated.room_mm) ? message.simulated.room_mm : null;
         boxes = message.simulated && Array.isArray(message.simulated.boxes_mm) ? message.simulated.boxes_mm : [];
@@ -231,6 +233,10 @@
         break;
       case "pairing":
         showPairing(message.waiting);
+        break;
+      case "recording":
+        if (message.active !== recording) log(message.active ? "Recording started by " + message.by + "." : "Recording stopped.");
+        showRecording(message);
         break;
       case "emergency_latch":
         showLatch(message);
@@ -298,8 +304,18 @@
     $("teacher-sign-in").hidden = role === "teacher" || !access.teacher;
     // A viewer may only watch and stop: no button that could only fail.
     $("take").hidden = role === "viewer";
+    // Recording is the teacher's or a driver's to start and stop.
+    $("record").hidden = role === "viewer";
     showClear();
     showPairing(waitingPrograms);
+  }
+
+  /** Whether the run is being recorded: the red dot, and the button's word. */
+  function showRecording(message) {
+    recording = message.active === true;
+    $("recording").hidden = !recording;
+    $("recording-by").textContent = recording && message.by ? "(started by " + message.by + ")" : "";
+    $("record").textContent = recording ? "Stop recording" : "Record";
   }
 
   /** Who sent an emergency stop, or cleared it, in words. */
@@ -904,6 +920,7 @@
   $("sign-in").addEventListener("click", () => openSignIn("pin"));
   $("teacher-sign-in").addEventListener("click", () => openSignIn("teacher"));
   $("take").addEventListener("click", () => send({ cmd: driving ? "release" : "take" }));
+  $("record").addEventListener("click", () => send({ cmd: recording ? "record_stop" : "record_start" }));
   $("secret-form").addEventListener("submit", (event) => {
     event.preventDefault();
     secret = { kind: secretKind, value: $("secret").value };

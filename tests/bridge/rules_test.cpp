@@ -121,6 +121,7 @@ class FakeDriver final : public bridge::RobotDriver {
     return protocol::Done{};
   }
   [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return geometry_; }
+  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override { return nlohmann::ordered_json::object(); }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken /*token*/) override {
     received.emplace_back("safety stop");
     return protocol::Done{};

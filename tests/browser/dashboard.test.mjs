@@ -7,12 +7,16 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import os from "node:os";
 import path from "node:path";
 import { startBridge } from "./bridge.mjs";
 import { artifacts, binary, checkLayout, dashboardSuite } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
-const suite = dashboardSuite(["--simulate", "--sim-rate-hz", "20"],
+// Recordings go to a folder of the test's own, and only when asked for.
+const recordings = await mkdtemp(path.join(os.tmpdir(), "flockbridge-dashboard-"));
+const suite = dashboardSuite(["--simulate", "--sim-rate-hz", "20", "--record", recordings, "--record-enabled=false"],
                              (ui) => ({ bridge, page, text, number, counterLater } = ui));
 /** Waits until the page's counter of the robot's packets has moved on by `count`. */
 const packetsLater = (count) => counterLater("seq", count);
@@ -92,6 +96,23 @@ test("every reading is labelled, and the page fits a desktop and a phone; screen
   const emergency = await page.getByTestId("emergency").boundingBox();
   assert.ok(emergency.width >= 300 && emergency.height >= 56, "the emergency stop is large on a phone");
   await page.setViewportSize({ width: 1280, height: 900 });
+});
+
+test("the Record button records the run, with a red dot while it does", async () => {
+  await page.getByTestId("link").filter({ hasText: "Robot connected" }).waitFor();
+  assert.equal(await page.getByTestId("recording").isVisible(), false, "no dot before recording");
+  await page.getByTestId("record").filter({ hasText: "Record" }).click();
+  await page.getByTestId("recording").waitFor({ state: "visible" });
+  await bridge.waitFor("recording into " + recordings);
+  assert.match(await text("recording-by"), /started by client \d+ /);
+  await page.getByTestId("record").filter({ hasText: "Stop recording" }).waitFor();
+  await checkLayout(page, "dashboard-recording");
+  await page.getByTestId("record").click();
+  await page.getByTestId("recording").waitFor({ state: "hidden" });
+  await bridge.waitFor("is complete");
+  const files = (await readdir(recordings)).filter((name) => name.endsWith(".mcap"));
+  assert.equal(files.length, 1);
+  await rm(recordings, { recursive: true, force: true });
 });
 
 test("sensor-to-browser latency (a figure, not a check)", async () => {

@@ -232,4 +232,15 @@ void FlockbotDriver::command_finished(protocol::CommandToken token, const protoc
   push(std::move(done));
 }
 
+nlohmann::ordered_json FlockbotDriver::sensor_properties() const {
+  // The family's own fields of its sensor message (the recording's schema).
+  return nlohmann::ordered_json::parse(R"json({
+    "battery": {"type": "integer", "description": "the battery's raw reading (battery_v is in volts)"},
+    "ir": {"type": "array", "items": {"type": "integer"}, "description": "the five IR sensors' raw readings, left to right"},
+    "l_bump": {"type": "integer"}, "h_bump": {"type": "integer"},
+    "odometer": {"type": "object", "properties": {"left": {"type": "integer"}, "right": {"type": "integer"}, "avg": {"type": "integer"}}},
+    "wheel_watcher": {"type": "object", "properties": {"left": {"type": "integer"}, "right": {"type": "integer"}}}
+  })json");
+}
+
 }  // namespace flockbridge::bridge::flockbot

@@ -157,4 +157,16 @@ SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_secon
   return make_buffer(std::move(text));
 }
 
+nlohmann::ordered_json sensor_properties() {
+  // The family's own fields of its sensor message (the recording's schema).
+  return nlohmann::ordered_json::parse(R"json({
+    "wheels_mm_s": {"type": "object", "properties": {"left": {"type": "number"}, "right": {"type": "number"}}},
+    "sonar": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}, "mm": {"type": "integer"}, "deg": {"type": "number"}}}},
+    "moving": {"type": "boolean"}, "motors": {"type": "boolean"},
+    "stall": {"type": "object", "properties": {"left": {"type": "boolean"}, "right": {"type": "boolean"}}},
+    "bumpers": {"type": "object", "properties": {"front": {"type": "integer"}, "rear": {"type": "integer"}}},
+    "raw": {"type": "object", "description": "the SIP's fields as the robot sent them"}
+  })json");
+}
+
 }  // namespace flockbridge::bridge::pioneer

@@ -154,4 +154,19 @@ std::vector<bus::SpeedCommand> speed_commands(protocol::ByteView messages) {
   return speeds;
 }
 
+nlohmann::ordered_json sensor_properties() {
+  // The family's own fields of its sensor message (the recording's schema).
+  return nlohmann::ordered_json::parse(R"json({
+    "tick": {"type": "integer", "description": "the period's number"},
+    "tick_ts_us": {"type": "integer", "description": "the period's start, microseconds on the bridge's clock"},
+    "wheels": {"type": "object", "properties": {
+      "left": {"type": "object", "properties": {"encoder": {"type": "integer"}, "speed": {"type": "integer"}, "pwm": {"type": "integer"}, "status": {"type": "array", "items": {"type": "string"}}}},
+      "right": {"type": "object", "properties": {"encoder": {"type": "integer"}, "speed": {"type": "integer"}, "pwm": {"type": "integer"}, "status": {"type": "array", "items": {"type": "string"}}}}}},
+    "line": {"type": "array", "items": {"type": "integer"}, "description": "the eight line sensors, left to right"},
+    "ir": {"type": "array", "items": {"type": "integer"}},
+    "power": {"type": "object", "properties": {"inputs": {"type": "array", "items": {"type": "string"}},
+      "digital": {"type": "integer"}, "analog": {"type": "array", "items": {"type": "integer"}}}}
+  })json");
+}
+
 }  // namespace flockbridge::bridge::smr

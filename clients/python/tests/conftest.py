@@ -102,6 +102,9 @@ class Bridge:
             path.chmod(0o600)
             line += ["--config", str(path)]
         line += ["--port", "0", "--json-port", str(self.requested_json_port), "--http-port", "0"]
+        if not any(o.startswith("--record") for o in self.options) and "[record]" not in (self.config_text or ""):
+            # A test bridge records into a folder of its own, and only when asked to.
+            line += ["--record", str(Path(self._config_dir.name) / "recordings"), "--record-enabled=false"]
         return line + ["--mdns-service-file", ""] + self.options
 
     def start(self) -> None:

@@ -416,7 +416,48 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
     for (const auto& [name, value] : *s.mqtt) mqtt[name] = value;
     message["mqtt"] = std::move(mqtt);
   }
+  ordered recording = ordered::object();
+  for (const auto& [name, value] : s.recording) recording[name] = value;
+  recording["file"] = s.recording_file;
+  recording["last_error"] = s.recording_error;
+  message["recording"] = std::move(recording);
   return dump(message);
+}
+
+nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::ordered_json& properties) {
+  using nlohmann::ordered_json;
+  const ordered_json number{{"type", "number"}};
+  const ordered_json number_or_null{{"type", ordered_json::array({"number", "null"})}};
+  ordered_json all{
+      {"type", {{"const", "sensor"}}},
+      {"seq", {{"type", "integer"}, {"description", "the bridge's number of the reading, from 1 at its start"}}},
+      {"ts", {{"type", "number"}, {"description", "when the bridge received it, Unix seconds"}}},
+      {"pose",
+       {{"type", "object"},
+        {"description", "odometry: x forward, y left, from where the robot started or its pose was reset"},
+        {"properties", {{"x_mm", number}, {"y_mm", number}, {"th_deg", number}}}}},
+      {"v_mm_s", number_or_null},
+      {"w_deg_s", number_or_null},
+      {"battery_v", number_or_null},
+      {"ranges",
+       {{"type", "array"},
+        {"items",
+         {{"type", "object"},
+          {"properties",
+           {{"name", {{"type", "string"}}},
+            {"kind", {{"type", "string"}}},
+            {"deg", number},
+            {"x_mm", number},
+            {"y_mm", number},
+            {"mm", {{"type", ordered_json::array({"integer", "null"})}}}}}}}}},
+      {"bumped", {{"type", "array"}, {"items", {{"type", "string"}}}}},
+  };
+  for (const auto& [key, value] : properties.items()) all[key] = value;
+  return {{"$schema", "https://json-schema.org/draft/2020-12/schema"},
+          {"title", "flockbridge " + std::string(family) + " sensor message"},
+          {"type", "object"},
+          {"properties", std::move(all)},
+          {"required", {"type", "seq", "ts", "pose"}}};
 }
 
 ParsedLine parse_line(std::string_view line) {
@@ -444,6 +485,8 @@ std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd, 
   if (cmd == "set") return parse_set(object);
   if (cmd == "auth") return parse_auth(object);
   if (cmd == "fleet") return ClientRequest{FollowFleet{}};
+  if (cmd == "record_start") return ClientRequest{StartRecording{}};
+  if (cmd == "record_stop") return ClientRequest{StopRecording{}};
   if (cmd == "fleet_emergency" || cmd == "fleet_clear") return parse_fleet_command(object, cmd);
   return std::nullopt;
 }

@@ -3,7 +3,8 @@
 // the web dashboard with its WebSocket feed on port 8080, forwards their
 // commands to the robot's driver (driver.hpp) and fans the robot's messages
 // out to them, with the safety rules for every robot. All work happens in
-// loop callbacks; there are no threads.
+// loop callbacks; the only other thread is the recording's writer
+// (recorder.hpp), which owns no robot or client state.
 //
 // Bridge keeps the loop's lifecycle and drains the driver's events
 // (bridge.cpp); its rules live in rooms of their own (ControlLease,
@@ -36,6 +37,7 @@
 #include "flockbridge/bridge/emergency_latch.hpp"
 #include "flockbridge/bridge/fleet.hpp"
 #include "flockbridge/bridge/pairing.hpp"
+#include "flockbridge/bridge/recorder.hpp"
 #include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/settings.hpp"
@@ -53,7 +55,11 @@ inline constexpr std::chrono::microseconds kLoopShare{100};
 /// Makes the robot's driver: one entry of the family table (families.hpp).
 using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
 
-class Bridge final : public RobotDriver::Host, public Session::Host, public WebServer::Host, public Fleet::Host {
+class Bridge final : public RobotDriver::Host,
+                     public Session::Host,
+                     public WebServer::Host,
+                     public Fleet::Host,
+                     public Recorder::Host {
  public:
   /// `settings`: every setting (families.hpp), for SIGHUP and `set`; it outlives the bridge.
   Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const SettingsTable& settings);
@@ -111,6 +117,27 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
                              const nlohmann::json& id) override;
   void session_released(Session& session) override;
   void session_closed(Session& session) override;
+  void session_answered(const Session& session, const nlohmann::json& id, const protocol::Error* error,
+                        std::optional<bool> confirmed, bool told) override;
+
+  // Recorder::Host
+  void recording_note(bool warning, const std::string& text) override;
+
+  // Recording (bridge_recording.cpp).
+  /// The hello a JSON client numbered `client` gets.
+  [[nodiscard]] std::string hello_text(std::uint64_t client, Role role) const;
+  [[nodiscard]] RecordingIdentity recording_identity() const;
+  [[nodiscard]] protocol::Result<protocol::Done> start_recording(const std::string& by);
+  /// record_start, record_stop: the teacher's or a driver's.
+  void recording_request(Session& session, bool start, const nlohmann::json& id);
+  /// {"type":"recording",...}: whether the run is being recorded, where, since when and by whom.
+  [[nodiscard]] std::string recording_message() const;
+  /// Tells the JSON and WebSocket clients that recording started or stopped.
+  void broadcast_recording();
+  /// One message for the recording, when one is on (`json` without its line end or with it).
+  void record(Topic topic, std::string_view json);
+  /// Who a session is, for the recording's messages.
+  [[nodiscard]] static nlohmann::ordered_json client_json(const Session& session);
 
   // WebServer::Host
   WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection) override;
@@ -145,8 +172,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   /// `effect` is what it does to the robot's motion.
   /// What the command gate calls instead of the driver's submit(command), when given.
   using DriverCall = std::function<protocol::Result<protocol::Done>(protocol::CommandToken)>;
+  /// `request`: the JSON command, when it came as one (for the recording).
   void submit_command(Session& session, protocol::ByteView command, MotionEffect effect, const nlohmann::json& id,
-                      const DriverCall& call = {});
+                      const DriverCall& call = {}, const nlohmann::json* request = nullptr);
   /// Refuses a command: a program of the original software on a one-driver
   /// port (ARIA sends ten a second) is counted and logged at debug level,
   /// anyone else is told (or logged, when its dialect has no error message).
@@ -268,6 +296,9 @@ class Bridge final : public RobotDriver::Host, public Session::Host, public WebS
   std::array<UvHandle<uv_signal_t>, 3> signals_;
   std::function<protocol::Result<Config>()> config_loader_;
   ServiceStatus service_;
+  /// The run's recording (MCAP), written off the loop.
+  Recorder recorder_;
+  double recording_since_ = 0;  ///< Unix seconds
   bool stopped_ = false;
 };
 

@@ -60,6 +60,15 @@ struct FleetMqttSettings {
   std::size_t queue_limit = 64;
 };
 
+/// Recording the runs in MCAP files ([record], recorder.hpp).
+struct RecordSettings {
+  bool enabled = false;  ///< record from the start; record_start and record_stop turn it on and off
+  std::string directory = "/var/lib/flockbridge/recordings";
+  std::uint64_t file_mb = 64;             ///< a new file once the current one holds this many megabytes
+  std::chrono::minutes file_minutes{60};  ///< or is this old
+  std::uint64_t total_mb = 2048;          ///< the oldest files are removed once all of them hold more
+};
+
 struct Config {
   // The robot. The families table (families.hpp) gives each family's
   // defaults of the family's own port, device and speed.
@@ -106,6 +115,7 @@ struct Config {
 
   AccessSettings access;
   FleetMqttSettings mqtt;
+  RecordSettings record;
   /// The class hub: follows every robot on the broker and serves /fleet.
   bool fleet_hub = false;
   /// The Avahi service file filled in at start (mDNS); empty: none.

@@ -183,6 +183,9 @@ class RobotDriver {
   [[nodiscard]] virtual protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) = 0;
   /// What the robot is, for hello (the same geometry its sensor messages' ranges use).
   [[nodiscard]] virtual const protocol::RobotGeometry& geometry() const = 0;
+  /// The family's own fields of its sensor message, as JSON Schema
+  /// properties (the robot model's are everyone's: json::sensor_schema).
+  [[nodiscard]] virtual nlohmann::ordered_json sensor_properties() const = 0;
   /// The family's own stop, on the bridge's account (the safety stop).
   [[nodiscard]] virtual protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) = 0;
 

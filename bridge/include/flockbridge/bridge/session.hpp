@@ -83,6 +83,11 @@ class Session {
     virtual void session_released(Session& session) = 0;
     /// The session has started closing; erase it once the current callback is over.
     virtual void session_closed(Session& session) = 0;
+    /// The bridge answered a request of the session (`error` null: done;
+    /// `told`: whether the client got the answer, which a program of the
+    /// original software is not sent), for the recording.
+    virtual void session_answered(const Session& /*session*/, const nlohmann::json& /*id*/,
+                                  const protocol::Error* /*error*/, std::optional<bool> /*confirmed*/, bool /*told*/) {}
   };
 
   /// Why a session closed, for the counters.

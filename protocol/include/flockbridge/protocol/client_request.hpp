@@ -64,8 +64,13 @@ struct FleetEmergency {
   bool clear = false;
 };
 /// What a client asks of the bridge, whichever port it came through.
-using ClientRequest =
-    std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl, TakeControl,
-                 ClearEmergency, ApproveClient, ChangeSetting, Authenticate, FollowFleet, FleetEmergency>;
+/// The teacher or a driver starts or stops recording the run (JSON
+/// `record_start`, `record_stop`).
+struct StartRecording {};
+struct StopRecording {};
+
+using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
+                                   TakeControl, ClearEmergency, ApproveClient, ChangeSetting, Authenticate, FollowFleet,
+                                   FleetEmergency, StartRecording, StopRecording>;
 
 }  // namespace flockbridge::protocol

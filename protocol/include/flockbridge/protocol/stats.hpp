@@ -89,6 +89,11 @@ struct StatsSnapshot {
   std::vector<ClientSnapshot> clients;
   /// The fleet's MQTT connection ("connected", "published", "dropped", ...), when it is on.
   std::optional<NamedCounters> mqtt;
+  /// The run's recording ("active", "files", "messages", "bytes", "dropped",
+  /// "write_errors", "removed"), and its file and last error ("" for none).
+  NamedCounters recording;
+  std::string recording_file;
+  std::string recording_error;
   /// Whether the stats message lists the clients (who they are, from where),
   /// or only counts them (for all but the teacher, when one is set).
   bool list_clients = true;

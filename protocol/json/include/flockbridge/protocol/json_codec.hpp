@@ -87,6 +87,11 @@ class RobotStateEncoder {
   std::vector<std::string> bumper_names_;  ///< as JSON strings
 };
 
+/// The JSON Schema (draft 2020-12) of a family's sensor message: the
+/// message's "type", "seq" and "ts", the robot model's fields that
+/// RobotStateEncoder writes, and the family's own `properties` beside them.
+[[nodiscard]] nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::ordered_json& properties);
+
 /// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
 [[nodiscard]] std::string link(LinkState state, std::string_view reason);
 /// {"type":"packet","tag":"DMC","payload":[68,77,67]}: the Uno's payload as it came.

@@ -43,6 +43,7 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkControlle
                                                         protocol::ByteView command) override;
   [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
   [[nodiscard]] const protocol::RobotGeometry& geometry() const override;
+  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override;
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;

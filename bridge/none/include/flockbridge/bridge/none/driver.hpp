@@ -33,6 +33,8 @@ class NoRobotDriver final : public RobotDriver {
                                                         protocol::ByteView command) override;
   [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
   [[nodiscard]] const protocol::RobotGeometry& geometry() const override;
+  /// No robot, no sensor message: no fields of its own.
+  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override { return nlohmann::ordered_json::object(); }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   [[nodiscard]] protocol::LinkState link_state() const noexcept override { return protocol::LinkState::Down; }
   [[nodiscard]] const std::string& link_reason() const noexcept override { return reason_; }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "flockbridge/bridge/link_driver.hpp"
+#include "flockbridge/bridge/pioneer/messages.hpp"
 #include "flockbridge/protocol/aros/link.hpp"
 #include "flockbridge/protocol/aros/models.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
@@ -67,6 +68,7 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
                                                         protocol::ByteView command) override;
   [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
   [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return geometry_->robot_geometry(); }
+  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override { return pioneer::sensor_properties(); }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;

@@ -45,4 +45,7 @@ class SipMessage final : public RobotMessage {
   SipSnapshot snapshot_;
 };
 
+/// The family's own fields of its sensor message, as JSON Schema properties.
+[[nodiscard]] nlohmann::ordered_json sensor_properties();
+
 }  // namespace flockbridge::bridge::pioneer

@@ -89,4 +89,7 @@ class PowerSwitchMessage final : public RobotMessage {
 /// The speed commands in whole client messages, in order (other messages skipped).
 [[nodiscard]] std::vector<protocol::smr::SpeedCommand> speed_commands(protocol::ByteView messages);
 
+/// The family's own fields of its sensor message, as JSON Schema properties.
+[[nodiscard]] nlohmann::ordered_json sensor_properties();
+
 }  // namespace flockbridge::bridge::smr

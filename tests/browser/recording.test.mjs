@@ -1,0 +1,214 @@
+// The bridge's recordings read by the real MCAP reader (@mcap/core from npm,
+// with fzstd for zstd chunks, as Foxglove's own web app reads them): for each
+// family, a run against the simulated robot with a JSON client reading,
+// driving and making a mistake, recorded with --record, then stopped with
+// record_stop. The file must open through its index and summary, hold every
+// channel with its JSON Schema, the very sensor messages the client got, the
+// client's command with who sent it and the bridge's answers, and counts and
+// times that agree with its statistics. A bridge killed mid-recording leaves
+// a file that a reader in order still reads up to its last whole chunk.
+//
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/recording.test.mjs
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import net from "node:net";
+import { once } from "node:events";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { McapIndexedReader, McapStreamReader } from "@mcap/core";
+import { decompress } from "fzstd";
+import { startBridge } from "./bridge.mjs";
+
+const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
+const decompressHandlers = { zstd: (data, size) => decompress(data, new Uint8Array(Number(size))) };
+const topics = ["/sensor", "/robot", "/command", "/answer", "/lease", "/emergency", "/link", "/client", "/hello",
+                "/recording"];
+
+/** A JSON-lines client of the bridge's port 2006: every message it got, and a wait for the next of a kind. */
+class JsonClient {
+  constructor(port) {
+    this.messages = [];
+    this.waiters = [];
+    this.socket = net.connect(port, "127.0.0.1");
+    this.closed = once(this.socket, "close");
+    this.socket.on("error", () => {});  // a killed bridge resets the connection: the close says enough
+    let partial = "";
+    this.socket.setEncoding("utf8");
+    this.socket.on("data", (chunk) => {
+      partial += chunk;
+      let end;
+      while ((end = partial.indexOf("\n")) >= 0) {
+        const line = partial.slice(0, end);
+        partial = partial.slice(end + 1);
+        const message = { line, json: JSON.parse(line) };
+        this.messages.push(message);
+        this.waiters = this.waiters.filter((waiter) => !waiter(message));
+      }
+    });
+  }
+  send(object) { this.socket.write(JSON.stringify(object) + "\n"); }
+  /** The next message (after those seen) for which `match` holds. */
+  next(match, timeoutMs = 10000) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no such message came")), timeoutMs);
+      this.waiters.push((message) => {
+        if (!match(message.json)) return false;
+        clearTimeout(timer);
+        resolve(message);
+        return true;
+      });
+    });
+  }
+  async close() {
+    this.socket.end();
+    await this.closed;
+  }
+}
+
+function jsonPort(bridge) {
+  const line = bridge.lines.find((l) => l.includes("listening: "));
+  return Number(/JSON clients on [^ ]*:(\d+)/.exec(line)[1]);
+}
+
+async function onlyFile(directory) {
+  const files = (await readdir(directory)).filter((name) => name.endsWith(".mcap"));
+  assert.equal(files.length, 1, `one recording in ${directory}: ${files}`);
+  return path.join(directory, files[0]);
+}
+
+async function indexed(file) {
+  const bytes = await readFile(file);
+  const readable = {
+    size: async () => BigInt(bytes.length),
+    read: async (offset, size) => bytes.subarray(Number(offset), Number(offset + size)),
+  };
+  return McapIndexedReader.Initialize({ readable, decompressHandlers });
+}
+
+for (const robot of ["flockbot", "pioneer", "smr"]) {
+  test(`${robot}: a recorded run opens in @mcap/core with every channel, the client's messages and its commands`,
+       async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), "flockbridge-record-"));
+    const started = Date.now() * 1e6;
+    const bridge = await startBridge(binary, ["--robot", robot, "--simulate", "--record", directory]);
+    try {
+      await bridge.waitFor("recording into ");
+      const client = new JsonClient(jsonPort(bridge));
+      const hello = await client.next((m) => m.type === "hello");
+      await client.next((m) => m.type === "link" || (m.type === "sensor"));
+      // Thirty sensor messages, a command that goes and one that does not.
+      for (let i = 0; i < 30; i++) await client.next((m) => m.type === "sensor");
+      client.send({ cmd: "stop", id: 1 });
+      await client.next((m) => m.id === 1);
+      client.send({ cmd: "drive", v_mm_s: "fast", id: 2 });
+      const refused = await client.next((m) => m.id === 2);
+      assert.equal(refused.json.type, "error");
+      for (let i = 0; i < 5; i++) await client.next((m) => m.type === "sensor");
+      client.send({ cmd: "record_stop", id: 3 });
+      const stopped = await client.next((m) => m.type === "recording");
+      assert.equal(stopped.json.active, false);
+      await bridge.waitFor("is complete");
+      const gotSensors = client.messages.filter((m) => m.json.type === "sensor");
+      await client.close();
+      const ended = Date.now() * 1e6;
+
+      const reader = await indexed(await onlyFile(directory));
+      // Every channel, JSON with a JSON Schema that parses.
+      const channels = [...reader.channelsById.values()];
+      assert.deepEqual(channels.map((c) => c.topic), topics);
+      for (const channel of channels) {
+        assert.equal(channel.messageEncoding, "json");
+        const schema = reader.schemasById.get(channel.schemaId);
+        assert.equal(schema.encoding, "jsonschema");
+        const parsed = JSON.parse(new TextDecoder().decode(schema.data));
+        assert.equal(parsed.type, "object");
+      }
+      const sensorSchema = JSON.parse(new TextDecoder().decode(reader.schemasById.get(1).data));
+      assert.ok(sensorSchema.properties.pose, "the robot model's pose");
+      assert.match(sensorSchema.title, new RegExp(robot));
+
+      const byTopic = Object.fromEntries(topics.map((t) => [t, []]));
+      let last = 0n;
+      let total = 0;
+      for await (const message of reader.readMessages()) {
+        const topic = reader.channelsById.get(message.channelId).topic;
+        const text = new TextDecoder().decode(message.data);
+        byTopic[topic].push({ text, json: JSON.parse(text), time: message.logTime, sequence: message.sequence });
+        assert.ok(message.logTime >= last, "in time order");
+        last = message.logTime;
+        total++;
+      }
+      // The statistics agree with what is in the file, and the times with the run.
+      assert.equal(reader.statistics.messageCount, BigInt(total));
+      for (const channel of channels) {
+        assert.equal(reader.statistics.channelMessageCounts.get(channel.id) ?? 0n, BigInt(byTopic[channel.topic].length),
+                     channel.topic);
+      }
+      assert.ok(Number(reader.statistics.messageStartTime) >= started, "not before the run");
+      assert.ok(Number(reader.statistics.messageEndTime) <= ended, "not after the run");
+
+      // The hello first: which robot this is.
+      assert.equal(byTopic["/hello"].length, 1);
+      assert.equal(byTopic["/hello"][0].json.robot, hello.json.robot);
+      assert.equal(byTopic["/hello"][0].json.session, hello.json.session);
+      // The very sensor messages the client got, byte for byte, numbered without a gap.
+      const recorded = new Map(byTopic["/sensor"].map((m) => [m.json.seq, m.text]));
+      for (const got of gotSensors) assert.equal(recorded.get(got.json.seq), got.line, `sensor ${got.json.seq}`);
+      const seqs = byTopic["/sensor"].map((m) => m.json.seq);
+      for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, "every reading, none skipped");
+      byTopic["/sensor"].forEach((m, i) => assert.equal(m.sequence, byTopic["/sensor"][0].sequence + i));
+      // The client came, sent a stop and a mistake, and was answered.
+      const me = hello.json.client;
+      assert.ok(byTopic["/client"].some((m) => m.json.client === me && m.json.event === "connected"));
+      const commands = byTopic["/command"].filter((m) => m.json.client === me);
+      assert.equal(commands.length, 1, "the stop went to the robot; the mistake never became a command");
+      assert.deepEqual(commands[0].json.request, { cmd: "stop", id: 1 });
+      assert.equal(commands[0].json.kind, "json");
+      assert.match(commands[0].json.bytes, /^[0-9A-F ]*$/);
+      const answers = byTopic["/answer"].filter((m) => m.json.client === me);
+      // The answer to record_stop is the recording's last.
+      assert.deepEqual(answers.map((m) => [m.json.id, m.json.ok]), [[1, true], [2, false], [3, true]]);
+      assert.equal(answers[1].json.error.code, "invalid");
+      assert.deepEqual(byTopic["/recording"].map((m) => m.json.event), ["started", "stopped"]);
+      assert.match(byTopic["/recording"][1].json.by, new RegExp(`client ${me} `));
+      assert.ok(byTopic["/link"].some((m) => m.json.state === "up"));
+    } finally {
+      await bridge.stop();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+}
+
+test("a bridge killed mid-recording leaves a file that reads in order up to its last whole chunk", async () => {
+  const directory = await mkdtemp(path.join(os.tmpdir(), "flockbridge-record-"));
+  const bridge = await startBridge(binary, ["--robot", "smr", "--simulate", "--record", directory]);
+  try {
+    await bridge.waitFor("recording into ");
+    const client = new JsonClient(jsonPort(bridge));
+    // Three seconds of the SMR's 100 periods a second: three chunks on disk at least.
+    await client.next((m) => m.type === "sensor" && m.seq >= 300, 20000);
+    bridge.process.kill("SIGKILL");
+    await bridge.exited;
+    await client.close();
+    const bytes = await readFile(await onlyFile(directory));
+    await assert.rejects(indexed(await onlyFile(directory)), "no footer: the index is not there");
+    const stream = new McapStreamReader({ decompressHandlers });
+    stream.append(bytes);
+    let sensors = 0;
+    let record;
+    const seqs = [];
+    while ((record = stream.nextRecord())) {
+      if (record.type === "Message" && record.channelId === 1) {
+        sensors++;
+        seqs.push(JSON.parse(new TextDecoder().decode(record.data)).seq);
+      }
+    }
+    // Chunks close each second: at most the last second and a half is lost.
+    assert.ok(sensors >= 150, `${sensors} sensor messages read`);
+    for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1);
+  } finally {
+    await bridge.stop();
+    await rm(directory, { recursive: true, force: true });
+  }
+});
