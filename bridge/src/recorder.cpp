@@ -238,9 +238,12 @@ struct Recorder::Worker {
                            {"simulated", identity.simulated ? "true" : "false"},
                            {"version", FLOCKBRIDGE_VERSION}}}));
     // The hello first, in a chunk of its own: each file says what robot it holds.
+    // Dated no later than the file's first message, so that it is first in
+    // time too (a chunk may have waited for the disk before the file began).
     mcap::ChunkBuilder hello;
-    hello.add_message(static_cast<std::uint16_t>(Topic::Hello), 0, job.now_unix_ns, job.now_unix_ns,
-                      protocol::as_bytes(identity.hello));
+    const std::uint64_t first =
+        job.chunk.empty() ? job.now_unix_ns : std::min(job.now_unix_ns, job.chunk.start_time());
+    hello.add_message(static_cast<std::uint16_t>(Topic::Hello), 0, first, first, protocol::as_bytes(identity.hello));
     add(writer->chunk(hello, "", {}));
     job.opened = path;
     return append(head, job);
