@@ -241,8 +241,7 @@ struct Recorder::Worker {
     // Dated no later than the file's first message, so that it is first in
     // time too (a chunk may have waited for the disk before the file began).
     mcap::ChunkBuilder hello;
-    const std::uint64_t first =
-        job.chunk.empty() ? job.now_unix_ns : std::min(job.now_unix_ns, job.chunk.start_time());
+    const std::uint64_t first = job.chunk.empty() ? job.now_unix_ns : std::min(job.now_unix_ns, job.chunk.start_time());
     hello.add_message(static_cast<std::uint16_t>(Topic::Hello), 0, first, first, protocol::as_bytes(identity.hello));
     add(writer->chunk(hello, "", {}));
     job.opened = path;
