@@ -16,16 +16,6 @@ using protocol::Done;
 using protocol::Error;
 using protocol::Result;
 
-namespace {
-
-std::uint64_t unix_ns_now() {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
-}
-
-}  // namespace
-
 std::string Bridge::hello_text(std::uint64_t client, Role role) const {
   return protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), client, role_name(role),
                                {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(),

@@ -180,10 +180,15 @@ struct Recorder::Worker {
     return true;
   }
 
-  void abandon(Job& job, std::string why) {
-    job.error = std::move(why);
+  /// No new file for a while after a failure: a second, doubling up to a minute.
+  void wait_before_retry(const Job& job) {
     retry_wait_ns = std::clamp<std::uint64_t>(retry_wait_ns * 2, 1'000'000'000ULL, 60'000'000'000ULL);
     retry_at_ns = job.now_unix_ns + retry_wait_ns;
+  }
+
+  void abandon(Job& job, std::string why) {
+    job.error = std::move(why);
+    wait_before_retry(job);
     if (chunks == 0) {
       ::unlink(path.c_str());  // nothing in it worth keeping
       if (job.opened == path) job.opened.clear();
@@ -210,8 +215,7 @@ struct Recorder::Worker {
     }
     if (fd < 0) {
       job.error = "cannot create a file in " + settings.directory + ": " + errno_text(errno);
-      retry_wait_ns = std::clamp<std::uint64_t>(retry_wait_ns * 2, 1'000'000'000ULL, 60'000'000'000ULL);
-      retry_at_ns = job.now_unix_ns + retry_wait_ns;
+      wait_before_retry(job);
       return false;
     }
     remove_oldest(job);
@@ -421,9 +425,7 @@ void Recorder::dispatch() {
   flight->job = std::move(waiting_.front());
   waiting_.pop_front();
   waiting_bytes_ -= flight->job->chunk.size();
-  flight->job->now_unix_ns = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  flight->job->now_unix_ns = unix_ns_now();
   flight->request.data = flight;
   const int queued = uv_queue_work(
       loop_, &flight->request,

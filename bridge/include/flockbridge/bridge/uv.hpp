@@ -26,6 +26,13 @@ using protocol::SteadyTime;
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+/// The time as recordings hold it: nanoseconds since the Unix epoch.
+[[nodiscard]] inline std::uint64_t unix_ns_now() noexcept {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
 /// "connection refused (ECONNREFUSED)".
 [[nodiscard]] std::string uv_error_text(int code);
 
