@@ -121,8 +121,6 @@ class Recorder {
   void set_hello(std::string hello);
 
   [[nodiscard]] const RecordingStatus& status() const noexcept { return status_; }
-  /// Whether a job is with the worker thread (the loop stays alive until it finishes).
-  [[nodiscard]] bool busy() const noexcept { return flight_ != nullptr; }
 
   struct Worker;
   struct Job;
