@@ -25,10 +25,10 @@ protocol::StatsSnapshot Bridge::snapshot() const {
                                             {"received", mqtt->received}};
   }
   const RecordingStatus& recording = recorder_.status();
-  snapshot.recording = {{"active", recording.active ? 1 : 0}, {"files", recording.files},
-                        {"messages", recording.messages},     {"bytes", recording.bytes},
-                        {"dropped", recording.dropped},       {"write_errors", recording.write_errors},
-                        {"removed", recording.removed}};
+  snapshot.recording_active = recording.active;
+  snapshot.recording = {
+      {"files", recording.files},     {"messages", recording.messages},         {"bytes", recording.bytes},
+      {"dropped", recording.dropped}, {"write_errors", recording.write_errors}, {"removed", recording.removed}};
   snapshot.recording_file = recording.file;
   snapshot.recording_error = recording.last_error;
   for (const auto& [id, session] : sessions_) {

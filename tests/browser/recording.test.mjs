@@ -13,7 +13,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
 import { once } from "node:events";
-import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
@@ -21,6 +21,17 @@ import { decompress } from "fzstd";
 import { startBridge } from "./bridge.mjs";
 
 const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
+const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
+
+/** A failed case's evidence: the recording as it was and the bridge's log, kept in the artifacts. */
+async function keep(name, directory, bridge) {
+  const into = path.join(artifacts, `recording-${name}`);
+  await rm(into, { recursive: true, force: true });
+  await mkdir(into, { recursive: true });
+  await cp(directory, into, { recursive: true });
+  await writeFile(path.join(into, "bridge.log"), bridge.lines.join("\n") + "\n");
+  console.log(`# kept the recording and the bridge's log in ${into}`);
+}
 const decompressHandlers = { zstd: (data, size) => decompress(data, new Uint8Array(Number(size))) };
 const topics = ["/sensor", "/robot", "/command", "/answer", "/lease", "/emergency", "/link", "/client", "/hello",
                 "/recording"];
@@ -109,7 +120,10 @@ for (const robot of ["flockbot", "pioneer", "smr"]) {
       const stopped = await client.next((m) => m.type === "recording");
       assert.equal(stopped.json.active, false);
       await bridge.waitFor("is complete");
-      const gotSensors = client.messages.filter((m) => m.json.type === "sensor");
+      // What the client got while the recording ran: sensor messages keep coming after the stop.
+      const gotSensors = client.messages.slice(0, client.messages.indexOf(stopped))
+        .filter((m) => m.json.type === "sensor");
+      assert.ok(gotSensors.length >= 35);
       await client.close();
       const ended = Date.now() * 1e6;
 
@@ -154,7 +168,11 @@ for (const robot of ["flockbot", "pioneer", "smr"]) {
       assert.equal(byTopic["/hello"][0].json.session, hello.json.session);
       // The very sensor messages the client got, byte for byte, numbered without a gap.
       const recorded = new Map(byTopic["/sensor"].map((m) => [m.json.seq, m.text]));
-      for (const got of gotSensors) assert.equal(recorded.get(got.json.seq), got.line, `sensor ${got.json.seq}`);
+      const range = byTopic["/sensor"].length === 0 ? "none"
+                    : `${byTopic["/sensor"][0].json.seq}..${byTopic["/sensor"].at(-1).json.seq}`;
+      for (const got of gotSensors) {
+        assert.equal(recorded.get(got.json.seq), got.line, `sensor ${got.json.seq} (the recording holds ${range})`);
+      }
       const seqs = byTopic["/sensor"].map((m) => m.json.seq);
       for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, "every reading, none skipped");
       byTopic["/sensor"].forEach((m, i) => assert.equal(m.sequence, byTopic["/sensor"][0].sequence + i));
@@ -173,6 +191,9 @@ for (const robot of ["flockbot", "pioneer", "smr"]) {
       assert.deepEqual(byTopic["/recording"].map((m) => m.json.event), ["started", "stopped"]);
       assert.match(byTopic["/recording"][1].json.by, new RegExp(`client ${me} `));
       assert.ok(byTopic["/link"].some((m) => m.json.state === "up"));
+    } catch (error) {
+      await keep(robot, directory, bridge);
+      throw error;
     } finally {
       await bridge.stop();
       await rm(directory, { recursive: true, force: true });
@@ -207,6 +228,9 @@ test("a bridge killed mid-recording leaves a file that reads in order up to its 
     // Chunks close each second: at most the last second and a half is lost.
     assert.ok(sensors >= 150, `${sensors} sensor messages read`);
     for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1);
+  } catch (error) {
+    await keep("killed", directory, bridge);
+    throw error;
   } finally {
     await bridge.stop();
     await rm(directory, { recursive: true, force: true });

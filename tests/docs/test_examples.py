@@ -490,11 +490,19 @@ def same_shape(shown: Any, live: Any, where: str) -> List[str]:
 
 
 def live_message(client: JsonLines, kind: str, wanted: Any) -> Dict[str, Any]:
-    """A message of `kind` with every field the page shows, if one comes within 10 s (else the last)."""
+    """A message of `kind` with every field the page shows, if one comes within 10 s (else the last).
+
+    `stats` is an answer: it is asked for each time, as a client asks for it."""
+
+    def next_one() -> Dict[str, Any]:
+        if kind == "stats":
+            client.socket.sendall(b'{"cmd":"stats"}\n')
+        return client.read_type(kind)
+
     deadline = time.monotonic() + 10
-    message = client.read_type(kind)
+    message = next_one()
     while same_shape(wanted, message, kind) and time.monotonic() < deadline:
-        message = client.read_type(kind)
+        message = next_one()
     return message
 
 

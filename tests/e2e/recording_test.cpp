@@ -160,7 +160,7 @@ TEST_CASE("recording: a directory the bridge cannot write is refused with the re
               "\n");
   const auto stats = client.read_json_type("stats");
   REQUIRE(stats);
-  CHECK((*stats)["recording"]["active"] == 0);
+  CHECK((*stats)["recording"]["active"] == false);
   CHECK(client.read_json_type("sensor"));
 }
 
@@ -203,7 +203,7 @@ TEST_CASE("recording: a disk that refuses the recording costs the recording, nev
     if (stats["recording"]["dropped"].get<long>() > 0) break;
     REQUIRE(client.read_json_type("sensor"));  // a reading's time, then look again
   }
-  CHECK(stats["recording"]["active"] == 1);
+  CHECK(stats["recording"]["active"] == true);
   CHECK(stats["recording"]["write_errors"].get<long>() >= 1);
   CHECK(stats["recording"]["dropped"].get<long>() > 0);
   CHECK(stats["recording"]["last_error"].get<std::string>().find("File too large") != std::string::npos);

@@ -416,7 +416,7 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
     for (const auto& [name, value] : *s.mqtt) mqtt[name] = value;
     message["mqtt"] = std::move(mqtt);
   }
-  ordered recording = ordered::object();
+  ordered recording{{"active", s.recording_active}};
   for (const auto& [name, value] : s.recording) recording[name] = value;
   recording["file"] = s.recording_file;
   recording["last_error"] = s.recording_error;

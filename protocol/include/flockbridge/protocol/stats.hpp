@@ -89,8 +89,10 @@ struct StatsSnapshot {
   std::vector<ClientSnapshot> clients;
   /// The fleet's MQTT connection ("connected", "published", "dropped", ...), when it is on.
   std::optional<NamedCounters> mqtt;
-  /// The run's recording ("active", "files", "messages", "bytes", "dropped",
-  /// "write_errors", "removed"), and its file and last error ("" for none).
+  /// The run's recording: whether it records, its counters ("files",
+  /// "messages", "bytes", "dropped", "write_errors", "removed"), and its
+  /// file and last error ("" for none).
+  bool recording_active = false;
   NamedCounters recording;
   std::string recording_file;
   std::string recording_error;
