@@ -22,7 +22,7 @@ static int run(int argc, char** argv) {
   uv_loop_init(&loop);
   int status = 0;
   {
-    Bridge bridge(&loop, config, find_robot_family(config.family)->make_driver, settings);
+    Bridge bridge(&loop, config, driver_factory(config), settings);
     bridge.set_config_loader([&sources = sources, &settings] { return load_config(settings, sources); });
     if (auto started = bridge.start(); !started) {
       log_error(started.error().message);

@@ -280,7 +280,7 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   if (recorder_.active()) {
     record(Topic::Link, *wire::json_notice(notice::Link{state, changed.reason}));
     // The model may be known now: the next file's hello says so.
-    if (state == protocol::LinkState::Up) recorder_.set_hello(recording_identity().hello);
+    if (state == protocol::LinkState::Up) recorder_.set_identity(recording_identity());
   }
   fleet_.event({{"type", "link"}, {"state", protocol::link_state_name(state)}, {"reason", changed.reason}});
   fleet_.status_changed();
@@ -293,7 +293,7 @@ void Bridge::on_published(const driver_event::Published& published) {
   if (!message.is_sensor()) {
     broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); }, MessageOrigin::Robot);
     if (recorder_.active()) {
-      if (const SharedBuffer json = message.encode(Encoding::Json, 0, 0)) record(Topic::Robot, *json);
+      record_published(Topic::Robot, message.encode(Encoding::Json, 0, 0), message.encode(Encoding::Native, 0, 0));
     }
     return;
   }
@@ -317,10 +317,12 @@ void Bridge::on_published(const driver_event::Published& published) {
     }
   }
   if (recorder_.active()) {
-    // The message JSON clients get, every one, whether any client wants it or not.
-    SharedBuffer& json = encoded[encoding_index(Encoding::Json)];
-    if (!json) json = message.encode(Encoding::Json, sensor_seq_, received);
-    if (json) record(Topic::Sensor, *json);
+    // The messages clients get, every one, whether any client wants it or not.
+    for (const Encoding encoding : {Encoding::Json, Encoding::Native}) {
+      SharedBuffer& buffer = encoded[encoding_index(encoding)];
+      if (!buffer) buffer = message.encode(encoding, sensor_seq_, received);
+    }
+    record_published(Topic::Sensor, encoded[encoding_index(Encoding::Json)], encoded[encoding_index(Encoding::Native)]);
   }
 }
 

@@ -178,6 +178,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
              ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
     broadcast_pairing();
   }
+  driver_->client_arrived();
 }
 
 void Bridge::session_closed(Session& session) {

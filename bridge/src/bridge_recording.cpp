@@ -17,10 +17,11 @@ using protocol::Error;
 using protocol::Result;
 
 std::string Bridge::hello_text(std::uint64_t client, Role role) const {
-  return protocol::json::hello(session_id_, driver_->link_state(), driver_->link_reason(), client, role_name(role),
-                               {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(),
-                                driver_->simulated_room(), driver_->simulated_boxes(), &driver_->geometry()},
-                               {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()});
+  return protocol::json::hello(
+      session_id_, driver_->link_state(), driver_->link_reason(), client, role_name(role),
+      {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(), driver_->simulated_room(),
+       driver_->simulated_boxes(), &driver_->geometry(), driver_->replay()},
+      {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()});
 }
 
 RecordingIdentity Bridge::recording_identity() const {
@@ -92,6 +93,18 @@ void Bridge::record(Topic topic, std::string_view json) {
   if (!recorder_.active()) return;
   if (!json.empty() && json.back() == '\n') json.remove_suffix(1);
   recorder_.record(topic, json, unix_ns_now());
+}
+
+void Bridge::record_published(Topic topic, const SharedBuffer& json, const SharedBuffer& native) {
+  const std::uint64_t now = unix_ns_now();
+  std::string_view text = json ? std::string_view(*json) : std::string_view();
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (!text.empty()) recorder_.record(topic, text, now);
+  if (native && !native->empty()) {
+    const nlohmann::ordered_json form{{"json", text.empty() ? nlohmann::ordered_json(nullptr) : topic_name(topic)},
+                                      {"bytes", protocol::to_hex(protocol::as_bytes(*native))}};
+    recorder_.record(Topic::Native, form.dump(), now);
+  }
 }
 
 nlohmann::ordered_json Bridge::client_json(const Session& session) {

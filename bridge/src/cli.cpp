@@ -9,6 +9,7 @@
 
 #include "flockbridge/bridge/cli_support.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/recording_file.hpp"
 #include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
@@ -113,6 +114,28 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
   if (!loaded) {
     log_lines(LogLevel::Error, loaded.error().message);
     return kConfigErrorExit;
+  }
+  // A replay's robot family is the recording's: its port, its clients.
+  if (!loaded.value().replay.file.empty()) {
+    auto recording = RecordingFile::open(loaded.value().replay.file);
+    if (!recording) {
+      log_error(recording.error().message);
+      return kConfigErrorExit;
+    }
+    const std::string& family = recording.value()->identity().family;
+    if (loaded.value().family != family) {
+      if (given_key("robot.family")) {
+        log_error("--replay " + loaded.value().replay.file + " is a recording of a robot of the family " + family +
+                  ", not " + loaded.value().family + "; leave --robot out");
+        return kConfigErrorExit;
+      }
+      sources.overrides.emplace(sources.overrides.begin(), "robot.family", family);
+      loaded = load_config(settings, sources);
+      if (!loaded) {
+        log_lines(LogLevel::Error, loaded.error().message);
+        return kConfigErrorExit;
+      }
+    }
   }
   if (print_config) {
     std::fputs(format_config(settings, loaded.value()).c_str(), stdout);

@@ -86,6 +86,23 @@ void add_record_settings(std::vector<Setting>& s) {
        "many megabytes.",
        kRestart},
       [](auto& c) -> auto& { return c.record.total_mb; }, 1, 100'000'000));
+  s.push_back(text(
+      {"replay", "file", "--replay",
+       "Serve this recording (a .mcap file of record.directory) as if its robot were attached, instead of a "
+       "robot: the same hello, marked as a replay, and the recorded messages at their recorded pace; commands "
+       "are refused. robot.family is the recording's. \"\": a robot, no replay.",
+       kRestart},
+      [](auto& c) -> auto& { return c.replay.file; }));
+  s.push_back(real(
+      {"replay", "speed", "--replay-speed", "How much faster than recorded a replay plays (0.5: half as fast).",
+       kRestart},
+      [](auto& c) -> auto& { return c.replay.speed; }, 0.01, 1000));
+  s.push_back(flag(
+      {"replay", "wait", "--replay-wait",
+       "A replay begins when its first client connects (a program, a dashboard), so that it sees the run from "
+       "its start; false: at once.",
+       kRestart},
+      [](auto& c) -> auto& { return c.replay.wait; }));
 }
 
 /// The fleet's MQTT broker.

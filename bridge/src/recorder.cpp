@@ -69,6 +69,11 @@ std::string topic_schema(Topic topic) {
           R"({"type":{"const":"hello"},"robot":{"type":"string"},"model":{"type":"string"},"geometry":{"type":"object"}})");
     case Topic::Recording:
       return schema_text("flockbridge recording", R"({"event":{"type":"string"},"by":{"type":"string"}})");
+    case Topic::Native:
+      return schema_text(
+          "flockbridge native",
+          R"({"json":{"type":["string","null"],"description":"the topic of this message's JSON form, recorded at the same time; null: the family's stream alone"},"bytes":{"type":"string","description":"what the family's own programs got, as hex pairs"}})",
+          R"(["json","bytes"])");
     case Topic::Robot:
     case Topic::Sensor:
       break;
@@ -113,13 +118,22 @@ std::string_view topic_name(Topic topic) noexcept {
       return "/hello";
     case Topic::Recording:
       return "/recording";
+    case Topic::Native:
+      return "/native";
   }
   return "/unknown";
 }
 
+std::optional<Topic> topic_named(std::string_view name) noexcept {
+  for (std::uint16_t id = 1; id <= kTopicCount; ++id) {
+    if (topic_name(static_cast<Topic>(id)) == name) return static_cast<Topic>(id);
+  }
+  return std::nullopt;
+}
+
 /// A piece of work for the worker thread, and what it found.
 struct Recorder::Job {
-  enum class Kind : std::uint8_t { Begin, Chunk, Hello, Finish };
+  enum class Kind : std::uint8_t { Begin, Chunk, Identity, Finish };
   Kind kind = Kind::Chunk;
   // In.
   RecordSettings settings;
@@ -372,11 +386,11 @@ void Recorder::stop() {
   status_.active = false;
 }
 
-void Recorder::set_hello(std::string hello) {
+void Recorder::set_identity(RecordingIdentity identity) {
   if (!status_.active) return;
   auto job = std::make_unique<Job>();
-  job->kind = Job::Kind::Hello;
-  job->identity.hello = std::move(hello);
+  job->kind = Job::Kind::Identity;
+  job->identity = std::move(identity);
   enqueue(std::move(job));
 }
 
@@ -438,8 +452,8 @@ void Recorder::dispatch() {
             worker.settings = job.settings;
             worker.identity = job.identity;
             break;
-          case Job::Kind::Hello:
-            worker.identity.hello = job.identity.hello;
+          case Job::Kind::Identity:
+            worker.identity = job.identity;
             break;
           case Job::Kind::Chunk:
             worker.write_chunk(job);

@@ -28,6 +28,8 @@ std::string_view error_code_name(ErrorCode code) noexcept {
       return "denied";
     case ErrorCode::Latched:
       return "latched";
+    case ErrorCode::Replay:
+      return "replay";
   }
   return "invalid";
 }
@@ -42,6 +44,30 @@ std::string to_hex(ByteView bytes) {
     text.push_back(kDigits[b & 0x0F]);
   }
   return text;
+}
+
+std::optional<Bytes> from_hex(std::string_view text) {
+  const auto digit = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  Bytes bytes;
+  bytes.reserve(text.size() / 2);
+  std::size_t at = 0;
+  while (at < text.size()) {
+    if (!bytes.empty()) {
+      if (text[at] == ' ') ++at;
+    }
+    if (at + 2 > text.size()) return std::nullopt;
+    const int high = digit(text[at]);
+    const int low = digit(text[at + 1]);
+    if (high < 0 || low < 0) return std::nullopt;
+    bytes.push_back(static_cast<Byte>(high * 16 + low));
+    at += 2;
+  }
+  return bytes;
 }
 
 std::string describe_tag(ByteView bytes) {

@@ -34,7 +34,7 @@ async function keep(name, directory, bridge) {
 }
 const decompressHandlers = { zstd: (data, size) => decompress(data, new Uint8Array(Number(size))) };
 const topics = ["/sensor", "/robot", "/command", "/answer", "/lease", "/emergency", "/link", "/client", "/hello",
-                "/recording"];
+                "/recording", "/native"];
 
 /** A JSON-lines client of the bridge's port 2006: every message it got, and a wait for the next of a kind. */
 class JsonClient {
@@ -176,6 +176,13 @@ for (const robot of ["flockbot", "pioneer", "smr"]) {
       const seqs = byTopic["/sensor"].map((m) => m.json.seq);
       for (let i = 1; i < seqs.length; i++) assert.equal(seqs[i], seqs[i - 1] + 1, "every reading, none skipped");
       byTopic["/sensor"].forEach((m, i) => assert.equal(m.sequence, byTopic["/sensor"][0].sequence + i));
+      // What the family's own programs got, beside its JSON form at the same time (a replay serves it to them).
+      assert.ok(byTopic["/native"].length > 0, "the native stream");
+      const sensorTimes = new Set(byTopic["/sensor"].map((m) => m.time));
+      for (const native of byTopic["/native"]) {
+        assert.match(native.json.bytes, /^[0-9A-F]{2}( [0-9A-F]{2})*$/);
+        if (native.json.json === "/sensor") assert.ok(sensorTimes.has(native.time), "at its sensor message's time");
+      }
       // The client came, sent a stop and a mistake, and was answered.
       const me = hello.json.client;
       assert.ok(byTopic["/client"].some((m) => m.json.client === me && m.json.event === "connected"));

@@ -251,6 +251,12 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
             .is_null());
   CHECK_FALSE(
       Json::parse(codec::hello("abc", LinkState::Up, "", 1, "driver", {"smr", "smr", {}})).contains("simulated"));
+  // A replay says so, with its file, when it was recorded and how fast it plays.
+  const codec::ReplayDescription replay{"robot-20261127-093012.mcap", 1795752276.5, 2};
+  codec::RobotDescription replayed{"smr", "smr", {}};
+  replayed.replay = &replay;
+  CHECK(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "viewer", replayed))["replay"] ==
+        Json::parse(R"({"file":"robot-20261127-093012.mcap","recorded_at":1795752276.5,"speed":2.0})"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
   CHECK(Json::parse(codec::packet(as_bytes("DMC"))) ==
@@ -307,4 +313,29 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   // Bytes that are not UTF-8 never make the encoder throw.
   CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
   CHECK_NOTHROW((void)codec::error(nullptr, Error{std::string("\xFF\xFE")}));
+}
+
+TEST_CASE("a geometry read back from its JSON is the geometry written") {
+  RobotGeometry g;
+  g.radius_mm = 80;
+  g.wheel_base_mm = 120.5;
+  g.max_v_mm_s = 300;
+  g.ranges = {{"front", RangeKind::Ir, 0, 80, 0, 800}, {"sonar3", RangeKind::Sonar, -10, 100, -20, std::nullopt}};
+  g.bumpers = {"front", "rear"};
+  CHECK(codec::geometry_from_json(Json::parse(codec::geometry(g).dump())) == g);
+  CHECK(codec::geometry_from_json(Json::parse(codec::geometry(RobotGeometry{}).dump())) == RobotGeometry{});
+  // What is not a geometry is an unknown one, not an error.
+  CHECK(codec::geometry_from_json(Json::parse(R"({"footprint":"round","ranges":[1,{"name":"x"}]})")).ranges.size() ==
+        1);
+  CHECK(codec::geometry_from_json(Json(nullptr)) == RobotGeometry{});
+}
+
+TEST_CASE("hex back to bytes: to_hex's text, either case, with or without spaces; nothing else") {
+  CHECK(from_hex(to_hex(as_bytes("DMS\n"))) == Bytes{0x44, 0x4D, 0x53, 0x0A});
+  CHECK(from_hex("444d53") == Bytes{0x44, 0x4D, 0x53});
+  CHECK(from_hex("") == Bytes{});
+  CHECK_FALSE(from_hex("4"));
+  CHECK_FALSE(from_hex("4G"));
+  CHECK_FALSE(from_hex(" 44"));
+  CHECK_FALSE(from_hex("44  53"));
 }

@@ -12,6 +12,7 @@
 #include "flockbridge/bridge/flockbot/settings.hpp"
 #include "flockbridge/bridge/none/driver.hpp"
 #include "flockbridge/bridge/pioneer/driver.hpp"
+#include "flockbridge/bridge/replay/driver.hpp"
 #include "flockbridge/bridge/smr/driver.hpp"
 #include "flockbridge/bridge/smr/settings.hpp"
 #include "flockbridge/bridge/suggest.hpp"
@@ -27,13 +28,15 @@ std::unique_ptr<RobotDriver> make(uv_loop_t* loop, const Config& config, RobotDr
 // The first row is the family of a configuration that names none.
 constexpr std::array kFamilies{
     RobotFamily{"flockbot", "Flockbot (an Arduino Uno on USB serial)", 2005, 115200, "/dev/flockbot",
-                flockbot::kDeviceHint, &make<flockbot::FlockbotDriver>, &flockbot::settings_rows, nullptr},
+                flockbot::kDeviceHint, &make<flockbot::FlockbotDriver>, &flockbot::settings_rows, nullptr,
+                &flockbot::native_replay},
     RobotFamily{"pioneer", "Pioneer 2/3 and AmigoBot (AROS, on the robot's HOST serial port)", 8101, 9600,
-                "/dev/ttyUSB0", pioneer::kDeviceHint, &make<pioneer::PioneerDriver>, nullptr, &pioneer::model_names},
+                "/dev/ttyUSB0", pioneer::kDeviceHint, &make<pioneer::PioneerDriver>, nullptr, &pioneer::model_names,
+                nullptr},
     RobotFamily{"smr", "DTU Small Mobile Robot (SMRD's RS485 bus, on a serial adapter)", 24901, 115200, "/dev/ttyS0",
-                smr::kDeviceHint, &make<smr::SmrDriver>, &smr::settings_rows, nullptr},
+                smr::kDeviceHint, &make<smr::SmrDriver>, &smr::settings_rows, nullptr, &smr::native_replay},
     RobotFamily{"none", "no robot: a bridge that only serves the fleet (the class hub, --hub)", 0, 115200, "", "",
-                &make<none::NoRobotDriver>, nullptr, nullptr},
+                &make<none::NoRobotDriver>, nullptr, nullptr, nullptr},
 };
 
 /// The core's rows' words about the families.
@@ -72,6 +75,24 @@ FamiliesHelp families_help() {
 }
 
 }  // namespace
+
+namespace {
+
+/// A replay of a recording of the configured family (the command line made it the recording's).
+std::unique_ptr<RobotDriver> make_replay(uv_loop_t* loop, const Config& config, RobotDriver::Host& host) {
+  const RobotFamily* family = find_robot_family(config.family);
+  return std::make_unique<replay::ReplayDriver>(
+      loop, config, host,
+      family != nullptr && family->native_replay != nullptr ? family->native_replay(config) : nullptr);
+}
+
+}  // namespace
+
+DriverFactory driver_factory(const Config& config) noexcept {
+  if (!config.replay.file.empty()) return &make_replay;
+  const RobotFamily* family = find_robot_family(config.family);
+  return family != nullptr ? family->make_driver : kFamilies.front().make_driver;
+}
 
 std::span<const RobotFamily> robot_families() noexcept {
   return kFamilies;

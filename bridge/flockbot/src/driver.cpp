@@ -82,6 +82,16 @@ protocol::Bytes FlockbotDriver::last_words() {
   return protocol::flockbot::encode_frame(protocol::as_bytes(protocol::flockbot::kStopCode));
 }
 
+std::unique_ptr<NativeReplay> native_replay(const Config& /*config*/) {
+  class Replay final : public NativeReplay {
+   public:
+    [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override {
+      return std::make_unique<FlockbotClient>();
+    }
+  };
+  return std::make_unique<Replay>();
+}
+
 std::unique_ptr<NativeClient> FlockbotDriver::make_native_client() {
   return std::make_unique<FlockbotClient>();
 }

@@ -86,6 +86,23 @@ std::optional<DriverEvent> SmrDriver::next_event() {
   return event;
 }
 
+std::unique_ptr<NativeReplay> native_replay(const Config& config) {
+  class Replay final : public NativeReplay {
+   public:
+    explicit Replay(std::size_t limit) : limit_(limit) {}
+    void follow(std::string_view native) override { delivered_.follow(native); }
+    [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override {
+      return std::make_unique<SmrdClient>(delivered_);
+    }
+    [[nodiscard]] std::size_t native_client_limit() const noexcept override { return limit_; }
+
+   private:
+    std::size_t limit_;
+    PeriodSoFar delivered_;  ///< the period as far as the clients have it
+  };
+  return std::make_unique<Replay>(settings_of(config).max_clients);
+}
+
 std::unique_ptr<NativeClient> SmrDriver::make_native_client() {
   return std::make_unique<SmrdClient>(delivered_);
 }

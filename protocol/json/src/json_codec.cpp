@@ -134,6 +134,10 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
     message["simulated"] =
         ordered{{"room_mm", robot.room_mm ? ordered(*robot.room_mm) : ordered(nullptr)}, {"boxes_mm", robot.boxes_mm}};
   }
+  if (robot.replay != nullptr) {
+    message["replay"] = ordered{
+        {"file", robot.replay->file}, {"recorded_at", robot.replay->recorded_at}, {"speed", robot.replay->speed}};
+  }
   if (!reason.empty()) message["reason"] = reason;
   message["client"] = client;
   message["role"] = role;
@@ -183,6 +187,54 @@ ordered geometry(const RobotGeometry& g) {
                  {"max_w_deg_s", optional_number(g.max_w_deg_s)},
                  {"ranges", std::move(ranges)},
                  {"bumpers", g.bumpers}};
+}
+
+namespace {
+
+std::optional<double> number_in(const nlohmann::json& object, std::string_view key) {
+  if (!object.is_object()) return std::nullopt;
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
+
+}  // namespace
+
+RobotGeometry geometry_from_json(const nlohmann::json& json) {
+  RobotGeometry g;
+  if (!json.is_object()) return g;
+  if (const auto footprint = json.find("footprint"); footprint != json.end()) {
+    g.radius_mm = number_in(*footprint, "radius_mm");
+    g.length_mm = number_in(*footprint, "length_mm");
+    g.width_mm = number_in(*footprint, "width_mm");
+  }
+  g.wheel_base_mm = number_in(json, "wheel_base_mm");
+  g.max_v_mm_s = number_in(json, "max_v_mm_s");
+  g.max_w_deg_s = number_in(json, "max_w_deg_s");
+  if (const auto ranges = json.find("ranges"); ranges != json.end() && ranges->is_array()) {
+    for (const nlohmann::json& r : *ranges) {
+      if (!r.is_object()) continue;
+      RangeSensor sensor;
+      if (const auto name = r.find("name"); name != r.end() && name->is_string())
+        sensor.name = name->get<std::string>();
+      const auto kind = r.find("kind");
+      sensor.kind =
+          kind != r.end() && kind->is_string() && kind->get<std::string>() == range_kind_name(RangeKind::Sonar)
+              ? RangeKind::Sonar
+              : RangeKind::Ir;
+      sensor.deg = number_in(r, "deg");
+      sensor.x_mm = number_in(r, "x_mm");
+      sensor.y_mm = number_in(r, "y_mm");
+      sensor.max_mm = number_in(r, "max_mm");
+      g.ranges.push_back(std::move(sensor));
+    }
+  }
+  if (const auto bumpers = json.find("bumpers"); bumpers != json.end() && bumpers->is_array()) {
+    for (const nlohmann::json& name : *bumpers) {
+      if (name.is_string()) g.bumpers.push_back(name.get<std::string>());
+    }
+  }
+  return g;
 }
 
 RobotStateEncoder::RobotStateEncoder(const RobotGeometry& geometry) : geometry_(geometry) {

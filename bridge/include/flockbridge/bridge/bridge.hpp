@@ -136,6 +136,10 @@ class Bridge final : public RobotDriver::Host,
   void broadcast_recording();
   /// One message for the recording, when one is on (`json` without its line end or with it).
   void record(Topic topic, std::string_view json);
+  /// A robot's message for the recording: its JSON form on `topic` (when it
+  /// has one) and its native form on /native, at one time, so that a replay
+  /// gives each of its clients what the original run gave them.
+  void record_published(Topic topic, const SharedBuffer& json, const SharedBuffer& native);
   /// Who a session is, for the recording's messages.
   [[nodiscard]] static nlohmann::ordered_json client_json(const Session& session);
 

@@ -69,6 +69,13 @@ struct RecordSettings {
   std::uint64_t total_mb = 2048;          ///< the oldest files are removed once all of them hold more
 };
 
+/// A replay: the bridge serves a recording as if its robot were attached.
+struct ReplaySettings {
+  std::string file;  ///< the recording (.mcap); empty: no replay, a robot
+  double speed = 1;  ///< how much faster than recorded
+  bool wait = true;  ///< begin when the first client connects, not at once
+};
+
 struct Config {
   // The robot. The families table (families.hpp) gives each family's
   // defaults of the family's own port, device and speed.
@@ -116,6 +123,7 @@ struct Config {
   AccessSettings access;
   FleetMqttSettings mqtt;
   RecordSettings record;
+  ReplaySettings replay;
   /// The class hub: follows every robot on the broker and serves /fleet.
   bool fleet_hub = false;
   /// The Avahi service file filled in at start (mDNS); empty: none.

@@ -37,6 +37,7 @@
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 #include "flockbridge/protocol/robot_link.hpp"
 #include "flockbridge/protocol/robot_model.hpp"
 #include "flockbridge/protocol/stats.hpp"
@@ -109,6 +110,24 @@ struct Note {
 using DriverEvent =
     std::variant<driver_event::LinkChanged, driver_event::Published, driver_event::CommandDone, driver_event::Note>;
 
+/// A family's own programs on a replay of one of its recordings (the
+/// families table's native_replay): the family's client of its port, fed
+/// what the family's programs got when it was recorded.
+class NativeReplay {
+ public:
+  NativeReplay() = default;
+  NativeReplay(const NativeReplay&) = delete;
+  NativeReplay& operator=(const NativeReplay&) = delete;
+  virtual ~NativeReplay() = default;
+
+  /// A recorded message of the family's stream, as the core takes it to
+  /// send to the family's programs.
+  virtual void follow(std::string_view /*native*/) {}
+  [[nodiscard]] virtual std::unique_ptr<NativeClient> make_native_client() = 0;
+  /// As RobotDriver::native_client_limit().
+  [[nodiscard]] virtual std::size_t native_client_limit() const noexcept { return SIZE_MAX; }
+};
+
 class RobotDriver {
  public:
   /// The core, as a driver sees it.
@@ -147,6 +166,8 @@ class RobotDriver {
   [[nodiscard]] virtual std::optional<std::array<double, 4>> simulated_room() const { return std::nullopt; }
   /// The boxes in that room, in the same form.
   [[nodiscard]] virtual std::vector<std::array<double, 4>> simulated_boxes() const { return {}; }
+  /// The recording a replay serves, for hello; nothing for a robot.
+  [[nodiscard]] virtual const protocol::json::ReplayDescription* replay() const noexcept { return nullptr; }
 
   /// Starts reaching the robot (and the simulated robot when the
   /// configuration asks for one). A device that is missing is not fatal:
@@ -155,6 +176,10 @@ class RobotDriver {
   /// Sends the family's stop when the link is up, then closes everything.
   /// Safe to call twice. No events follow.
   virtual void stop() = 0;
+
+  /// A client connected (after its hello): a replay that waits for its
+  /// first client begins.
+  virtual void client_arrived() {}
 
   /// The next event, or nothing. The core calls it until it says nothing.
   [[nodiscard]] virtual std::optional<DriverEvent> next_event() = 0;

@@ -1,7 +1,8 @@
 // The run's recording: every message the bridge's JSON clients get (the
 // robot's sensor messages, the link's, the lease's and the emergency
-// stop's), every command with who sent it and what the bridge answered,
-// and the clients coming and going, in MCAP files (protocol/mcap) that
+// stop's), what the family's own programs got, every command with who sent
+// it and what the bridge answered, and the clients coming and going, in
+// MCAP files (protocol/mcap) that
 // Foxglove, Lichtblick and ROS 2's tools open.
 //
 // The loop only copies each message into the chunk being filled (a few
@@ -49,10 +50,13 @@ enum class Topic : std::uint16_t {
   Client,      ///< "/client": clients connecting and leaving
   Hello,       ///< "/hello": the robot, its model and commands, first in each file
   Recording,   ///< "/recording": when the recording started and stopped, and by whom
+  Native,      ///< "/native": the family's own stream, as its programs got it (what a replay serves them)
 };
-inline constexpr std::size_t kTopicCount = 10;
+inline constexpr std::size_t kTopicCount = 11;
 
 [[nodiscard]] std::string_view topic_name(Topic topic) noexcept;
+/// The topic of that name; nothing for a name no topic has.
+[[nodiscard]] std::optional<Topic> topic_named(std::string_view name) noexcept;
 
 /// What a recording says about its robot, in every file.
 struct RecordingIdentity {
@@ -117,8 +121,9 @@ class Recorder {
   void record(Topic topic, std::string_view json, std::uint64_t unix_ns);
   /// Closes a chunk that is old enough (the bridge's housekeeping, 10 a second).
   void housekeeping(SteadyTime now);
-  /// The hello changed (the robot's model became known): the next file's.
-  void set_hello(std::string hello);
+  /// The robot is better known (its model, once it named it): the next
+  /// file's metadata and hello say so.
+  void set_identity(RecordingIdentity identity);
 
   [[nodiscard]] const RecordingStatus& status() const noexcept { return status_; }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -31,11 +32,12 @@ enum class ErrorCode : std::uint8_t {
   Busy,         ///< another client holds control of the robot
   Denied,       ///< the connection may not do this (its role), or a wrong or too early secret
   Latched,      ///< an emergency stop is latched: no motion until it is cleared
+  Replay,       ///< the bridge replays a recording: there is no robot to command
 };
-inline constexpr std::size_t kErrorCodeCount = 11;
+inline constexpr std::size_t kErrorCodeCount = 12;
 
 /// "invalid", "link_down", "queue_full", "rate_limited", "refused", "no_ack",
-/// "link_lost", "cancelled", "busy", "denied", "latched": the names clients see.
+/// "link_lost", "cancelled", "busy", "denied", "latched", "replay": the names clients see.
 [[nodiscard]] std::string_view error_code_name(ErrorCode code) noexcept;
 
 /// A refusal with a sentence a student can act on.
@@ -90,6 +92,9 @@ inline void append_u32le(Bytes& out, std::uint32_t value) {
 
 /// "44 4D 53 0A": bytes as upper-case hex pairs separated by spaces.
 [[nodiscard]] std::string to_hex(ByteView bytes);
+/// The bytes of to_hex's text (either case, pairs with or without spaces
+/// between them); nothing for any other text.
+[[nodiscard]] std::optional<Bytes> from_hex(std::string_view text);
 
 /// A packet tag for messages: "DMS" when the bytes are printable ASCII,
 /// otherwise their hex form.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,13 +20,20 @@ struct RobotFamily {
   std::uint16_t native_port;        ///< where the family's own client programs connect
   int default_baud;                 ///< the robot's serial speed unless told otherwise
   std::string_view default_device;  ///< where the robot's serial port usually is
-  std::string_view device_note;     ///< where the device is found, for serial.device's help (the driver's device_hint(); "": nothing to add)
+  std::string_view device_note;  ///< where the device is found, for serial.device's help (the driver's device_hint();
+                                 ///< "": nothing to add)
   DriverFactory make_driver;
-  FamilyRows (*settings)();         ///< the family's own settings; null: none
-  std::string (*models)();          ///< the family's models, for robot.model's help; null: one model
+  FamilyRows (*settings)();  ///< the family's own settings; null: none
+  std::string (*models)();   ///< the family's models, for robot.model's help; null: one model
+  /// The family's own programs on a replay of its recording; null: they cannot connect to one.
+  std::unique_ptr<NativeReplay> (*native_replay)(const Config& config);
 };
 
 [[nodiscard]] std::span<const RobotFamily> robot_families() noexcept;
+
+/// The driver for a configuration: the family's, or a replay's when
+/// replay.file names a recording (the family is then the recording's).
+[[nodiscard]] DriverFactory driver_factory(const Config& config) noexcept;
 
 /// The family of that name; nullptr when there is none.
 [[nodiscard]] const RobotFamily* find_robot_family(std::string_view name) noexcept;

@@ -31,6 +31,13 @@ inline constexpr int kVersion = 1;
 /// The longest interval a client may ask for in subscribe{interval_ms}.
 inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 
+/// What a hello says of a replay: the bridge serves a recording, not a robot.
+struct ReplayDescription {
+  std::string_view file;   ///< the recording's file name
+  double recorded_at = 0;  ///< when its first message was recorded (Unix seconds)
+  double speed = 1;        ///< how much faster than recorded it plays
+};
+
 /// What a hello says about the robot behind the bridge.
 struct RobotDescription {
   std::string_view family;                ///< the family's name in the families table
@@ -41,6 +48,7 @@ struct RobotDescription {
   std::optional<std::array<double, 4>> room_mm{};
   std::vector<std::array<double, 4>> boxes_mm{};  ///< the boxes in that room, in the same form
   const RobotGeometry* geometry = nullptr;        ///< what the robot is (hello's "geometry"); none: all unknown
+  const ReplayDescription* replay = nullptr;      ///< a replay of a recording; none: a robot
 };
 
 /// Which secrets the robot has set: which sign-ins there are to give.
@@ -54,8 +62,9 @@ struct AccessDescription {
 /// (+"reason" before "client" when the link is not up); `client` is the connection's number (as
 /// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one
 /// is set; "access" which secrets are set; "simulated":{"room_mm":[min_x,min_y,max_x,max_y] or
-/// null,"boxes_mm":[[min_x,min_y,max_x,max_y],..]} after "link" for a simulated robot; "geometry" (see geometry())
-/// last.
+/// null,"boxes_mm":[[min_x,min_y,max_x,max_y],..]} after "link" for a simulated robot;
+/// "replay":{"file":"..","recorded_at":..,"speed":1.0} after that for a replay of a recording; "geometry" (see
+/// geometry()) last.
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
                                 std::uint64_t client, std::string_view role, const RobotDescription& robot,
                                 const AccessDescription& access = {});
@@ -63,6 +72,9 @@ struct AccessDescription {
 /// "max_w_deg_s":..,"ranges":[{"name":"front","kind":"ir","deg":0.0,"x_mm":..,"y_mm":..,"max_mm":..}],
 /// "bumpers":["front",..]}: what the robot is; null for what is not known.
 [[nodiscard]] nlohmann::ordered_json geometry(const RobotGeometry& geometry);
+/// The geometry that geometry() wrote (a recorded hello's); what is missing
+/// or not a number stays unknown.
+[[nodiscard]] RobotGeometry geometry_from_json(const nlohmann::json& json);
 
 /// Writes the robot model's fields of a sensor message, the same for every
 /// family: "pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s","battery_v",

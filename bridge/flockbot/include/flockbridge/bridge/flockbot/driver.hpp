@@ -21,6 +21,10 @@ namespace flockbridge::bridge::flockbot {
 inline constexpr std::string_view kDeviceHint =
     "a Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else /dev/ttyACM0";
 
+/// Port 2005's programs on a replay of a Flockbot's recording: they get the
+/// packets they got then, and are told no to every command.
+[[nodiscard]] std::unique_ptr<NativeReplay> native_replay(const Config& config);
+
 class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkController, protocol::flockbot::LinkEvents> {
  public:
   FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host);

@@ -28,6 +28,10 @@ namespace flockbridge::bridge::smr {
 /// Where an SMR's bus is found: the missing device's message and serial.device's help say it.
 inline constexpr std::string_view kDeviceHint = "an SMR's RS485 bus adapter is /dev/ttyS0, or /dev/ttyUSB0 on USB";
 
+/// Port 24901's programs on a replay of an SMR's recording: SMRD's stream as
+/// they got it then, a whole period for each READY; their commands refused.
+[[nodiscard]] std::unique_ptr<NativeReplay> native_replay(const Config& config);
+
 class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::LinkEvents> {
  public:
   SmrDriver(uv_loop_t* loop, const Config& config, Host& host);

@@ -1,0 +1,298 @@
+// Replaying a recording (docs/recording.md, flockbridge --replay FILE): a
+// run of each family's simulated robot is recorded while a JSON client
+// reads it; then a bridge replays the file with no robot at all, and a JSON
+// client gets the same messages in the same order, at the recorded pace.
+// The families' own programs connect to a replay too: the 2014 Flockbot
+// program on port 2005 and an SMR program on port 24901 get what such
+// programs got in the run. Commands are refused, a stop is taken.
+#include <doctest/doctest.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "e2e/rig.hpp"
+#include "flockbridge/protocol/mcap/reader.hpp"
+#include "support/legacy_client.hpp"
+#include "support/smr_client.hpp"
+#include "support/temp_dir.hpp"
+
+using namespace flockbridge::testing;
+using nlohmann::json;
+namespace mcap = flockbridge::protocol::mcap;
+using flockbridge::protocol::Bytes;
+using flockbridge::protocol::ByteView;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Recorded {
+  std::filesystem::path file;
+  json hello;                               ///< the recording's /hello
+  std::vector<json> sensors;                ///< the /sensor messages in the file, in order
+  std::vector<std::uint64_t> sensor_times;  ///< their recorded times (ns)
+  std::vector<Bytes> native_stream;         ///< /native, every message's bytes, in order
+};
+
+Recorded read_back(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  const std::vector<char> text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const mcap::Recording recording =
+      mcap::read_all(Bytes(text.begin(), text.end()),
+                     [](std::string_view, ByteView data, std::uint64_t size) -> flockbridge::protocol::Result<Bytes> {
+                       Bytes out(size);
+                       const std::size_t got = ZSTD_decompress(out.data(), out.size(), data.data(), data.size());
+                       if (ZSTD_isError(got) != 0 || got != size) return flockbridge::protocol::Error{"bad zstd"};
+                       return out;
+                     });
+  REQUIRE(recording.state == mcap::Reader::State::Ended);
+  Recorded out{file, {}, {}, {}, {}};
+  for (const mcap::Message& message : recording.messages) {
+    const std::string& topic = recording.channels.at(message.channel_id).topic;
+    if (topic == "/hello") {
+      out.hello = json::parse(message.data);
+    } else if (topic == "/sensor") {
+      out.sensors.push_back(json::parse(message.data));
+      out.sensor_times.push_back(message.log_time);
+    } else if (topic == "/native") {
+      out.native_stream.push_back(
+          *flockbridge::protocol::from_hex(json::parse(message.data)["bytes"].get<std::string>()));
+    }
+  }
+  return out;
+}
+
+/// A run of `robot`'s simulated robot, recorded from the start, while a JSON
+/// client reads `sensors` sensor messages; the client's messages too.
+Recorded record_run(const std::string& robot, int sensors, const TempDir& place, std::vector<json>* got = nullptr) {
+  const std::filesystem::path directory = place.path() / robot;
+  {
+    RigOptions options;
+    options.robot = robot;
+    options.bridge_args = {"--record", directory.string()};
+    Rig rig(options);
+    TcpClient client = rig.json_client();
+    for (int i = 0; i < sensors; ++i) {
+      auto message = client.read_json_type("sensor");
+      REQUIRE(message);
+      if (got != nullptr) got->push_back(*message);
+    }
+  }  // the bridge stops: the file is complete
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) files.push_back(entry.path());
+  REQUIRE(files.size() == 1);
+  return read_back(files.front());
+}
+
+RigOptions replay_rig(const std::string& robot, const std::filesystem::path& file, std::vector<std::string> more = {}) {
+  RigOptions options;
+  options.robot = robot;
+  options.start_sim = false;
+  options.bridge_args = {"--replay", file.string()};
+  options.bridge_args.insert(options.bridge_args.end(), more.begin(), more.end());
+  return options;
+}
+
+struct Played {
+  json hello;
+  std::vector<json> sensors;
+  std::vector<Clock::time_point> received;
+  json end;  ///< the link message that says the replay has ended
+};
+
+/// Everything a JSON client gets from a replay until it ends.
+Played watch_replay(Rig& rig) {
+  Played played;
+  TcpClient client(rig.json_port());
+  auto hello = client.read_json();
+  REQUIRE(hello);
+  played.hello = *hello;
+  for (;;) {
+    auto message = client.read_json(std::chrono::seconds(20));
+    REQUIRE(message);
+    const std::string type = message->value("type", "");
+    if (type == "sensor") {
+      played.received.push_back(Clock::now());
+      played.sensors.push_back(*message);
+    } else if (type == "link" && (*message)["state"] == "down") {
+      played.end = *message;
+      break;
+    }
+  }
+  return played;
+}
+
+/// How far each message came from its recorded time after the first (the
+/// replay's clock), scaled by the speed: milliseconds, sorted.
+std::vector<double> pace_errors_ms(const Played& played, const Recorded& recorded, double speed) {
+  std::vector<double> errors;
+  for (std::size_t i = 1; i < played.received.size(); ++i) {
+    const double got = std::chrono::duration<double, std::milli>(played.received[i] - played.received[0]).count();
+    const double due = static_cast<double>(recorded.sensor_times[i] - recorded.sensor_times[0]) / 1e6 / speed;
+    errors.push_back(std::abs(got - due));
+  }
+  std::sort(errors.begin(), errors.end());
+  return errors;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "replay: a recorded run of each family gives a JSON client the same messages, in order, at the recorded pace") {
+  for (const std::string robot : {"flockbot", "pioneer", "smr"}) {
+    CAPTURE(robot);
+    const TempDir place;
+    std::vector<json> original;
+    const Recorded recorded = record_run(robot, robot == "pioneer" ? 20 : 80, place, &original);
+    REQUIRE(recorded.sensors.size() >= original.size());
+
+    Rig rig(replay_rig(robot, recorded.file));
+    const Played played = watch_replay(rig);
+    // The recorded robot, said to be a replay of this file.
+    CHECK(played.hello["robot"] == robot);
+    CHECK(played.hello["replay"]["file"] == recorded.file.filename().string());
+    CHECK(played.hello["replay"]["speed"] == 1.0);
+    CHECK(played.hello["replay"]["recorded_at"].get<double>() ==
+          doctest::Approx(static_cast<double>(recorded.sensor_times.front()) / 1e9).epsilon(1e-6));
+    for (const char* key : {"robot", "model", "capabilities", "geometry"}) {
+      CAPTURE(key);
+      CHECK(played.hello[key] == recorded.hello[key]);
+    }
+    CHECK(played.hello.contains("simulated") == recorded.hello.contains("simulated"));
+    CHECK(played.hello["geometry"]["ranges"].size() > 0);
+    // Every recorded sensor message, as recorded, in order, none missing: the
+    // replay began when this client came.
+    REQUIRE(played.sensors.size() == recorded.sensors.size());
+    CHECK(played.sensors == recorded.sensors);
+    // And so the very messages the client of the run got.
+    for (const json& message : original) {
+      const auto seq = message["seq"].get<std::uint64_t>() - recorded.sensors.front()["seq"].get<std::uint64_t>();
+      REQUIRE(seq < played.sensors.size());
+      CHECK(played.sensors[seq] == message);
+    }
+    // At the recorded pace: each within a few milliseconds of its time (a
+    // loaded test machine may hold one up longer), the whole run as long.
+    const std::vector<double> errors = pace_errors_ms(played, recorded, 1.0);
+    REQUIRE_FALSE(errors.empty());
+    CHECK(errors[errors.size() / 2] < 5.0);
+    CHECK(errors.back() < 250.0);
+    CHECK(played.end["reason"].get<std::string>().find("has ended") != std::string::npos);
+    rig.expect_log("the replay of " + recorded.file.filename().string() + " has ended");
+  }
+}
+
+TEST_CASE("replay: --replay-speed 4 plays four times as fast - commands are refused, a stop is answered ok") {
+  const TempDir place;
+  const Recorded recorded = record_run("smr", 150, place);
+  Rig rig(replay_rig("smr", recorded.file, {"--replay-speed", "4"}));
+  TcpClient client(rig.json_port());
+  auto hello = client.read_json();
+  REQUIRE(hello);
+  CHECK((*hello)["replay"]["speed"] == 4.0);
+  client.send(json({{"cmd", "drive"}, {"v_mm_s", 100}, {"id", 1}}).dump() + "\n");
+  client.send(json({{"cmd", "reset_pose"}, {"id", 2}}).dump() + "\n");
+  client.send(json({{"cmd", "stop"}, {"id", 3}}).dump() + "\n");
+  client.send(json({{"cmd", "fly"}, {"id", 4}}).dump() + "\n");
+  std::map<int, json> answers;
+  std::vector<Clock::time_point> received;
+  Played played;
+  for (;;) {
+    auto message = client.read_json(std::chrono::seconds(20));
+    REQUIRE(message);
+    const std::string type = message->value("type", "");
+    if (message->contains("id") && (type == "ok" || type == "error")) answers[(*message)["id"].get<int>()] = *message;
+    if (type == "sensor") {
+      played.received.push_back(Clock::now());
+      played.sensors.push_back(*message);
+    }
+    if (type == "link" && (*message)["state"] == "down") break;
+  }
+  CHECK(played.sensors == recorded.sensors);
+  const std::vector<double> errors = pace_errors_ms(played, recorded, 4.0);
+  CHECK(errors[errors.size() / 2] < 5.0);
+  const double recorded_s = static_cast<double>(recorded.sensor_times.back() - recorded.sensor_times.front()) / 1e9;
+  const double played_s = std::chrono::duration<double>(played.received.back() - played.received.front()).count();
+  CHECK(played_s == doctest::Approx(recorded_s / 4).epsilon(0.1));
+  // A recording cannot move: told so, with its own code; a stop it has done already.
+  REQUIRE(answers.size() == 4);
+  CHECK(answers[1]["code"] == "replay");
+  CHECK(answers[1]["error"].get<std::string>().find("replays a recording") != std::string::npos);
+  CHECK(answers[2]["code"] == "replay");
+  CHECK(answers[3]["type"] == "ok");
+  CHECK(answers[4]["code"] == "invalid");
+}
+
+TEST_CASE("replay: the 2014 Flockbot program on port 2005 gets the run's sensor packets, and dies on nothing") {
+  const TempDir place;
+  const Recorded recorded = record_run("flockbot", 100, place);
+  Rig rig(replay_rig("flockbot", recorded.file));
+  LegacyClient program(rig.port());
+  // Its connection test, answered by the bridge; it starts the replay.
+  REQUIRE(program.test_connection());
+  program.register_sensors(0);
+  program.move_speed(40);  // refused: a legacy program is told nothing it cannot parse
+  // Its SP packets are the recorded ones: the port-2005 form of each reading.
+  std::vector<std::string> packets;
+  for (int i = 0; i < 40; ++i) {
+    auto message = program.read_code("SP");
+    REQUIRE_MESSAGE(message, program.death());
+    packets.push_back(message->body);
+  }
+  CHECK_FALSE(program.dead());
+  std::vector<std::string> stream;
+  for (const Bytes& bytes : recorded.native_stream) stream.emplace_back(bytes.begin() + 1, bytes.end());
+  const auto first = std::find(stream.begin(), stream.end(), packets.front());
+  REQUIRE(first != stream.end());
+  CHECK(std::equal(packets.begin(), packets.end(), first));
+}
+
+TEST_CASE("replay: an SMR program on port 24901 reads the run's periods, whole and in order") {
+  const TempDir place;
+  const Recorded recorded = record_run("smr", 120, place);
+  Rig rig(replay_rig("smr", recorded.file));
+  SmrClient program(rig.port());
+  std::vector<SmrClient::State> reads;
+  for (int i = 0; i < 30; ++i) {
+    auto state = program.read();
+    REQUIRE(state);
+    reads.push_back(*state);
+  }
+  CHECK(program.violations().empty());
+  // The recorded periods, read one after the other by the program: the
+  // ticks and stamps of the run (each tick's reading was a sensor message).
+  for (std::size_t i = 1; i < reads.size(); ++i) {
+    CAPTURE(i);
+    CHECK(reads[i].tick > reads[i - 1].tick);
+    CHECK(reads[i].ts != reads[i - 1].ts);
+  }
+  for (const SmrClient::State& read : reads) {
+    const auto found = std::find_if(recorded.sensors.begin(), recorded.sensors.end(),
+                                    [&](const json& m) { return m["tick"] == read.tick; });
+    REQUIRE(found != recorded.sensors.end());
+    CHECK((*found)["tick_ts_us"] == read.ts);
+  }
+  CHECK(program.disconnect());
+}
+
+TEST_CASE("replay: a Pioneer's replay opens no port for ARIA programs - a file that is no recording is refused") {
+  const TempDir place;
+  const Recorded recorded = record_run("pioneer", 10, place);
+  {
+    Rig rig(replay_rig("pioneer", recorded.file));
+    CHECK(rig.port() == 0);
+    CHECK(rig.json_port() != 0);
+  }
+  // Not a recording: the bridge says so and does not start.
+  const std::filesystem::path junk = place.path() / "notes.mcap";
+  std::ofstream(junk) << "not a recording\n";
+  ChildProcess bridge({FLOCKBRIDGE_BIN, "--no-config", "--replay", junk.string(), "--json-port", "0"});
+  CHECK(bridge.wait_exit() != 0);
+  CHECK(bridge.wait_for(ChildProcess::Stream::Stderr, "cannot replay"));
+}
