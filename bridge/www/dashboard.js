@@ -202,6 +202,7 @@
         boxes = message.simulated && Array.isArray(message.simulated.boxes_mm) ? message.simulated.boxes_mm : [];
         geometry = message.geometry || null;
         showRobot(message.robot || "", message.model || "");
+        showReplay(message.replay || null);
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
         log("Connected to the bridge (session " + message.session + ").");
@@ -311,6 +312,15 @@
   }
 
   /** Whether the run is being recorded: the red dot, and the button's word. */
+  /** A replay of a recording, not a robot: which file, recorded when, how fast (docs/recording.md). */
+  function showReplay(replay) {
+    const element = $("replay");
+    element.hidden = !replay;
+    if (!replay) return;
+    const when = new Date(replay.recorded_at * 1000).toLocaleString();
+    element.textContent = "Replay of " + replay.file + " (recorded " + when + (replay.speed !== 1 ? ", " + replay.speed + "× speed" : "") + ")";
+  }
+
   function showRecording(message) {
     recording = message.active === true;
     $("recording").hidden = !recording;

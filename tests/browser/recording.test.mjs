@@ -19,6 +19,8 @@ import path from "node:path";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
 import { decompress } from "fzstd";
 import { startBridge } from "./bridge.mjs";
+import { launchChromium } from "./browser.mjs";
+import { checkLayout, pageReader } from "./dashboard.mjs";
 
 const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
 const artifacts = process.env.FLOCKBRIDGE_ARTIFACTS ?? "build/test-artifacts";
@@ -240,6 +242,36 @@ test("a bridge killed mid-recording leaves a file that reads in order up to its 
     throw error;
   } finally {
     await bridge.stop();
+    await rm(directory, { recursive: true, force: true });
+  }
+});
+
+test("a replay on the dashboard: the recorded robot, its readings, and a banner that says it is a replay", async () => {
+  const directory = await mkdtemp(path.join(os.tmpdir(), "flockbridge-record-"));
+  const recorder = await startBridge(binary, ["--robot", "smr", "--simulate", "--record", directory]);
+  let replay = null;
+  let browser = null;
+  try {
+    const client = new JsonClient(jsonPort(recorder));
+    await client.next((m) => m.type === "sensor" && m.seq >= 200, 20000);  // two seconds of periods
+    await client.close();
+    assert.equal(await recorder.stop(), 0);
+    const file = await onlyFile(directory);
+    replay = await startBridge(binary, ["--replay", file, "--replay-speed", "0.5"]);
+    browser = await launchChromium();
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.on("pageerror", (error) => { throw error; });
+    await page.goto(`http://127.0.0.1:${replay.httpPort}/`);  // the dashboard is the first client: the replay begins
+    const banner = page.getByTestId("replay");
+    await banner.waitFor({ state: "visible" });
+    assert.match(await banner.textContent(), new RegExp(`Replay of ${path.basename(file)} \\(recorded .*0\\.5× speed\\)`));
+    await pageReader(page).counterLater("smr-tick", 20);  // the recorded periods, as the robot's
+    await checkLayout(page, "dashboard-replay");
+    await replay.waitFor("the replay of " + path.basename(file) + " has ended", 20000);
+  } finally {
+    await browser?.close();
+    if (replay) assert.equal(await replay.stop(), 0);
+    await recorder.stop();
     await rm(directory, { recursive: true, force: true });
   }
 });

@@ -29,6 +29,9 @@ the line before it (invisible on the rendered page), how the tests run it:
   mqtt FAMILY          mosquitto_pub and mosquitto_sub commands, against a real
                        broker and a simulated FAMILY on it: each does what the page says
   cli FAMILY           python3 -m flockbridge commands, against a simulated FAMILY
+  replay FAMILY        a flockbridge command that records a simulated FAMILY's run,
+                       then commands that replay the file it made: each replay gives
+                       a JSON client the run's messages and ends
   start                the README's two commands: the first starts the bridge, which
                        serves; the second is what CI runs
   by-hand              a simulator and a bridge started by hand: the link comes up
@@ -67,7 +70,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 PAGES = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs").glob("*.md"))]
 KINDS = {
     "python", "python-fragment", "bad-toml", "mqtt", "excerpt", "session", "transcript", "bytes", "js", "options", "toml", "errors", "message", "fleet",
-    "cli", "start", "by-hand", "benchmark", "run-by", "diagram", "output",
+    "cli", "start", "by-hand", "benchmark", "run-by", "diagram", "output", "replay",
 }
 
 # The Python client's tests start bridges the same way: one helper for both.
@@ -581,6 +584,50 @@ def test_fleet_payloads_are_as_the_bridge_publishes_them(block: Block, bridges: 
         if got.returncode == 0:
             problems = same_shape(shown, json.loads(got.stdout), topic)
     assert not problems, f"{block.name}: {problems}"
+
+
+# ---- recording a run and replaying it ----------------------------------------------------
+
+
+@pytest.mark.parametrize("block", of_kind("replay"))
+def test_a_run_recorded_and_replayed(block: Block, bridges: Any, tmp_path: Path) -> None:
+    """The first command records a run; each next one replays the file it made, as shown."""
+    family = block.arguments[0]
+    first, *replays = command_lines(block.text)
+    assert "--record" in first and replays, f"{block.name}: a recording, then replays"
+    home = tmp_path / "home"
+    recorder = bridges(family, *[a.replace("~", str(home)) for a in first if a not in ("--robot", family, "--simulate")])
+    recorder.wait_log("recording into ")
+    client = JsonLines(recorder.json_port)
+    try:
+        got = [client.read_type("sensor") for _ in range(20)]
+    finally:
+        client.close()
+    recorder.stop()
+    (made,) = (home / "recordings").glob("*.mcap")
+    for options in replays:
+        shown = next(a for a in options if a.endswith(".mcap"))
+        options = [str(made) if a == shown else a for a in options]
+        replay = Bridge(family, *options, simulate=False)
+        try:
+            client = JsonLines(replay.json_port)
+            hello = client.read()
+            assert hello["replay"]["file"] == made.name, f"{block.name}: {hello}"
+            speed = float(options[options.index("--replay-speed") + 1]) if "--replay-speed" in options else 1.0
+            assert hello["replay"]["speed"] == speed
+            played = {}
+            while True:
+                message = client.read()
+                if message["type"] == "sensor":
+                    played[message["seq"]] = message
+                if message["type"] == "link" and message["state"] == "down":
+                    assert "has ended" in message["reason"]
+                    break
+            # The messages the run's client got, as it got them.
+            assert all(played.get(m["seq"]) == m for m in got), f"{block.name}: not the recorded messages"
+            client.close()
+        finally:
+            replay.stop()
 
 
 # ---- the Python client's command line ------------------------------------------------

@@ -61,7 +61,8 @@ class CommandFailed(FlockbridgeError):
 
     The code says why: `queue_full`, `rate_limited`, `refused` (the robot
     answered NAK to every try), `no_ack`, `link_lost`, `cancelled` (an
-    emergency stop cancelled it).
+    emergency stop cancelled it), `replay` (the bridge replays a recording:
+    there is no robot to command).
     """
 
 
