@@ -109,7 +109,7 @@ struct Played {
 
 /// Everything a JSON client gets from a replay until it ends.
 Played watch_replay(Rig& rig) {
-  Played played;
+  Played played{};
   TcpClient client(rig.json_port());
   auto hello = client.read_json();
   REQUIRE(hello);
@@ -202,7 +202,7 @@ TEST_CASE("replay: --replay-speed 4 plays four times as fast - commands are refu
   client.send(json({{"cmd", "fly"}, {"id", 4}}).dump() + "\n");
   std::map<int, json> answers;
   std::vector<Clock::time_point> received;
-  Played played;
+  Played played{};
   for (;;) {
     auto message = client.read_json(std::chrono::seconds(20));
     REQUIRE(message);

@@ -172,12 +172,12 @@ void ReplayDriver::play() {
     late_max_us_ = std::max<std::uint64_t>(late_max_us_, static_cast<std::uint64_t>(late));
     RecordedMessage message = std::move(*next_);
     next_ = file_->next();
-    play_one(std::move(message));
+    play_one(message);
   }
   ended();
 }
 
-void ReplayDriver::play_one(RecordedMessage message) {
+void ReplayDriver::play_one(const RecordedMessage& message) {
   ++played_;
   switch (message.topic) {
     case Topic::Sensor:

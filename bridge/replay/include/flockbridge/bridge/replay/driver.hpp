@@ -76,7 +76,7 @@ class ReplayDriver final : public RobotDriver {
   /// Plays every message that is due, then waits for the next.
   void play();
   /// Sends one recorded message on (with its native form when the next is it).
-  void play_one(RecordedMessage message);
+  void play_one(const RecordedMessage& message);
   void link_changed(protocol::LinkState state, std::string reason);
   void ended();
   void push(DriverEvent event);
