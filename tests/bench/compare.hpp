@@ -20,6 +20,7 @@ struct Options {
   double rate_hz = 0;  ///< sensor packets a second; 0: the family's default
   bool ser2net = true;
   bool isolate = true;
+  bool record = false;  ///< the bridge records the run as it serves (--record)
 };
 
 /// The Flockbot: ports 2005 and 2006, sensor frames from the Uno.

@@ -33,7 +33,7 @@
 // read do to everyone else. It prints figures and the ratio to ser2net, and
 // asserts nothing.
 //
-//   compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] [--in-place]
+//   compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] [--in-place] [--record]
 //
 // This file is the Flockbot's half; compare_pioneer.cpp is the Pioneer's.
 #include <arpa/inet.h>
@@ -563,6 +563,8 @@ Options parse(int argc, char** argv) {
       options.ser2net = false;
     } else if (name == "--in-place") {
       options.isolate = false;
+    } else if (name == "--record") {
+      options.record = true;
     } else if (name == "--robot" && i + 1 < argc &&
                (std::string_view(argv[i + 1]) == "flockbot" || std::string_view(argv[i + 1]) == "pioneer" ||
                 std::string_view(argv[i + 1]) == "smr")) {
@@ -574,7 +576,7 @@ Options parse(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] "
-                   "[--in-place]\n");
+                   "[--in-place] [--record]\n");
       std::exit(2);
     }
   }
@@ -591,6 +593,20 @@ int main(int argc, char** argv) {
     }
     const Options options = parse(argc, argv);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
+    // --record: the bridge records the run as it serves, into a folder of the benchmark's own.
+    const std::filesystem::path recordings =
+        std::filesystem::temp_directory_path() / ("compare_bench-recordings-" + std::to_string(::getpid()));
+    if (options.record) {
+      ::setenv("FLOCKBRIDGE_BENCH_BRIDGE_ARGS", ("--record " + recordings.string()).c_str(), 1);
+      std::printf("the bridge records the run into %s\n", recordings.string().c_str());
+    }
+    struct Removed {
+      std::filesystem::path path;
+      ~Removed() {
+        std::error_code ignored;
+        std::filesystem::remove_all(path, ignored);
+      }
+    } removed{recordings};
     // Before any thread starts: a namespace change applies to one thread only.
     const bench::Placement placement = bench::Placement::arrange(options.isolate);
     // Its servers stop as it unwinds, whatever happens.

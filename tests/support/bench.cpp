@@ -520,6 +520,12 @@ StartedBridge start_flockbridge(const Placement& placement, const std::string& d
                                    "--stats-interval-s",
                                    "0"};
   command.insert(command.end(), extra.begin(), extra.end());
+  // FLOCKBRIDGE_BENCH_BRIDGE_ARGS: more of the daemon's options, separated by
+  // spaces (--record DIR: the same run with the recording on).
+  if (const char* more = std::getenv("FLOCKBRIDGE_BENCH_BRIDGE_ARGS"); more != nullptr) {
+    std::istringstream words(more);
+    for (std::string word; words >> word;) command.push_back(word);
+  }
   StartedBridge bridge{std::make_unique<ChildProcess>(placement.server_command(command)), {}};
   const auto listening = bridge.process->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;

@@ -163,6 +163,12 @@ class Robot:
         return str(self._hello.get("model", ""))
 
     @property
+    def replay(self) -> Optional[Message]:
+        """The recording this bridge replays (file, recorded_at, speed), or None for a robot."""
+        replay = self._hello.to_dict().get("replay")
+        return Message(replay) if isinstance(replay, dict) else None
+
+    @property
     def capabilities(self) -> Tuple[str, ...]:
         """The commands this robot takes; each is a method of this object too."""
         return tuple(str(name) for name in self._hello.get("capabilities", []))

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 from typing import Callable, List
 
 import pytest
@@ -476,6 +477,31 @@ def test_stats_from_every_family(bridges: Callable[..., Bridge]) -> None:
             stats = robot.stats()
             assert stats.uptime_s >= 0
             assert "link" in stats and "commands" in stats
+
+
+def test_a_program_runs_against_a_replay_of_a_recorded_run(bridges: Callable[..., Bridge], tmp_path: Path) -> None:
+    recorder = bridges("smr", "--record", str(tmp_path))
+    recorder.wait_log("recording into ")
+    def at_least(seq: int) -> Callable[[flockbridge.Message], bool]:
+        return lambda reading: bool(reading.seq >= seq)
+
+    with flockbridge.connect(recorder.address) as robot:
+        got = [robot.wait_for(at_least(n), timeout=10) for n in (50, 150)]
+        assert robot.replay is None
+    recorder.stop()
+    (recording,) = tmp_path.glob("*.mcap")
+    replay = bridges("smr", "--replay", str(recording), simulate=False)
+    with flockbridge.connect(replay.address) as robot:
+        assert robot.replay is not None and robot.replay.file == recording.name and robot.replay.speed == 1.0
+        assert robot.family == "smr" and "drive" in robot.capabilities
+        # The run's readings, as they came then.
+        for reading in got:
+            again = robot.wait_for(at_least(reading.seq), timeout=10)
+            assert again.seq == reading.seq and again.ts == reading.ts and again.pose.x_mm == reading.pose.x_mm
+        with pytest.raises(flockbridge.CommandFailed) as refused:
+            robot.drive(100)
+        assert refused.value.code == "replay"
+        robot.stop()  # a recording has stopped already: answered ok
 
 
 def test_split_address() -> None:

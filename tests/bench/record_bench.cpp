@@ -1,0 +1,165 @@
+// record_bench: what recording a run costs, for each family at its robot's
+// full rate (the Flockbot's 100 packets a second, the Pioneer's 10 SIPs, the
+// SMR's 100 periods): the bridge's CPU with the recording off and on (in
+// turns, the median of each), and the bytes it writes an hour. The real
+// daemon against its simulated robot (--simulate), one JSON client reading
+// as in a lesson. It prints figures and asserts nothing.
+//
+//   record_bench [--robot flockbot|pioneer|smr|all] [--seconds N] [--trials N]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "support/bench.hpp"
+#include "support/listening.hpp"
+#include "support/process.hpp"
+#include "support/tcp_client.hpp"
+#include "support/temp_dir.hpp"
+
+namespace {
+
+using namespace flockbridge::testing;
+using bench::cpu_seconds;
+using bench::seconds_since;
+using Clock = std::chrono::steady_clock;
+
+struct Trial {
+  double cpu_share = 0;   ///< of one core, the bridge's threads together
+  double messages_s = 0;  ///< sensor messages the client got a second
+  double bytes_hour = 0;  ///< written to disk (compressed), recording on
+  double recorded_s = 0;  ///< messages recorded a second, every topic
+  double line_bytes = 0;  ///< the client's sensor lines, on average
+};
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  return values[values.size() / 2];
+}
+
+nlohmann::json stats(TcpClient& client) {
+  client.send("{\"cmd\":\"stats\"}\n");
+  auto message = client.read_json_type("stats", std::chrono::seconds(10));
+  if (!message) throw std::runtime_error("no stats came");
+  return *message;
+}
+
+Trial run(const std::string& robot, bool record, double seconds) {
+  const TempDir place;
+  std::vector<std::string> command{FLOCKBRIDGE_BIN,
+                                   "--no-config",
+                                   "--robot",
+                                   robot,
+                                   "--simulate",
+                                   "--bind",
+                                   "127.0.0.1",
+                                   "--port",
+                                   "0",
+                                   "--json-port",
+                                   "0",
+                                   "--no-http",
+                                   "--mdns-service-file",
+                                   "",
+                                   "--stats-interval-s",
+                                   "0"};
+  if (robot == "flockbot") command.insert(command.end(), {"--sim-rate-hz", "100"});
+  if (record) command.insert(command.end(), {"--record", (place.path() / "recordings").string()});
+  ChildProcess bridge(command);
+  const auto listening = bridge.wait_for(ChildProcess::Stream::Stderr, "listening: ");
+  const auto ports = listening ? listening_ports(*listening) : std::nullopt;
+  if (!ports || !bridge.wait_for(ChildProcess::Stream::Stderr, "robot link up", std::chrono::seconds(20))) {
+    throw std::runtime_error("the bridge did not come up");
+  }
+  TcpClient client(ports->json);
+  // A second to settle: the first chunk, the file's head.
+  const auto settle = Clock::now() + std::chrono::seconds(1);
+  while (Clock::now() < settle) (void)client.read_json_type("sensor");
+  const nlohmann::json before = stats(client);
+  const double cpu_before = cpu_seconds(bridge.pid());
+  const auto start = Clock::now();
+  long sensors = 0;
+  double line_bytes = 0;
+  while (Clock::now() - start < std::chrono::duration<double>(seconds)) {
+    auto line = client.read_line();
+    if (!line) break;
+    if (line->find("\"type\":\"sensor\"") != std::string::npos) {
+      ++sensors;
+      line_bytes += static_cast<double>(line->size() + 1);
+    }
+  }
+  const double elapsed = seconds_since(start, Clock::now());
+  const double cpu = cpu_seconds(bridge.pid()) - cpu_before;
+  const nlohmann::json after = stats(client);
+  Trial trial;
+  trial.cpu_share = cpu / elapsed;
+  trial.messages_s = static_cast<double>(sensors) / elapsed;
+  trial.line_bytes = sensors > 0 ? line_bytes / static_cast<double>(sensors) : 0;
+  if (record) {
+    // The disk's figures move a chunk (a second) at a time: taken over the whole phase.
+    const double written = after["recording"]["bytes"].get<double>() - before["recording"]["bytes"].get<double>();
+    const double recorded =
+        after["recording"]["messages"].get<double>() - before["recording"]["messages"].get<double>();
+    trial.bytes_hour = written / elapsed * 3600;
+    trial.recorded_s = recorded / elapsed;
+  }
+  return trial;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string which = "all";
+  double seconds = 10;
+  int trials = 3;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string option = argv[i];
+    if (option == "--robot") {
+      which = argv[i + 1];
+    } else if (option == "--seconds") {
+      seconds = std::atof(argv[i + 1]);
+    } else if (option == "--trials") {
+      trials = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "record_bench [--robot flockbot|pioneer|smr|all] [--seconds N] [--trials N]\n");
+      return 2;
+    }
+  }
+  std::vector<std::string> robots = {"flockbot", "pioneer", "smr"};
+  if (which != "all") robots = {which};
+  std::printf(
+      "flockbridge record_bench: each family at its full rate, one JSON client, %.0f s a phase, %d trials "
+      "off and on in turn (medians)\n\n",
+      seconds, trials);
+  std::printf(
+      "| family | sensor messages/s | line | bridge CPU, recording off | on | recording's share | its cost a "
+      "message | written an hour | recorded/s |\n|---|---|---|---|---|---|---|---|---|\n");
+  for (const std::string& robot : robots) {
+    std::vector<double> off;
+    std::vector<double> on;
+    std::vector<double> rates;
+    std::vector<double> hours;
+    std::vector<double> recorded;
+    std::vector<double> lines;
+    for (int t = 0; t < trials; ++t) {
+      const Trial without = run(robot, false, seconds);
+      const Trial with = run(robot, true, seconds);
+      off.push_back(without.cpu_share);
+      on.push_back(with.cpu_share);
+      rates.push_back(with.messages_s);
+      hours.push_back(with.bytes_hour);
+      recorded.push_back(with.recorded_s);
+      lines.push_back(with.line_bytes);
+    }
+    const double share = median(on) - median(off);
+    const double rate = median(rates);
+    std::printf("| %s | %.1f | %.0f B | %.2f%% | %.2f%% | %+.2f%% of a core | %+.1f us | %.1f MB | %.0f |\n",
+                robot.c_str(), rate, median(lines), 100 * median(off), 100 * median(on), 100 * share,
+                rate > 0 ? share / rate * 1e6 : 0.0, median(hours) / 1e6, median(recorded));
+    std::fflush(stdout);
+  }
+  return 0;
+}
