@@ -330,7 +330,7 @@ TEST_CASE("a geometry read back from its JSON is the geometry written") {
   CHECK(codec::geometry_from_json(Json(nullptr)) == RobotGeometry{});
 }
 
-TEST_CASE("hex back to bytes: to_hex's text, either case, with or without spaces; nothing else") {
+TEST_CASE("hex back to bytes: to_hex's text, either case, with or without spaces - nothing else") {
   CHECK(from_hex(to_hex(as_bytes("DMS\n"))) == Bytes{0x44, 0x4D, 0x53, 0x0A});
   CHECK(from_hex("444d53") == Bytes{0x44, 0x4D, 0x53});
   CHECK(from_hex("") == Bytes{});
