@@ -138,7 +138,11 @@ Result<Done> Bridge::start() {
   arm_stats_timer();
   if (auto started = driver_->start(); !started) return started.error();
   if (auto joined = fleet_.start(config_, driver_->has_robot()); !joined) return joined.error();
-  if (config_.record.enabled) {
+  if (config_.record.enabled && !config_.replay.file.empty()) {
+    // A replay is a recording already: recording it again would only fill
+    // record.directory (and could remove the runs it keeps).
+    log_info("record.enabled: a replay is not recorded");
+  } else if (config_.record.enabled) {
     // A robot without its recording still serves its class: said, not fatal.
     if (auto recording = start_recording("the configuration"); !recording) log_error(recording.error().message);
     broadcast_recording();

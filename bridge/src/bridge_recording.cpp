@@ -54,6 +54,12 @@ void Bridge::recording_request(Session& session, bool start, const nlohmann::jso
   }
   const std::string by = "client " + std::to_string(session.id()) + " (" + session.peer() + ", " +
                          std::string(role_name(session.role())) + ")";
+  if (start && !config_.replay.file.empty()) {
+    session.reply_error(
+        id, Error{"this bridge replays a recording (" + config_.replay.file + "): a replay is not recorded again",
+                  protocol::ErrorCode::Replay});
+    return;
+  }
   if (start ? recorder_.active() : !recorder_.active()) {
     session.reply_ok(id);  // already so: what was asked is done
     return;

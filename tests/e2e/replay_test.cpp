@@ -188,10 +188,14 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("replay: --replay-speed 4 plays four times as fast - commands are refused, a stop is answered ok") {
+TEST_CASE(
+    "replay: --replay-speed 4 plays four times as fast - commands are refused, a stop is answered ok, nothing "
+    "recorded") {
   const TempDir place;
   const Recorded recorded = record_run("smr", 150, place);
-  Rig rig(replay_rig("smr", recorded.file, {"--replay-speed", "4"}));
+  const std::filesystem::path again = place.path() / "again";
+  Rig rig(replay_rig("smr", recorded.file, {"--replay-speed", "4", "--record", again.string()}));
+  CHECK(rig.bridge().seen(ChildProcess::Stream::Stderr, "record.enabled: a replay is not recorded"));
   TcpClient client(rig.json_port());
   auto hello = client.read_json();
   REQUIRE(hello);
@@ -200,6 +204,7 @@ TEST_CASE("replay: --replay-speed 4 plays four times as fast - commands are refu
   client.send(json({{"cmd", "reset_pose"}, {"id", 2}}).dump() + "\n");
   client.send(json({{"cmd", "stop"}, {"id", 3}}).dump() + "\n");
   client.send(json({{"cmd", "fly"}, {"id", 4}}).dump() + "\n");
+  client.send(json({{"cmd", "record_start"}, {"id", 5}}).dump() + "\n");
   std::map<int, json> answers;
   std::vector<Clock::time_point> received;
   Played played{};
@@ -221,12 +226,15 @@ TEST_CASE("replay: --replay-speed 4 plays four times as fast - commands are refu
   const double played_s = std::chrono::duration<double>(played.received.back() - played.received.front()).count();
   CHECK(played_s == doctest::Approx(recorded_s / 4).epsilon(0.1));
   // A recording cannot move: told so, with its own code; a stop it has done already.
-  REQUIRE(answers.size() == 4);
+  REQUIRE(answers.size() == 5);
   CHECK(answers[1]["code"] == "replay");
   CHECK(answers[1]["error"].get<std::string>().find("replays a recording") != std::string::npos);
   CHECK(answers[2]["code"] == "replay");
   CHECK(answers[3]["type"] == "ok");
   CHECK(answers[4]["code"] == "invalid");
+  // A replay is not recorded again.
+  CHECK(answers[5]["code"] == "replay");
+  CHECK_FALSE(std::filesystem::exists(again));
 }
 
 TEST_CASE("replay: the 2014 Flockbot program on port 2005 gets the run's sensor packets, and dies on nothing") {
