@@ -1,13 +1,15 @@
 // record_bench: what recording a run costs, for each family at its robot's
 // full rate (the Flockbot's 100 packets a second, the Pioneer's 10 SIPs, the
 // SMR's 100 periods): the bridge's CPU with the recording off and on (in
-// turns, the median of each), and the bytes it writes an hour. The real
+// turns, the median of each), the bytes it writes an hour, and how closely
+// a replay of the run keeps the recorded pace (--replay). The real
 // daemon against its simulated robot (--simulate), one JSON client reading
 // as in a lesson. It prints figures and asserts nothing.
 //
 //   record_bench [--robot flockbot|pioneer|smr|all] [--seconds N] [--trials N]
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -33,6 +35,11 @@ struct Trial {
   double bytes_hour = 0;  ///< written to disk (compressed), recording on
   double recorded_s = 0;  ///< messages recorded a second, every topic
   double line_bytes = 0;  ///< the client's sensor lines, on average
+  /// The run replayed: how far from its recorded time after the first each
+  /// sensor message reached a JSON client (ms: median, p99, the most).
+  double pace_p50_ms = 0;
+  double pace_p99_ms = 0;
+  double pace_max_ms = 0;
 };
 
 double median(std::vector<double> values) {
@@ -46,6 +53,34 @@ nlohmann::json stats(TcpClient& client) {
   auto message = client.read_json_type("stats", std::chrono::seconds(10));
   if (!message) throw std::runtime_error("no stats came");
   return *message;
+}
+
+/// Replays `file` to a JSON client; how far each message came from its time.
+void replay(const std::filesystem::path& file, Trial& trial) {
+  ChildProcess bridge({FLOCKBRIDGE_BIN, "--no-config", "--replay", file.string(), "--bind", "127.0.0.1", "--port", "0",
+                       "--json-port", "0", "--no-http", "--mdns-service-file", "", "--stats-interval-s", "0"});
+  const auto listening = bridge.wait_for(ChildProcess::Stream::Stderr, "listening: ");
+  const auto ports = listening ? listening_ports(*listening) : std::nullopt;
+  if (!ports) throw std::runtime_error("the replay did not start");
+  TcpClient client(ports->json);                          // the replay begins with its first client
+  std::vector<std::pair<Clock::time_point, double>> got;  // when it came, and its recorded ts
+  for (;;) {
+    auto message = client.read_json(std::chrono::seconds(30));
+    if (!message) throw std::runtime_error("the replay stopped sending");
+    const std::string type = message->value("type", "");
+    if (type == "sensor") got.emplace_back(Clock::now(), (*message)["ts"].get<double>());
+    if (type == "link" && (*message)["state"] == "down") break;
+  }
+  std::vector<double> errors;
+  for (const auto& [at, ts] : got) {
+    const double came = seconds_since(got.front().first, at);
+    errors.push_back(std::abs(came - (ts - got.front().second)) * 1000);
+  }
+  std::sort(errors.begin(), errors.end());
+  if (errors.empty()) return;
+  trial.pace_p50_ms = errors[errors.size() / 2];
+  trial.pace_p99_ms = errors[errors.size() * 99 / 100];
+  trial.pace_max_ms = errors.back();
 }
 
 Trial run(const std::string& robot, bool record, double seconds) {
@@ -105,6 +140,10 @@ Trial run(const std::string& robot, bool record, double seconds) {
         after["recording"]["messages"].get<double>() - before["recording"]["messages"].get<double>();
     trial.bytes_hour = written / elapsed * 3600;
     trial.recorded_s = recorded / elapsed;
+    bridge.terminate();  // the file complete
+    for (const auto& entry : std::filesystem::directory_iterator(place.path() / "recordings")) {
+      replay(entry.path(), trial);
+    }
   }
   return trial;
 }
@@ -136,7 +175,8 @@ int main(int argc, char** argv) {
       seconds, trials);
   std::printf(
       "| family | sensor messages/s | line | bridge CPU, recording off | on | recording's share | its cost a "
-      "message | written an hour | recorded/s |\n|---|---|---|---|---|---|---|---|---|\n");
+      "message | written an hour | recorded/s | replayed: from its time, p50 / p99 / most |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
   for (const std::string& robot : robots) {
     std::vector<double> off;
     std::vector<double> on;
@@ -144,6 +184,9 @@ int main(int argc, char** argv) {
     std::vector<double> hours;
     std::vector<double> recorded;
     std::vector<double> lines;
+    std::vector<double> p50;
+    std::vector<double> p99;
+    double most = 0;
     for (int t = 0; t < trials; ++t) {
       const Trial without = run(robot, false, seconds);
       const Trial with = run(robot, true, seconds);
@@ -153,12 +196,17 @@ int main(int argc, char** argv) {
       hours.push_back(with.bytes_hour);
       recorded.push_back(with.recorded_s);
       lines.push_back(with.line_bytes);
+      p50.push_back(with.pace_p50_ms);
+      p99.push_back(with.pace_p99_ms);
+      most = std::max(most, with.pace_max_ms);
     }
     const double share = median(on) - median(off);
     const double rate = median(rates);
-    std::printf("| %s | %.1f | %.0f B | %.2f%% | %.2f%% | %+.2f%% of a core | %+.1f us | %.1f MB | %.0f |\n",
-                robot.c_str(), rate, median(lines), 100 * median(off), 100 * median(on), 100 * share,
-                rate > 0 ? share / rate * 1e6 : 0.0, median(hours) / 1e6, median(recorded));
+    std::printf(
+        "| %s | %.1f | %.0f B | %.2f%% | %.2f%% | %+.2f%% of a core | %+.1f us | %.1f MB | %.0f | %.2f / %.2f "
+        "/ %.2f ms |\n",
+        robot.c_str(), rate, median(lines), 100 * median(off), 100 * median(on), 100 * share,
+        rate > 0 ? share / rate * 1e6 : 0.0, median(hours) / 1e6, median(recorded), median(p50), median(p99), most);
     std::fflush(stdout);
   }
   return 0;
