@@ -35,7 +35,7 @@ struct Trial {
   double bytes_hour = 0;  ///< written to disk (compressed), recording on
   double recorded_s = 0;  ///< messages recorded a second, every topic
   double line_bytes = 0;  ///< the client's sensor lines, on average
-  /// The run replayed: how far from its recorded time after the first each
+  /// The run replayed: how far from its place in the recorded schedule each
   /// sensor message reached a JSON client (ms: median, p99, the most).
   double pace_p50_ms = 0;
   double pace_p99_ms = 0;
@@ -71,11 +71,14 @@ void replay(const std::filesystem::path& file, Trial& trial) {
     if (type == "sensor") got.emplace_back(Clock::now(), (*message)["ts"].get<double>());
     if (type == "link" && (*message)["state"] == "down") break;
   }
+  // Each one's arrival after the first less its recorded time after the
+  // first, taken from the median of those (the delivery's usual delay).
+  std::vector<double> offsets;
+  for (const auto& [at, ts] : got)
+    offsets.push_back((seconds_since(got.front().first, at) - (ts - got.front().second)) * 1000);
+  const double usual = median(offsets);
   std::vector<double> errors;
-  for (const auto& [at, ts] : got) {
-    const double came = seconds_since(got.front().first, at);
-    errors.push_back(std::abs(came - (ts - got.front().second)) * 1000);
-  }
+  for (const double offset : offsets) errors.push_back(std::abs(offset - usual));
   std::sort(errors.begin(), errors.end());
   if (errors.empty()) return;
   trial.pace_p50_ms = errors[errors.size() / 2];
