@@ -602,6 +602,11 @@ int main(int argc, char** argv) {
     }
     struct Removed {
       std::filesystem::path path;
+      explicit Removed(std::filesystem::path where) : path(std::move(where)) {}
+      Removed(const Removed&) = delete;
+      Removed& operator=(const Removed&) = delete;
+      Removed(Removed&&) = delete;
+      Removed& operator=(Removed&&) = delete;
       ~Removed() {
         std::error_code ignored;
         std::filesystem::remove_all(path, ignored);

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -74,10 +75,12 @@ void replay(const std::filesystem::path& file, Trial& trial) {
   // Each one's arrival after the first less its recorded time after the
   // first, taken from the median of those (the delivery's usual delay).
   std::vector<double> offsets;
+  offsets.reserve(got.size());
   for (const auto& [at, ts] : got)
     offsets.push_back((seconds_since(got.front().first, at) - (ts - got.front().second)) * 1000);
   const double usual = median(offsets);
   std::vector<double> errors;
+  errors.reserve(offsets.size());
   for (const double offset : offsets) errors.push_back(std::abs(offset - usual));
   std::sort(errors.begin(), errors.end());
   if (errors.empty()) return;
@@ -153,7 +156,9 @@ Trial run(const std::string& robot, bool record, double seconds) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+
+int run_all(int argc, char** argv) {
   std::string which = "all";
   double seconds = 10;
   int trials = 3;
@@ -213,4 +218,15 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run_all(argc, argv);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "record_bench: %s\n", error.what());
+    return 1;
+  }
 }

@@ -136,6 +136,7 @@ Played watch_replay(Rig& rig) {
 /// faster than the rest does not count against all of them.
 std::vector<double> pace_errors_ms(const Played& played, const Recorded& recorded, double speed) {
   std::vector<double> offsets;
+  offsets.reserve(played.received.size());
   for (std::size_t i = 0; i < played.received.size(); ++i) {
     const double got = std::chrono::duration<double, std::milli>(played.received[i] - played.received[0]).count();
     const double due = static_cast<double>(recorded.sensor_times[i] - recorded.sensor_times[0]) / 1e6 / speed;
@@ -145,6 +146,7 @@ std::vector<double> pace_errors_ms(const Played& played, const Recorded& recorde
   std::sort(sorted.begin(), sorted.end());
   const double usual = sorted[sorted.size() / 2];
   std::vector<double> errors;
+  errors.reserve(offsets.size());
   for (const double offset : offsets) errors.push_back(std::abs(offset - usual));
   std::sort(errors.begin(), errors.end());
   return errors;
