@@ -42,6 +42,9 @@ passed=0
 failed=0
 status=0
 times=""
+# The tests that failed, by stage, repeated at the very end where a log's
+# last lines show them.
+failures=""
 
 # run_stage NAME COMMAND...: runs a stage that ends in ctest and adds up its counts.
 run_stage() {
@@ -65,6 +68,13 @@ run_stage() {
     passed=$((passed + stage_total - stage_failed))
     failed=$((failed + stage_failed))
     [ "$stage_failed" -eq 0 ] || status=1
+    # ctest lists them after "The following tests FAILED:", a tab before each.
+    stage_failures="$(sed -n '/The following tests FAILED:/,$p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' | sed -E 's/^[[:space:]]+//')"
+    if [ -n "$stage_failures" ]; then
+      failures="$failures
+  in $name:
+$(echo "$stage_failures" | sed 's/^/    /')"
+    fi
     echo "==== $name: $((stage_total - stage_failed)) passed, $stage_failed failed, in $took s"
     times="$times
   $took s  $name: $((stage_total - stage_failed)) passed, $stage_failed failed"
@@ -137,5 +147,8 @@ ticks_after="$(cpu_ticks)"
 busy="$(echo "$ticks_before $ticks_after" | awk '{ b = $3 - $1; i = $4 - $2; if (b + i > 0) printf "%d", 100 * b / (b + i); else print 0 }')"
 echo "==== each stage's time:$times
   $(($(date +%s) - began_all)) s  in all, the cores $busy% busy"
+if [ -n "$failures" ]; then
+  echo "==== the tests that failed:$failures"
+fi
 echo "flockbridge: $passed passed, $failed failed"
 exit $status

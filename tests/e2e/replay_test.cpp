@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -101,6 +100,7 @@ RigOptions replay_rig(const std::string& robot, const std::filesystem::path& fil
 }
 
 struct Played {
+  Clock::time_point connected;  ///< when the client began to connect
   json hello;
   std::vector<json> sensors;
   std::vector<Clock::time_point> received;
@@ -110,6 +110,7 @@ struct Played {
 /// Everything a JSON client gets from a replay until it ends.
 Played watch_replay(Rig& rig) {
   Played played{};
+  played.connected = Clock::now();
   TcpClient client(rig.json_port());
   auto hello = client.read_json();
   REQUIRE(hello);
@@ -129,27 +130,32 @@ Played watch_replay(Rig& rig) {
   return played;
 }
 
-/// How far each message came from its place in the recorded schedule, in
-/// milliseconds, sorted: each one's arrival after the first, less its
-/// recorded time after the first (over the speed), taken from the median of
-/// those (the delivery's usual delay), so that a first message that came
-/// faster than the rest does not count against all of them.
-std::vector<double> pace_errors_ms(const Played& played, const Recorded& recorded, double speed) {
-  std::vector<double> offsets;
-  offsets.reserve(played.received.size());
+/// Where the replay's schedule is checked without timing the machine: the
+/// replay begins when its first client connects, so a message recorded t
+/// after the first sensor message can reach a client that connected at
+/// `connected` no sooner than `connected + t / speed`. A loaded machine only
+/// delays messages, never brings one early, so the check holds under any
+/// load; and it fails at once if the replay sends faster than recorded (all at
+/// once, or the speed's factor the wrong way). How closely the schedule is kept
+/// is a figure, measured by record_bench (docs/performance.md).
+/// Returns the messages that came early, with how early (ms).
+std::vector<std::string> early_messages(const Played& played, const Recorded& recorded, double speed) {
+  std::vector<std::string> early;
   for (std::size_t i = 0; i < played.received.size(); ++i) {
-    const double got = std::chrono::duration<double, std::milli>(played.received[i] - played.received[0]).count();
+    const double got = std::chrono::duration<double, std::milli>(played.received[i] - played.connected).count();
     const double due = static_cast<double>(recorded.sensor_times[i] - recorded.sensor_times[0]) / 1e6 / speed;
-    offsets.push_back(got - due);
+    if (got < due) early.push_back("message " + std::to_string(i) + ": " + std::to_string(due - got) + " ms early");
   }
-  std::vector<double> sorted = offsets;
-  std::sort(sorted.begin(), sorted.end());
-  const double usual = sorted[sorted.size() / 2];
-  std::vector<double> errors;
-  errors.reserve(offsets.size());
-  for (const double offset : offsets) errors.push_back(std::abs(offset - usual));
-  std::sort(errors.begin(), errors.end());
-  return errors;
+  return early;
+}
+
+/// The time from the replay's first sensor message to its last, against the
+/// recording's, over the speed.
+double played_seconds(const Played& played) {
+  return std::chrono::duration<double>(played.received.back() - played.received.front()).count();
+}
+double recorded_seconds(const Recorded& recorded) {
+  return static_cast<double>(recorded.sensor_times.back() - recorded.sensor_times.front()) / 1e9;
 }
 
 }  // namespace
@@ -187,37 +193,38 @@ TEST_CASE(
       REQUIRE(seq < played.sensors.size());
       CHECK(played.sensors[seq] == message);
     }
-    // At the recorded pace: half within a few milliseconds of their place in
-    // the schedule (a loaded test machine may hold one up longer), none far.
-    const std::vector<double> errors = pace_errors_ms(played, recorded, 1.0);
-    REQUIRE_FALSE(errors.empty());
-    CHECK(errors[errors.size() / 2] < 5.0);
-    CHECK(errors.back() < 250.0);
+    // At the recorded pace: none before its time in the recorded schedule,
+    // and the run not stretched (a replay that ignored its schedule would
+    // come at once, one far slower than recorded fails the second check).
+    const std::vector<std::string> early = early_messages(played, recorded, 1.0);
+    INFO(early.size(), " early, the first ", early.empty() ? std::string("-") : early.front());
+    CHECK(early.empty());
+    CHECK(played_seconds(played) < recorded_seconds(recorded) * 1.5 + 1.0);
     CHECK(played.end["reason"].get<std::string>().find("has ended") != std::string::npos);
     rig.expect_log("the replay of " + recorded.file.filename().string() + " has ended");
   }
 }
 
 TEST_CASE(
-    "replay: --replay-speed 4 plays four times as fast - commands are refused, a stop is answered ok, nothing "
+    "replay: --replay-speed 10 plays ten times as fast - commands are refused, a stop is answered ok, nothing "
     "recorded") {
   const TempDir place;
   const Recorded recorded = record_run("smr", 150, place);
   const std::filesystem::path again = place.path() / "again";
-  Rig rig(replay_rig("smr", recorded.file, {"--replay-speed", "4", "--record", again.string()}));
+  Rig rig(replay_rig("smr", recorded.file, {"--replay-speed", "10", "--record", again.string()}));
   CHECK(rig.bridge().seen(ChildProcess::Stream::Stderr, "record.enabled: a replay is not recorded"));
+  Played played{};
+  played.connected = Clock::now();
   TcpClient client(rig.json_port());
   auto hello = client.read_json();
   REQUIRE(hello);
-  CHECK((*hello)["replay"]["speed"] == 4.0);
+  CHECK((*hello)["replay"]["speed"] == 10.0);
   client.send(json({{"cmd", "drive"}, {"v_mm_s", 100}, {"id", 1}}).dump() + "\n");
   client.send(json({{"cmd", "reset_pose"}, {"id", 2}}).dump() + "\n");
   client.send(json({{"cmd", "stop"}, {"id", 3}}).dump() + "\n");
   client.send(json({{"cmd", "fly"}, {"id", 4}}).dump() + "\n");
   client.send(json({{"cmd", "record_start"}, {"id", 5}}).dump() + "\n");
   std::map<int, json> answers;
-  std::vector<Clock::time_point> received;
-  Played played{};
   for (;;) {
     auto message = client.read_json(std::chrono::seconds(20));
     REQUIRE(message);
@@ -230,11 +237,13 @@ TEST_CASE(
     if (type == "link" && (*message)["state"] == "down") break;
   }
   CHECK(played.sensors == recorded.sensors);
-  const std::vector<double> errors = pace_errors_ms(played, recorded, 4.0);
-  CHECK(errors[errors.size() / 2] < 5.0);
-  const double recorded_s = static_cast<double>(recorded.sensor_times.back() - recorded.sensor_times.front()) / 1e9;
-  const double played_s = std::chrono::duration<double>(played.received.back() - played.received.front()).count();
-  CHECK(played_s == doctest::Approx(recorded_s / 4).epsilon(0.1));
+  // None before its time at ten times the pace, and the whole in well under
+  // half the recorded time (a tenth, with room for a loaded machine): at the
+  // recorded pace it would take all of it.
+  const std::vector<std::string> early = early_messages(played, recorded, 10.0);
+  INFO(early.size(), " early, the first ", early.empty() ? std::string("-") : early.front());
+  CHECK(early.empty());
+  CHECK(played_seconds(played) < recorded_seconds(recorded) / 2);
   // A recording cannot move: told so, with its own code; a stop it has done already.
   REQUIRE(answers.size() == 5);
   CHECK(answers[1]["code"] == "replay");
