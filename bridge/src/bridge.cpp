@@ -95,7 +95,7 @@ Result<Done> Bridge::start() {
     if (auto listening = listen(native_listener_); !listening) return listening.error();
   }
   if (auto listening = listen(json_listener_); !listening) return listening.error();
-  if (config_.http) {
+  if (config_.http || config_.foxglove) {
     auto serving = start_web_server(files);
     if (!serving) return serving.error();
   }
@@ -158,6 +158,10 @@ Result<Done> Bridge::start() {
   if (config_.http) {
     listening += std::string(", dashboard on ") + (config_.http_tls_cert.empty() ? "http://" : "https://") +
                  host_port(config_.effective_http_bind(), http_port()) + "/";
+  }
+  if (config_.foxglove) {
+    listening += std::string(", Foxglove live view on ") + (config_.http_tls_cert.empty() ? "ws://" : "wss://") +
+                 host_port(config_.effective_foxglove_bind(), foxglove_port());
   }
   log_info(listening + "; session " + session_id_);
   log_info("client writes: " + writes_.summary());

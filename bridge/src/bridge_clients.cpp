@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "flockbridge/bridge/client_socket.hpp"
+#include "flockbridge/bridge/foxglove_session.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/tcp_session.hpp"
 #include "flockbridge/bridge/wire.hpp"
@@ -31,8 +32,12 @@ constexpr int kListenBacklog = SOMAXCONN;
 
 Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
   WebServer::Settings settings;
+  settings.http = config_.http;
   settings.bind = config_.effective_http_bind();
   settings.port = config_.http_port;
+  settings.foxglove = config_.foxglove;
+  settings.foxglove_bind = config_.effective_foxglove_bind();
+  settings.foxglove_port = config_.foxglove_port;
   settings.root = config_.http_root.empty() ? WebServer::default_root() : config_.http_root;
   // A hub with no robot has no robot's dashboard to show: its home is the class's page.
   if (!driver_->has_robot()) settings.home = "fleet.html";
@@ -120,11 +125,19 @@ void Bridge::accept_one(Listener& listener) {
   admit(std::move(session), listener.bound_port);
 }
 
-WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connection) {
+WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connection, bool foxglove) {
   if (stopped_) return nullptr;
-  auto session = std::make_unique<WebSocketSession>(*this, next_session_++, config_, counters_, wsi, connection);
+  std::unique_ptr<WebSocketSession> session;
+  if (foxglove) {
+    // What the live view serves says the robot as it is now known (its model, once it named it).
+    session = std::make_unique<FoxgloveSession>(
+        *this, next_session_++, config_, counters_, wsi, connection,
+        std::make_shared<const FoxgloveOffer>(make_foxglove_offer(recording_identity())));
+  } else {
+    session = std::make_unique<WebSocketSession>(*this, next_session_++, config_, counters_, wsi, connection);
+  }
   WebSocketSession* opened = session.get();
-  admit(std::move(session), http_port());
+  admit(std::move(session), foxglove ? foxglove_port() : http_port());
   return opened;
 }
 

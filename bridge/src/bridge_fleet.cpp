@@ -173,6 +173,7 @@ nlohmann::ordered_json Bridge::fleet_status() const {
       {"emergency", latch_.latched()},
       {"latch", latch_.summary(config_.access)},
   };
+  if (config_.foxglove) status["ports"]["foxglove"] = foxglove_port();
   if (config_.http && http_port() != 0) {
     const std::string& bind = config_.effective_http_bind();
     const std::string host = !listens_everywhere(bind) ? bind : addresses.empty() ? "localhost" : addresses.front();

@@ -247,6 +247,20 @@ CoreRows core_settings(const FamiliesHelp& families) {
       {"http", "tls_key", "--http-tls-key",
        "The private key of http.tls_cert, a PEM file that only root and the service may read.", kRestart},
       [](auto& c) -> auto& { return c.http_tls_key; }));
+  s.push_back(flag(
+      {"foxglove", "enabled", "--foxglove",
+       "Serve the robot live to Foxglove and Lichtblick (\"Open connection\", Foxglove WebSocket, "
+       "ws://ROBOT:8765): the JSON clients' messages as topics with their JSON Schemas, and JSON "
+       "commands published on a channel, under the JSON port's rules. Over TLS (wss://) when "
+       "http.tls_cert is set.",
+       kRestart},
+      [](auto& c) -> auto& { return c.foxglove; }));
+  s.push_back(text(
+      {"foxglove", "bind", "--foxglove-bind", "Address of the Foxglove live view (\"\": [listen] bind).", kRestart},
+      [](auto& c) -> auto& { return c.foxglove_bind; }, ip_address_or_empty));
+  s.push_back(whole(
+      {"foxglove", "port", "--foxglove-port", "TCP port of the Foxglove live view (0: any free port).", kRestart},
+      [](auto& c) -> auto& { return c.foxglove_port; }, 0, 65535));
 
   s.push_back(duration(
       {"clients", "message_timeout_ms", "--message-timeout-ms",

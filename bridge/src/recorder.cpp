@@ -29,13 +29,27 @@ std::string errno_text(int error) {
   return std::strerror(error);
 }
 
-std::string schema_text(std::string_view title, std::string_view properties, std::string_view required = "") {
+/// `robot-20261127-093012.mcap` in local time, the robot's name made safe for a file name.
+std::string file_stem(const std::string& robot, std::time_t now) {
+  std::string safe;
+  for (const char c : robot)
+    safe += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_') ? c : '_';
+  if (safe.empty()) safe = "robot";
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  std::array<char, 32> stamp{};
+  std::strftime(stamp.data(), stamp.size(), "%Y%m%d-%H%M%S", &local);
+  return safe + "-" + stamp.data();
+}
+
+}  // namespace
+
+std::string schema_text(std::string_view title, std::string_view properties, std::string_view required) {
   return std::string(R"({"$schema":"https://json-schema.org/draft/2020-12/schema","title":")") + std::string(title) +
          R"(","type":"object","properties":)" + std::string(properties) +
          (required.empty() ? "" : R"(,"required":)" + std::string(required)) + "}";
 }
 
-/// The JSON Schemas of the topics other than the sensor's (which is the family's).
 std::string topic_schema(Topic topic) {
   constexpr std::string_view kClient = R"("client":{"type":"integer"},"kind":{"type":"string"},)"
                                        R"("peer":{"type":"string"},"role":{"type":"string"})";
@@ -80,21 +94,6 @@ std::string topic_schema(Topic topic) {
   }
   return schema_text("flockbridge message", R"({"type":{"type":"string"}})");
 }
-
-/// `robot-20261127-093012.mcap` in local time, the robot's name made safe for a file name.
-std::string file_stem(const std::string& robot, std::time_t now) {
-  std::string safe;
-  for (const char c : robot)
-    safe += (std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_') ? c : '_';
-  if (safe.empty()) safe = "robot";
-  std::tm local{};
-  ::localtime_r(&now, &local);
-  std::array<char, 32> stamp{};
-  std::strftime(stamp.data(), stamp.size(), "%Y%m%d-%H%M%S", &local);
-  return safe + "-" + stamp.data();
-}
-
-}  // namespace
 
 std::string_view topic_name(Topic topic) noexcept {
   switch (topic) {

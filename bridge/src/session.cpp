@@ -26,6 +26,8 @@ std::string_view client_kind_name(ClientKind kind) noexcept {
       return "json";
     case ClientKind::WebSocket:
       return "websocket";
+    case ClientKind::Foxglove:
+      return "foxglove";
   }
   return "json";
 }

@@ -87,6 +87,7 @@ struct WebSocketConnection {
 /// and /fleet (the class hub's page, fleet.html).
 struct ServerLink {
   WebServer* server = nullptr;
+  lws_vhost* foxglove = nullptr;  ///< the Foxglove live view's vhost, if it serves one
   std::size_t websockets = 0;
   std::string root;
   std::string home;
@@ -163,13 +164,21 @@ const lws_protocols kProtocols[] = {
     {nullptr, nullptr, 0, 0, 0, nullptr, 0},
 };
 
+/// The Foxglove live view's vhost speaks its one subprotocol (lws refuses an
+/// upgrade that asks for another).
+const lws_protocols kFoxgloveProtocols[] = {
+    {"foxglove.websocket.v1", &WebServerCallbacks::callback, sizeof(WebSocketConnection), 4096, 0, nullptr, 0},
+    {nullptr, nullptr, 0, 0, 0, nullptr, 0},
+};
+
 }  // namespace
 
 // ---- WebSocketSession -------------------------------------------------------
 
 WebSocketSession::WebSocketSession(Host& host, std::uint64_t id, const Config& config,
-                                   protocol::BridgeCounters& counters, lws* wsi, WebSocketConnection* connection)
-    : Session(host, id, ClientKind::WebSocket, config, counters), wsi_(wsi), connection_(connection) {
+                                   protocol::BridgeCounters& counters, lws* wsi, WebSocketConnection* connection,
+                                   ClientKind kind)
+    : Session(host, id, kind, config, counters), wsi_(wsi), connection_(connection) {
   connection_->session = this;
   const int fd = lws_get_socket_fd(wsi_);
   peer_ = peer_name(fd);
@@ -194,7 +203,7 @@ void WebSocketSession::on_receive(const char* data, std::size_t length, bool las
     message_too_long_ = false;
     message_started_ = steady_now();
   }
-  if (!message_binary_ && !message_too_long_) {
+  if (!message_too_long_) {
     if (message_.size() + length > config_.max_line) {
       message_too_long_ = true;
       message_.clear();
@@ -204,21 +213,44 @@ void WebSocketSession::on_receive(const char* data, std::size_t length, bool las
   }
   if (!last) return;
   in_message_ = false;
-  if (message_binary_) {
-    reply_error(nullptr, protocol::Error{"binary WebSocket messages are not understood: send each JSON command as a "
-                                         "text message"});
-  } else if (message_too_long_) {
+  if (message_too_long_) {
     reply_error(nullptr,
                 protocol::Error{"message longer than " + std::to_string(config_.max_line) + " bytes; discarded"});
   } else {
-    handle_message(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(message_.data()), message_.size()));
+    on_message(message_, message_binary_);
   }
   message_.clear();
 }
 
+void WebSocketSession::on_message(std::string_view message, bool binary) {
+  if (binary) {
+    reply_error(nullptr, protocol::Error{"binary WebSocket messages are not understood: send each JSON command as a "
+                                         "text message"});
+    return;
+  }
+  handle_message(protocol::ByteView(reinterpret_cast<const protocol::Byte*>(message.data()), message.size()));
+}
+
+WebSocketSession::Frame WebSocketSession::next_frame(std::vector<unsigned char>& out) {
+  if (taken_.empty()) {
+    for (SharedBuffer& message : take_output(1)) taken_.push_back(std::move(message));
+  }
+  if (taken_.empty()) return Frame::None;
+  const SharedBuffer message = std::move(taken_.front());
+  taken_.pop_front();
+  std::string_view text(*message);
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);  // the JSON-lines form ends in a line end
+  out.insert(out.end(), text.begin(), text.end());
+  return Frame::Text;
+}
+
+bool WebSocketSession::frames_waiting() const {
+  return !taken_.empty() || !output_empty();
+}
+
 void WebSocketSession::flush() {
   if (wsi_ == nullptr || closing() || writing()) return;
-  if (taken_.empty() && output_empty()) {
+  if (!frames_waiting()) {
     after_write();
     return;
   }
@@ -232,17 +264,12 @@ void WebSocketSession::on_writeable() {
   // One message a callback (lws's rule: one lws_write per writeable
   // callback); taking one at a time leaves the rest in the queue, where a
   // newer sensor message can still replace an older one.
-  if (taken_.empty()) {
-    for (SharedBuffer& message : take_output(1)) taken_.push_back(std::move(message));
-  }
-  if (!taken_.empty()) {
-    const SharedBuffer message = std::move(taken_.front());
-    taken_.pop_front();
-    std::size_t length = message->size();
-    if (length > 0 && (*message)[length - 1] == '\n') --length;  // the JSON-lines form ends in a line end
-    t_write_buffer.resize(LWS_PRE + length);
-    std::memcpy(t_write_buffer.data() + LWS_PRE, message->data(), length);
-    const int written = lws_write(wsi_, t_write_buffer.data() + LWS_PRE, length, LWS_WRITE_TEXT);
+  t_write_buffer.resize(LWS_PRE);
+  const Frame frame = next_frame(t_write_buffer);
+  if (frame != Frame::None) {
+    const std::size_t length = t_write_buffer.size() - LWS_PRE;
+    const int written = lws_write(wsi_, t_write_buffer.data() + LWS_PRE, length,
+                                  frame == Frame::Text ? LWS_WRITE_TEXT : LWS_WRITE_BINARY);
     if (written < static_cast<int>(length)) {
       close("write failed", CloseKind::Dead);
       return;
@@ -314,7 +341,8 @@ std::string WebServer::default_root() {
 Result<Done> WebServer::start(Settings settings) {
   settings_ = std::move(settings);
   std::error_code ignored;
-  if (!std::filesystem::is_regular_file(std::filesystem::path(settings_.root) / "index.html", ignored)) {
+  if (settings_.http &&
+      !std::filesystem::is_regular_file(std::filesystem::path(settings_.root) / "index.html", ignored)) {
     return Error{"the dashboard's files are not in '" + settings_.root +
                  "' (no index.html there): give their folder with --http-root, or turn the web server off with "
                  "--no-http"};
@@ -332,7 +360,7 @@ Result<Done> WebServer::start(Settings settings) {
   }
   lws_set_log_level(LLL_ERR | LLL_WARN | LLL_NOTICE, log_from_lws);
 
-  link_ = new ServerLink{this, 0, settings_.root, settings_.home, {}, {}};
+  link_ = new ServerLink{this, nullptr, 0, settings_.root, settings_.home, {}, {}};
   for (lws_http_mount* each : {&link_->mount, &link_->fleet_mount}) {
     each->origin = link_->root.c_str();
     each->origin_protocol = LWSMPRO_FILE;
@@ -365,37 +393,57 @@ Result<Done> WebServer::start(Settings settings) {
     return Error{"cannot start the web server (libwebsockets could not start on the loop)"};
   }
 
-  lws_context_creation_info vhost{};
-  vhost.vhost_name = "flockbridge";
-  vhost.port = settings_.port;
-  vhost.iface = settings_.bind.c_str();
-  vhost.protocols = kProtocols;
-  vhost.mounts = &link_->fleet_mount;
-  vhost.options = info.options;
-  vhost.keepalive_timeout = 5;
-  vhost.timeout_secs = 10;
-  if (tls) {
-    vhost.ssl_cert_filepath = settings_.tls_cert.c_str();
-    vhost.ssl_private_key_filepath = settings_.tls_key.c_str();
-    // HTTP/1.1 only: a browser would otherwise choose HTTP/2 over TLS and
-    // open /ws as an HTTP/2 stream (RFC 8441), which this server does not
-    // take (a WebSocket session owns its own TCP connection).
-    vhost.alpn = "http/1.1";
+  // One vhost per listening port: the dashboard's, the Foxglove live view's.
+  const auto add_vhost = [&](const char* name, const std::string& bind, std::uint16_t port,
+                             const lws_protocols* protocols, const lws_http_mount* mounts,
+                             const char* what) -> Result<lws_vhost*> {
+    lws_context_creation_info vhost{};
+    vhost.vhost_name = name;
+    vhost.port = port;
+    vhost.iface = bind.c_str();
+    vhost.protocols = protocols;
+    vhost.mounts = mounts;
+    vhost.options = info.options;
+    vhost.keepalive_timeout = 5;
+    vhost.timeout_secs = 10;
+    if (tls) {
+      vhost.ssl_cert_filepath = settings_.tls_cert.c_str();
+      vhost.ssl_private_key_filepath = settings_.tls_key.c_str();
+      // HTTP/1.1 only: a browser would otherwise choose HTTP/2 over TLS and
+      // open a WebSocket as an HTTP/2 stream (RFC 8441), which this server
+      // does not take (a WebSocket session owns its own TCP connection).
+      vhost.alpn = "http/1.1";
+    }
+    lws_vhost* created = lws_create_vhost(context_, &vhost);
+    if (created == nullptr && tls) {
+      return Error{"cannot start the TLS of the " + std::string(what) + " with '" + settings_.tls_cert + "' and '" +
+                   settings_.tls_key + "' (see the lines before: is the key the certificate's, and both PEM?)"};
+    }
+    if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
+      return Error{"cannot listen on " + host_port(bind, port) + " for the " + what +
+                   " (is the port in use, or the address not this machine's?)"};
+    }
+    return created;
+  };
+  if (settings_.http) {
+    auto created =
+        add_vhost("flockbridge", settings_.bind, settings_.port, kProtocols, &link_->fleet_mount, "web server");
+    if (!created) {
+      stop();
+      return created.error();
+    }
+    bound_port_ = static_cast<std::uint16_t>(lws_get_vhost_listen_port(created.value()));
   }
-  lws_vhost* created = lws_create_vhost(context_, &vhost);
-  const std::string where = host_port(settings_.bind, settings_.port);
-  if (created == nullptr && tls) {
-    stop();
-    return Error{"cannot start the dashboard's TLS with '" + settings_.tls_cert + "' and '" + settings_.tls_key +
-                 "' (see the lines before: is the key the certificate's, and both PEM?)"};
+  if (settings_.foxglove) {
+    auto created = add_vhost("foxglove", settings_.foxglove_bind, settings_.foxglove_port, kFoxgloveProtocols, nullptr,
+                             "Foxglove live view");
+    if (!created) {
+      stop();
+      return created.error();
+    }
+    link_->foxglove = created.value();
+    bound_foxglove_port_ = static_cast<std::uint16_t>(lws_get_vhost_listen_port(created.value()));
   }
-  if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
-    stop();
-    return Error{"cannot listen on " + where +
-                 " for the web server (is the port in use, or the address not this "
-                 "machine's?)"};
-  }
-  bound_port_ = static_cast<std::uint16_t>(lws_get_vhost_listen_port(created));
   return Done{};
 }
 
@@ -441,19 +489,25 @@ int WebServerCallbacks::callback(lws* wsi, lws_callback_reasons reason, void* us
   auto* link = static_cast<ServerLink*>(lws_context_user(lws_get_context(wsi)));
   switch (reason) {
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
-      // WebSocket upgrades are for /ws only.
-      std::array<char, 64> uri{};
-      const int n = lws_hdr_copy(wsi, uri.data(), static_cast<int>(uri.size()), WSI_TOKEN_GET_URI);
-      if (n <= 0 || std::string_view(uri.data(), static_cast<std::size_t>(n)) != "/ws") return 1;
+      // On the dashboard's port, WebSocket upgrades are for /ws only; the
+      // Foxglove live view's port takes them at any path (its clients
+      // connect to ws://ROBOT:8765).
       const WebServer* server = link != nullptr ? link->server : nullptr;
-      return server != nullptr && WebServerCallbacks::accepts_origin(*server, wsi) ? 0 : 1;
+      if (server == nullptr) return 1;
+      if (lws_get_vhost(wsi) != link->foxglove) {
+        std::array<char, 64> uri{};
+        const int n = lws_hdr_copy(wsi, uri.data(), static_cast<int>(uri.size()), WSI_TOKEN_GET_URI);
+        if (n <= 0 || std::string_view(uri.data(), static_cast<std::size_t>(n)) != "/ws") return 1;
+      }
+      return WebServerCallbacks::accepts_origin(*server, wsi) ? 0 : 1;
     }
     case LWS_CALLBACK_ESTABLISHED: {
       WebServer* server = link != nullptr ? link->server : nullptr;
       if (server == nullptr || connection == nullptr) return -1;
       connection->counted = true;
       ++link->websockets;
-      return server->host_.websocket_opened(wsi, connection) != nullptr ? 0 : -1;
+      const bool foxglove = lws_get_vhost(wsi) == link->foxglove;
+      return server->host_.websocket_opened(wsi, connection, foxglove) != nullptr ? 0 : -1;
     }
     case LWS_CALLBACK_RECEIVE:
       if (connection == nullptr) return -1;

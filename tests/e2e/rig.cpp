@@ -69,6 +69,8 @@ Rig::Rig(RigOptions options) {
       "500",           "--robot",  options.robot};
   // Test bridges never touch an installed Avahi service file (a test may give one of its own).
   bridge_argv.insert(bridge_argv.end(), {"--mdns-service-file", ""});
+  // The Foxglove live view, when a test turns it on, at a free port too.
+  bridge_argv.insert(bridge_argv.end(), {"--foxglove-port", "0"});
   bridge_argv.insert(bridge_argv.end(), options.bridge_args.begin(), options.bridge_args.end());
   if (!options.config.empty()) {
     std::ofstream(config_path()) << options.config;
@@ -89,6 +91,7 @@ Rig::Rig(RigOptions options) {
   port_ = ports->native;
   json_port_ = ports->json;
   http_port_ = ports->http;
+  foxglove_port_ = ports->foxglove;
   if (options.start_sim && options.wait_until_up) expect_log("robot link up");
 }
 

@@ -61,6 +61,8 @@ class Rig {
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   [[nodiscard]] std::uint16_t json_port() const noexcept { return json_port_; }
   [[nodiscard]] std::uint16_t http_port() const noexcept { return http_port_; }
+  /// The Foxglove live view's port (given --foxglove): 0 when it is off.
+  [[nodiscard]] std::uint16_t foxglove_port() const noexcept { return foxglove_port_; }
   [[nodiscard]] const std::string& device() const noexcept { return device_; }
   /// A folder of the test's own, removed with the rig.
   [[nodiscard]] const std::filesystem::path& directory() const noexcept { return directory_.path(); }
@@ -98,6 +100,7 @@ class Rig {
   std::uint16_t port_ = 0;
   std::uint16_t json_port_ = 0;
   std::uint16_t http_port_ = 0;
+  std::uint16_t foxglove_port_ = 0;
   bool bridge_killed_ = false;
 };
 

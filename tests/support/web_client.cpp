@@ -77,10 +77,11 @@ std::optional<HttpResponse> http_get(std::uint16_t port, const std::string& path
 }
 
 WebSocketClient::WebSocketClient(std::uint16_t port, const std::string& path, int receive_buffer,
-                                 const std::string& origin)
+                                 const std::string& origin, const std::string& subprotocol)
     : tcp_(port, receive_buffer) {
   tcp_.send("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
             (origin.empty() ? "" : "\r\nOrigin: " + origin) +
+            (subprotocol.empty() ? "" : "\r\nSec-WebSocket-Protocol: " + subprotocol) +
             "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: " + kKey +
             "\r\nSec-WebSocket-Version: 13\r\n\r\n");
   auto head = read_head(tcp_, std::chrono::steady_clock::now() + 5s);
@@ -89,7 +90,8 @@ WebSocketClient::WebSocketClient(std::uint16_t port, const std::string& path, in
   int status = 0;
   std::map<std::string, std::string> headers;
   parse_head(response_, status, headers);
-  accepted_ = status == 101 && headers["sec-websocket-accept"] == kAccept && lower(headers["upgrade"]) == "websocket";
+  accepted_ = status == 101 && headers["sec-websocket-accept"] == kAccept && lower(headers["upgrade"]) == "websocket" &&
+              (subprotocol.empty() || headers["sec-websocket-protocol"] == subprotocol);
 }
 
 void WebSocketClient::send_frame(Opcode opcode, const std::string& payload, bool fin) {
@@ -149,6 +151,12 @@ std::optional<WebSocketClient::Frame> WebSocketClient::read_frame(std::chrono::s
 }
 
 std::optional<std::string> WebSocketClient::read_text(std::chrono::milliseconds timeout) {
+  auto message = read_message(timeout);
+  if (!message) return std::nullopt;
+  return std::move(message->payload);
+}
+
+std::optional<WebSocketClient::Message> WebSocketClient::read_message(std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!closed_) {
     auto frame = read_frame(deadline);
@@ -174,8 +182,9 @@ std::optional<std::string> WebSocketClient::read_text(std::chrono::milliseconds 
         }
         return std::nullopt;
       default:
+        if (frame->opcode != Continuation) partial_opcode_ = static_cast<Opcode>(frame->opcode);
         partial_ += frame->payload;
-        if (frame->fin) return std::exchange(partial_, std::string());
+        if (frame->fin) return Message{partial_opcode_, std::exchange(partial_, std::string())};
     }
   }
   return std::nullopt;

@@ -31,10 +31,11 @@ class WebSocketClient {
   enum Opcode : std::uint8_t { Continuation = 0, Text = 1, Binary = 2, Close = 8, Ping = 9, Pong = 10 };
 
   /// Connects to 127.0.0.1:port and upgrades `path`, with an Origin header
-  /// when `origin` is not empty (as a browser sends). `accepted()` tells
-  /// whether the server switched protocols.
+  /// when `origin` is not empty (as a browser sends), asking for
+  /// `subprotocol` when it is not empty. `accepted()` tells whether the
+  /// server switched protocols (and chose the subprotocol asked for).
   explicit WebSocketClient(std::uint16_t port, const std::string& path = "/ws", int receive_buffer = 0,
-                           const std::string& origin = {});
+                           const std::string& origin = {}, const std::string& subprotocol = {});
 
   [[nodiscard]] bool accepted() const noexcept { return accepted_; }
   /// The server's answer to the upgrade request, up to the blank line.
@@ -47,8 +48,15 @@ class WebSocketClient {
   /// Sends a close frame with `code`.
   void close(int code = 1000);
 
-  /// The next whole text message (fragments joined, pings answered); nothing
-  /// on timeout or once the server has closed.
+  /// A whole message: its opcode (Text or Binary) and payload.
+  struct Message {
+    Opcode opcode;
+    std::string payload;
+  };
+  /// The next whole message (fragments joined, pings answered); nothing on
+  /// timeout or once the server has closed.
+  std::optional<Message> read_message(std::chrono::milliseconds timeout = 5s);
+  /// The next whole message, text or binary, as its payload.
   std::optional<std::string> read_text(std::chrono::milliseconds timeout = 5s);
   std::optional<nlohmann::json> read_json(std::chrono::milliseconds timeout = 5s);
   /// The next JSON message whose "type" is `type`, skipping others.
@@ -74,6 +82,7 @@ class WebSocketClient {
   bool accepted_ = false;
   std::string response_;
   std::string partial_;  ///< a fragmented message so far
+  Opcode partial_opcode_ = Text;
   int close_code_ = 0;
   std::string close_reason_;
   bool closed_ = false;

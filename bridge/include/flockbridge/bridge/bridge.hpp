@@ -88,6 +88,7 @@ class Bridge final : public RobotDriver::Host,
   [[nodiscard]] std::uint16_t json_port() const noexcept { return json_listener_.bound_port; }
   /// The web server's port; 0 when it is off.
   [[nodiscard]] std::uint16_t http_port() const noexcept { return web_.port(); }
+  [[nodiscard]] std::uint16_t foxglove_port() const noexcept { return web_.foxglove_port(); }
   [[nodiscard]] const RobotDriver& driver() const noexcept { return *driver_; }
   [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
   [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
@@ -144,7 +145,7 @@ class Bridge final : public RobotDriver::Host,
   [[nodiscard]] static nlohmann::ordered_json client_json(const Session& session);
 
   // WebServer::Host
-  WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection) override;
+  WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection, bool foxglove) override;
 
   // Fleet::Host
   [[nodiscard]] nlohmann::ordered_json fleet_status() const override;

@@ -108,9 +108,16 @@ struct Config {
   std::string http_tls_cert;
   std::string http_tls_key;
 
+  // The live view for Foxglove and Lichtblick (foxglove.websocket.v1), on
+  // the web server's loop; off unless enabled.
+  bool foxglove = false;
+  std::string foxglove_bind;  ///< empty: the same as `bind`
+  std::uint16_t foxglove_port = 8765;
+
   [[nodiscard]] const std::string& effective_native_bind() const noexcept { return or_bind(native_bind); }
   [[nodiscard]] const std::string& effective_json_bind() const noexcept { return or_bind(json_bind); }
   [[nodiscard]] const std::string& effective_http_bind() const noexcept { return or_bind(http_bind); }
+  [[nodiscard]] const std::string& effective_foxglove_bind() const noexcept { return or_bind(foxglove_bind); }
 
   // Each client.
   std::chrono::milliseconds message_timeout{2000};  ///< a partial message is discarded after this

@@ -57,6 +57,13 @@ inline constexpr std::size_t kTopicCount = 11;
 [[nodiscard]] std::string_view topic_name(Topic topic) noexcept;
 /// The topic of that name; nothing for a name no topic has.
 [[nodiscard]] std::optional<Topic> topic_named(std::string_view name) noexcept;
+/// A JSON Schema (draft 2020-12) of an object: its title, its properties
+/// (a JSON object's text) and its required ones (a JSON array's text, or "").
+[[nodiscard]] std::string schema_text(std::string_view title, std::string_view properties,
+                                      std::string_view required = "");
+/// The JSON Schema of a topic's messages in a recording; for /sensor, whose
+/// schema is the family's, a message with a type.
+[[nodiscard]] std::string topic_schema(Topic topic);
 
 /// What a recording says about its robot, in every file.
 struct RecordingIdentity {

@@ -43,8 +43,10 @@ namespace flockbridge::bridge {
 
 /// Where a client came from. Native: the family's own port, in the original
 /// software's protocol. WebSocket clients speak the JSON messages of port
-/// 2006, one per WebSocket text message instead of one per line.
-enum class ClientKind : std::uint8_t { Native, Json, WebSocket };
+/// 2006, one per WebSocket text message instead of one per line; Foxglove
+/// clients (the live view) get the same messages framed as the Foxglove
+/// WebSocket protocol frames them.
+enum class ClientKind : std::uint8_t { Native, Json, WebSocket, Foxglove };
 
 /// The two encodings of the bridge's messages; each is made once per message
 /// and shared by every client that reads it. Native: the robot family's own

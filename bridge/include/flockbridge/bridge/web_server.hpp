@@ -1,6 +1,8 @@
 // The bridge's web server, on the bridge's own libuv loop: the dashboard's
 // files at /, and at /ws a WebSocket that speaks the JSON messages of port
-// 2006, one JSON object per text message.
+// 2006, one JSON object per text message; and, on a port of its own, the
+// live view for Foxglove and Lichtblick (foxglove_session.hpp), the same
+// messages in the Foxglove WebSocket protocol.
 //
 // HTTP and WebSocket are libwebsockets' (Debian's libwebsockets17, whose
 // libuv glue is the libwebsockets-evlib-uv plugin): it joins the loop as a
@@ -16,6 +18,8 @@
 #include <cstdint>
 #include <deque>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/bytes.hpp"
@@ -28,15 +32,17 @@ namespace flockbridge::bridge {
 struct ServerLink;
 struct WebSocketConnection;
 
-/// A client of /ws. lws owns the connection; the session is told of it
-/// through the WebServer's callback, and lets go of it (detach) when it
-/// closes first, so that lws's later callbacks for it find no session.
-class WebSocketSession final : public Session {
+/// A WebSocket client: of /ws (this class), or of the Foxglove live view
+/// (FoxgloveSession, which frames the same messages its own way). lws owns
+/// the connection; the session is told of it through the WebServer's
+/// callback, and lets go of it (detach) when it closes first, so that lws's
+/// later callbacks for it find no session.
+class WebSocketSession : public Session {
  public:
   /// `connection` is lws's memory for this connection, which points back
   /// at the session until the session lets go of it.
   WebSocketSession(Host& host, std::uint64_t id, const Config& config, protocol::BridgeCounters& counters, lws* wsi,
-                   WebSocketConnection* connection);
+                   WebSocketConnection* connection, ClientKind kind = ClientKind::WebSocket);
   WebSocketSession(const WebSocketSession&) = delete;
   WebSocketSession& operator=(const WebSocketSession&) = delete;
   ~WebSocketSession() override;
@@ -50,9 +56,20 @@ class WebSocketSession final : public Session {
   /// lws has closed the connection.
   void on_transport_closed();
 
+ protected:
+  /// How a frame goes out.
+  enum class Frame : std::uint8_t { None, Text, Binary };
+  /// A whole message from the client (at most clients.max_line bytes).
+  virtual void on_message(std::string_view message, bool binary);
+  /// Appends the next frame's payload to `out` and says how it goes; None
+  /// when there is nothing to write now.
+  virtual Frame next_frame(std::vector<unsigned char>& out);
+  /// Whether anything waits to be written.
+  [[nodiscard]] virtual bool frames_waiting() const;
+  void flush() override;
+
  private:
   void start_transport() override {}
-  void flush() override;
   void close_transport(std::string_view reason, CloseKind kind) override;
   void transport_housekeeping(SteadyTime now) override;
   void detach() noexcept;
@@ -77,15 +94,20 @@ class WebServer {
     Host(const Host&) = delete;
     Host& operator=(const Host&) = delete;
     virtual ~Host() = default;
-    /// A WebSocket client has connected to /ws: make its session (it may
-    /// refuse the client), or return nullptr to close the connection.
-    virtual WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection) = 0;
+    /// A WebSocket client has connected to /ws (`foxglove` false) or to
+    /// the Foxglove live view: make its session (it may refuse the client),
+    /// or return nullptr to close the connection.
+    virtual WebSocketSession* websocket_opened(lws* wsi, WebSocketConnection* connection, bool foxglove) = 0;
   };
 
   struct Settings {
+    bool http = true;        ///< the dashboard and /ws (off: the Foxglove live view alone)
     std::string bind;        ///< IPv4 or IPv6 address
     std::uint16_t port = 0;  ///< 0: any free port
-    std::string root;        ///< folder of the dashboard's files
+    bool foxglove = false;   ///< the Foxglove live view, on its own port
+    std::string foxglove_bind;
+    std::uint16_t foxglove_port = 0;
+    std::string root;  ///< folder of the dashboard's files
     /// The page of "/": the robot's dashboard, or the class's page (fleet.html) on a hub with no robot.
     std::string home = "index.html";
     unsigned fd_limit = 1024;  ///< highest file descriptor lws may be handed, plus one
@@ -109,6 +131,7 @@ class WebServer {
   void stop();
 
   [[nodiscard]] std::uint16_t port() const noexcept { return bound_port_; }
+  [[nodiscard]] std::uint16_t foxglove_port() const noexcept { return bound_foxglove_port_; }
   /// New access.allowed_origins (a reload), for the upgrades to come.
   void set_allowed_origins(std::vector<std::string> hosts) { settings_.allowed_origins = std::move(hosts); }
 
@@ -125,6 +148,7 @@ class WebServer {
   lws_context* context_ = nullptr;
   ServerLink* link_ = nullptr;  ///< freed once lws has finished with it
   std::uint16_t bound_port_ = 0;
+  std::uint16_t bound_foxglove_port_ = 0;
 };
 
 }  // namespace flockbridge::bridge

@@ -17,7 +17,7 @@ namespace flockbridge::protocol {
 
 struct ClientSnapshot {
   std::uint64_t id = 0;
-  std::string kind;  ///< "binary", "json" or "websocket"
+  std::string kind;  ///< "binary", "json", "websocket" or "foxglove"
   std::string peer;
   std::uint64_t commands = 0;
   std::uint64_t sensor_dropped = 0;

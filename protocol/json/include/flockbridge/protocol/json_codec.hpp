@@ -125,7 +125,7 @@ class RobotStateEncoder {
 struct LeaseHolder {
   std::uint64_t client = 0;
   std::string_view peer;  ///< "10.0.3.17:51234"
-  std::string_view kind;  ///< "binary", "json", "websocket"
+  std::string_view kind;  ///< "binary", "json", "websocket", "foxglove"
   double since = 0;       ///< Unix seconds
 };
 /// {"type":"lease","holder":{"client":4,"peer":"..","kind":"json","since":..}}, or with

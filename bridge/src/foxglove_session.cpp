@@ -1,0 +1,233 @@
+#include "flockbridge/bridge/foxglove_session.hpp"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+#include <variant>
+
+#include <nlohmann/json.hpp>
+
+#include "flockbridge/bridge/overloaded.hpp"
+#include "flockbridge/bridge/recorder.hpp"
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/foxglove/foxglove.hpp"
+
+namespace flockbridge::bridge {
+namespace {
+
+namespace foxglove = protocol::foxglove;
+
+/// A JSON message's "type". The bridge writes "type" first in every message
+/// (json_codec), so it is read from there without parsing the rest; any
+/// other text is parsed whole.
+std::string message_type(std::string_view json) {
+  constexpr std::string_view kStart = R"({"type":")";
+  if (json.starts_with(kStart)) {
+    const std::size_t end = json.find('"', kStart.size());
+    if (end != std::string_view::npos) return std::string(json.substr(kStart.size(), end - kStart.size()));
+  }
+  const nlohmann::json parsed = nlohmann::json::parse(json, nullptr, false);
+  if (parsed.is_object() && parsed.contains("type") && parsed["type"].is_string()) {
+    return parsed["type"].get<std::string>();
+  }
+  return {};
+}
+
+/// Whether a message of this type states something a viewer opened later
+/// should see at once (the latest one is kept).
+bool states_something(std::string_view type) {
+  static constexpr std::array<std::string_view, 5> kStates{"hello", "link", "lease", "emergency_latch", "recording"};
+  return std::ranges::find(kStates, type) != kStates.end();
+}
+
+constexpr auto channel(Topic topic) {
+  return static_cast<std::uint32_t>(topic);
+}
+
+}  // namespace
+
+std::uint32_t foxglove_channel_of(std::string_view json_message) {
+  const std::string type = message_type(json_message);
+  if (type == "sensor") return channel(Topic::Sensor);
+  if (type == "hello") return channel(Topic::Hello);
+  if (type == "link") return channel(Topic::Link);
+  if (type == "lease" || type == "lease_request") return channel(Topic::Lease);
+  if (type == "emergency" || type == "emergency_latch" || type == "safety_stop") return channel(Topic::Emergency);
+  if (type == "ok" || type == "error") return channel(Topic::Answer);
+  if (type == "recording") return channel(Topic::Recording);
+  if (type == "stats" || type == "pairing" || type == "fleet" || type == "dropped") return kFoxgloveBridgeChannel;
+  return channel(Topic::Robot);  // the robot's other messages, the family's own
+}
+
+FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
+  std::vector<foxglove::Channel> channels;
+  const auto add = [&](std::uint32_t id, std::string_view topic, std::string schema_name, std::string schema) {
+    channels.push_back({id, std::string(topic), "json", std::move(schema_name), std::move(schema), "jsonschema"});
+  };
+  const auto named = [](Topic topic) { return "flockbridge" + std::string(topic_name(topic)).replace(0, 1, "."); };
+  for (const Topic topic : {Topic::Sensor, Topic::Hello, Topic::Link, Topic::Lease, Topic::Emergency, Topic::Robot,
+                            Topic::Answer, Topic::Recording}) {
+    switch (topic) {
+      case Topic::Sensor:
+        add(channel(topic), topic_name(topic), "flockbridge." + identity.family + ".sensor", identity.sensor_schema);
+        break;
+      case Topic::Answer:  // the answers themselves, as the JSON port sends them (a recording wraps them)
+        add(channel(topic), topic_name(topic), "flockbridge.reply",
+            schema_text("flockbridge reply",
+                        R"({"type":{"enum":["ok","error"]},"id":{},"confirmed":{"type":"boolean"},)"
+                        R"("error":{"type":"string"},"code":{"type":"string"}})",
+                        R"(["type"])"));
+        break;
+      case Topic::Recording:  // the state, as clients are told it (a recording has its start and stop)
+        add(channel(topic), topic_name(topic), "flockbridge.recording_state",
+            schema_text("flockbridge recording state",
+                        R"({"type":{"const":"recording"},"active":{"type":"boolean"},"since":{"type":"number"},)"
+                        R"("by":{"type":"string"},"directory":{"type":"string"}})",
+                        R"(["type","active"])"));
+        break;
+      default:
+        add(channel(topic), topic_name(topic), named(topic), topic_schema(topic));
+    }
+  }
+  add(kFoxgloveBridgeChannel, kFoxgloveBridgeTopic, "flockbridge.bridge",
+      schema_text("flockbridge bridge message", R"({"type":{"type":"string"}})", R"(["type"])"));
+
+  FoxgloveOffer offer;
+  const std::vector<std::string> capabilities{"clientPublish"};
+  const std::vector<std::string> encodings{"json"};
+  const std::vector<std::pair<std::string, std::string>> metadata{{"robot", identity.robot},
+                                                                  {"family", identity.family},
+                                                                  {"model", identity.model},
+                                                                  {"simulated", identity.simulated ? "true" : "false"}};
+  offer.server_info =
+      foxglove::server_info("flockbridge " + identity.robot, capabilities, encodings, metadata, identity.session);
+  offer.advertise = foxglove::advertise(channels);
+  for (const foxglove::Channel& each : channels) offer.channels.push_back(each.id);
+  return offer;
+}
+
+FoxgloveSession::FoxgloveSession(Host& host, std::uint64_t id, const Config& config, protocol::BridgeCounters& counters,
+                                 lws* wsi, WebSocketConnection* connection, std::shared_ptr<const FoxgloveOffer> offer)
+    : WebSocketSession(host, id, config, counters, wsi, connection, ClientKind::Foxglove), offer_(std::move(offer)) {
+  ready_.push_back(text_frame(offer_->server_info));
+  ready_.push_back(text_frame(offer_->advertise));
+}
+
+void FoxgloveSession::tell_error(const std::string& text) {
+  // As the JSON port answers a bad message: counted, recorded, on /answer,
+  // and so told as a status message too (next_frame).
+  reply_error(nullptr, protocol::Error{text});
+}
+
+void FoxgloveSession::on_message(std::string_view message, bool binary) {
+  if (binary) {
+    auto op = foxglove::parse_client_binary(protocol::as_bytes(message));
+    if (!op) {
+      tell_error(op.error().message);
+      return;
+    }
+    const auto& published = std::get<foxglove::ClientMessage>(op.value());
+    if (!client_channels_.contains(published.channel)) {
+      tell_error("a message on channel " + std::to_string(published.channel) +
+                 ", which this client has not advertised: advertise a channel (encoding json) first");
+      return;
+    }
+    handle_message(published.payload);  // a JSON command, as on port 2006
+    return;
+  }
+  auto op = foxglove::parse_client_text(message);
+  if (!op) {
+    tell_error(op.error().message);
+    return;
+  }
+  std::visit(Overloaded{
+                 [&](const foxglove::Subscribe& subscribe) {
+                   for (const foxglove::Subscription& s : subscribe.subscriptions) {
+                     if (std::ranges::find(offer_->channels, s.channel) == offer_->channels.end()) {
+                       tell_error("subscription " + std::to_string(s.id) + ": there is no channel " +
+                                  std::to_string(s.channel));
+                     } else if (channel_of_subscription_.contains(s.id)) {
+                       tell_error("subscription " + std::to_string(s.id) + " exists already");
+                     } else if (subscription_of_channel_.contains(s.channel)) {
+                       tell_error("channel " + std::to_string(s.channel) + " is subscribed already, as subscription " +
+                                  std::to_string(subscription_of_channel_[s.channel]));
+                     } else {
+                       channel_of_subscription_[s.id] = s.channel;
+                       subscription_of_channel_[s.channel] = s.id;
+                       if (const auto kept = kept_.find(s.channel); kept != kept_.end()) {
+                         ready_.push_back({Frame::Binary, message_frame(s.id, *kept->second)});
+                       }
+                     }
+                   }
+                 },
+                 [&](const foxglove::Unsubscribe& unsubscribe) {
+                   for (const std::uint32_t id : unsubscribe.subscriptions) {
+                     if (const auto found = channel_of_subscription_.find(id);
+                         found != channel_of_subscription_.end()) {
+                       subscription_of_channel_.erase(found->second);
+                       channel_of_subscription_.erase(found);
+                     }
+                   }
+                 },
+                 [&](const foxglove::Advertise& advertise) {
+                   for (const foxglove::ClientChannel& c : advertise.channels) {
+                     if (c.encoding != "json") {
+                       tell_error("channel " + std::to_string(c.id) + " (" + c.topic + "): the robot takes JSON " +
+                                  "commands (encoding json), not " + c.encoding);
+                     } else {
+                       client_channels_[c.id] = c.topic;
+                     }
+                   }
+                 },
+                 [&](const foxglove::Unadvertise& unadvertise) {
+                   for (const std::uint32_t id : unadvertise.channels) client_channels_.erase(id);
+                 },
+                 [&](const foxglove::ClientMessage&) {},  // binary only
+             },
+             op.value());
+  flush();
+}
+
+protocol::Bytes FoxgloveSession::message_frame(std::uint32_t subscription, std::string_view json) {
+  if (!json.empty() && json.back() == '\n') json.remove_suffix(1);  // the JSON-lines form ends in a line end
+  return foxglove::message_data(subscription, unix_ns_now(), protocol::as_bytes(json));
+}
+
+FoxgloveSession::Ready FoxgloveSession::text_frame(std::string_view text) {
+  const protocol::ByteView bytes = protocol::as_bytes(text);
+  return {Frame::Text, protocol::Bytes(bytes.begin(), bytes.end())};
+}
+
+WebSocketSession::Frame FoxgloveSession::next_frame(std::vector<unsigned char>& out) {
+  // The queue's messages become frames here, one message at a time, so that
+  // the rest wait in the queue (where a newer sensor message replaces an
+  // older one); a message on a channel nobody subscribed to is passed over.
+  while (ready_.empty()) {
+    const std::vector<SharedBuffer> taken = take_output(1);
+    if (taken.empty()) return Frame::None;
+    for (const SharedBuffer& message : taken) {
+      const std::string_view json(*message);
+      const std::string type = message_type(json);
+      const std::uint32_t on = foxglove_channel_of(json);
+      if (states_something(type)) kept_[on] = message;
+      if (type == "error") {
+        const nlohmann::json error = nlohmann::json::parse(json, nullptr, false);
+        const std::string text = error.is_object() ? error.value("error", std::string("error")) : "error";
+        ready_.push_back(text_frame(foxglove::status(foxglove::StatusLevel::Error, text)));
+      }
+      if (const auto subscribed = subscription_of_channel_.find(on); subscribed != subscription_of_channel_.end()) {
+        ready_.push_back({Frame::Binary, message_frame(subscribed->second, json)});
+      }
+    }
+  }
+  Ready next = std::move(ready_.front());
+  ready_.pop_front();
+  out.insert(out.end(), next.bytes.begin(), next.bytes.end());
+  return next.frame;
+}
+
+bool FoxgloveSession::frames_waiting() const {
+  return !ready_.empty() || WebSocketSession::frames_waiting();
+}
+
+}  // namespace flockbridge::bridge
