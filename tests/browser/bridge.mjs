@@ -2,9 +2,10 @@
 // its built-in simulated Uno on a real pseudo-terminal, its log lines
 // collected so a test can wait for one as an event (with a deadline). A
 // cursor remembers how far the waits have read, so a line that came before
-// the wait began is found too.
+// the wait began is found too. And a JSON-lines client of its port 2006.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import net from "node:net";
 
 export class Bridge {
   constructor(binary, args) {
@@ -67,8 +68,8 @@ export class Bridge {
 /** Starts a bridge and returns it with the dashboard's port, read from its start-up line. */
 export async function startBridge(binary, extraArgs = []) {
   // Test bridges never touch an installed Avahi service file.
-  const args = ["--bind", "127.0.0.1", "--port", "0", "--json-port", "0", "--http-port", "0", "--log-level", "debug",
-                "--mdns-service-file", "", ...extraArgs];
+  const args = ["--bind", "127.0.0.1", "--port", "0", "--json-port", "0", "--http-port", "0", "--foxglove-port", "0",
+                "--log-level", "debug", "--mdns-service-file", "", ...extraArgs];
   const bridge = new Bridge(binary, args);
   const listening = await bridge.waitFor("listening: ");
   const match = /dashboard on https?:\/\/[^ ]*:(\d+)\//.exec(listening);
@@ -76,5 +77,55 @@ export async function startBridge(binary, extraArgs = []) {
   bridge.httpPort = Number(match[1]);
   const nativePort = /native clients on [^ ]*:(\d+),/.exec(listening);
   if (nativePort) bridge.nativePort = Number(nativePort[1]);
+  const foxglovePort = /Foxglove live view on wss?:\/\/[^ ]*:(\d+)/.exec(listening);
+  if (foxglovePort) bridge.foxglovePort = Number(foxglovePort[1]);
   return bridge;
 }
+
+/** A JSON-lines client of the bridge's port 2006: every message it got, and a wait for the next of a kind. */
+export class JsonClient {
+  constructor(port) {
+    this.messages = [];
+    this.waiters = [];
+    this.socket = net.connect(port, "127.0.0.1");
+    this.closed = once(this.socket, "close");
+    this.socket.on("error", () => {});  // a killed bridge resets the connection: the close says enough
+    let partial = "";
+    this.socket.setEncoding("utf8");
+    this.socket.on("data", (chunk) => {
+      partial += chunk;
+      let end;
+      while ((end = partial.indexOf("\n")) >= 0) {
+        const line = partial.slice(0, end);
+        partial = partial.slice(end + 1);
+        const message = { line, json: JSON.parse(line) };
+        this.messages.push(message);
+        this.waiters = this.waiters.filter((waiter) => !waiter(message));
+      }
+    });
+  }
+  send(object) { this.socket.write(JSON.stringify(object) + "\n"); }
+  /** The next message (after those seen) for which `match` holds. */
+  next(match, timeoutMs = 10000) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error("no such message came")), timeoutMs);
+      this.waiters.push((message) => {
+        if (!match(message.json)) return false;
+        clearTimeout(timer);
+        resolve(message);
+        return true;
+      });
+    });
+  }
+  async close() {
+    this.socket.end();
+    await this.closed;
+  }
+}
+
+/** The JSON port, read from the bridge's start-up line. */
+export function jsonPort(bridge) {
+  const line = bridge.lines.find((l) => l.includes("listening: "));
+  return Number(/JSON clients on [^ ]*:(\d+)/.exec(line)[1]);
+}
+

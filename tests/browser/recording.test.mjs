@@ -11,14 +11,12 @@
 //   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/recording.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import net from "node:net";
-import { once } from "node:events";
 import { cp, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
 import { decompress } from "fzstd";
-import { startBridge } from "./bridge.mjs";
+import { JsonClient, jsonPort, startBridge } from "./bridge.mjs";
 import { launchChromium } from "./browser.mjs";
 import { checkLayout, pageReader } from "./dashboard.mjs";
 
@@ -37,52 +35,6 @@ async function keep(name, directory, bridge) {
 const decompressHandlers = { zstd: (data, size) => decompress(data, new Uint8Array(Number(size))) };
 const topics = ["/sensor", "/robot", "/command", "/answer", "/lease", "/emergency", "/link", "/client", "/hello",
                 "/recording", "/native"];
-
-/** A JSON-lines client of the bridge's port 2006: every message it got, and a wait for the next of a kind. */
-class JsonClient {
-  constructor(port) {
-    this.messages = [];
-    this.waiters = [];
-    this.socket = net.connect(port, "127.0.0.1");
-    this.closed = once(this.socket, "close");
-    this.socket.on("error", () => {});  // a killed bridge resets the connection: the close says enough
-    let partial = "";
-    this.socket.setEncoding("utf8");
-    this.socket.on("data", (chunk) => {
-      partial += chunk;
-      let end;
-      while ((end = partial.indexOf("\n")) >= 0) {
-        const line = partial.slice(0, end);
-        partial = partial.slice(end + 1);
-        const message = { line, json: JSON.parse(line) };
-        this.messages.push(message);
-        this.waiters = this.waiters.filter((waiter) => !waiter(message));
-      }
-    });
-  }
-  send(object) { this.socket.write(JSON.stringify(object) + "\n"); }
-  /** The next message (after those seen) for which `match` holds. */
-  next(match, timeoutMs = 10000) {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error("no such message came")), timeoutMs);
-      this.waiters.push((message) => {
-        if (!match(message.json)) return false;
-        clearTimeout(timer);
-        resolve(message);
-        return true;
-      });
-    });
-  }
-  async close() {
-    this.socket.end();
-    await this.closed;
-  }
-}
-
-function jsonPort(bridge) {
-  const line = bridge.lines.find((l) => l.includes("listening: "));
-  return Number(/JSON clients on [^ ]*:(\d+)/.exec(line)[1]);
-}
 
 async function onlyFile(directory) {
   const files = (await readdir(directory)).filter((name) => name.endsWith(".mcap"));

@@ -70,7 +70,7 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 PAGES = [REPOSITORY / "README.md", *sorted((REPOSITORY / "docs").glob("*.md"))]
 KINDS = {
     "python", "python-fragment", "bad-toml", "mqtt", "excerpt", "session", "transcript", "bytes", "js", "options", "toml", "errors", "message", "fleet",
-    "cli", "start", "by-hand", "benchmark", "run-by", "diagram", "output", "replay",
+    "cli", "start", "by-hand", "benchmark", "run-by", "diagram", "output", "replay", "foxglove",
 }
 
 # The Python client's tests start bridges the same way: one helper for both.
@@ -628,6 +628,82 @@ def test_a_run_recorded_and_replayed(block: Block, bridges: Any, tmp_path: Path)
             client.close()
         finally:
             replay.stop()
+
+
+class FoxgloveViewer:
+    """The least of a Foxglove WebSocket client (foxglove.websocket.v1), as Foxglove connects."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
+        key = "dGhlIHNhbXBsZSBub25jZQ=="
+        self.sock.sendall(
+            (
+                f"GET / HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
+                "Sec-WebSocket-Protocol: foxglove.websocket.v1\r\n\r\n"
+            ).encode()
+        )
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(1)
+            assert chunk, "the live view closed the connection"
+            head += chunk
+        assert head.startswith(b"HTTP/1.1 101"), head
+        assert b"foxglove.websocket.v1" in head.lower(), head
+
+    def _exactly(self, size: int) -> bytes:
+        data = b""
+        while len(data) < size:
+            chunk = self.sock.recv(size - len(data))
+            assert chunk, "the live view closed the connection"
+            data += chunk
+        return data
+
+    def read(self) -> Tuple[int, bytes]:
+        """The next message: its opcode (1 text, 2 binary) and payload (the server's frames are whole)."""
+        first, second = self._exactly(2)
+        size = second & 0x7F
+        if size == 126:
+            size = int.from_bytes(self._exactly(2), "big")
+        elif size == 127:
+            size = int.from_bytes(self._exactly(8), "big")
+        return first & 0x0F, self._exactly(size)
+
+    def send_text(self, text: str) -> None:
+        payload = text.encode()
+        mask = os.urandom(4)
+        header = bytes([0x81, 0x80 | 126]) + len(payload).to_bytes(2, "big") if len(payload) >= 126 else bytes(
+            [0x81, 0x80 | len(payload)]
+        )
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+@pytest.mark.parametrize("block", of_kind("foxglove"))
+def test_the_foxglove_live_view(block: Block, bridges: Any) -> None:
+    """The command as shown, and a Foxglove client that gets the robot's sensor messages from it."""
+    family = block.arguments[0]
+    (options,) = command_lines(block.text)
+    assert "--foxglove" in options, f"{block.name}: no --foxglove"
+    bridge = bridges(family, *[a for a in options if a not in ("--robot", family, "--simulate")])
+    assert bridge.foxglove_port, f"{block.name}: the start-up line names no live view"
+    viewer = FoxgloveViewer(bridge.foxglove_port)
+    try:
+        opcode, info = viewer.read()
+        assert opcode == 1 and json.loads(info)["op"] == "serverInfo"
+        opcode, advertised = viewer.read()
+        channels = {c["topic"]: c for c in json.loads(advertised)["channels"]}
+        viewer.send_text(json.dumps({"op": "subscribe", "subscriptions": [{"id": 1, "channelId": channels["/sensor"]["id"]}]}))
+        while True:
+            opcode, data = viewer.read()
+            if opcode == 2:
+                break
+        assert data[0] == 1 and int.from_bytes(data[1:5], "little") == 1
+        assert json.loads(data[13:])["type"] == "sensor"
+    finally:
+        viewer.close()
 
 
 # ---- the Python client's command line ------------------------------------------------

@@ -87,6 +87,7 @@ class Bridge:
         self.json_port = 0
         self.http_port = 0
         self.native_port = 0
+        self.foxglove_port = 0
         self._config_dir = tempfile.TemporaryDirectory(prefix="flockbridge-py-")
         self.start()
 
@@ -102,6 +103,7 @@ class Bridge:
             path.chmod(0o600)
             line += ["--config", str(path)]
         line += ["--port", "0", "--json-port", str(self.requested_json_port), "--http-port", "0"]
+        line += ["--foxglove-port", "0"]  # the live view, when an option turns it on
         if not any(o.startswith("--record") for o in self.options) and "[record]" not in (self.config_text or ""):
             # A test bridge records into a folder of its own, and only when asked to.
             line += ["--record", str(Path(self._config_dir.name) / "recordings"), "--record-enabled=false"]
@@ -119,6 +121,8 @@ class Bridge:
         self.http_port = int(http.group(1)) if http else 0
         native = re.search(r"native clients on [^ ]*:(\d+)", listening)
         self.native_port = int(native.group(1)) if native else 0
+        foxglove = re.search(r"Foxglove live view on wss?://[^ ]*:(\d+)", listening)
+        self.foxglove_port = int(foxglove.group(1)) if foxglove else 0
         self.requested_json_port = self.json_port  # a restart keeps the port
 
     def _read_log(self, process: "subprocess.Popen[str]") -> None:
