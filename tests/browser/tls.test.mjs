@@ -1,8 +1,9 @@
 // The dashboard over TLS: the bridge with http.tls_cert and http.tls_key (a
 // certificate made for the test with openssl), read by Node's https client,
 // which checks the certificate against it, and by Debian's headless
-// Chromium, whose page then speaks to the bridge over wss://. Plain HTTP on
-// that port gets nothing. Every wait is for an event.
+// Chromium, whose page then speaks to the bridge over wss://, as does a
+// Foxglove client to the live view's port. Plain HTTP on that port gets
+// nothing. Every wait is for an event.
 //
 //   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/tls.test.mjs
 import { test, before, after } from "node:test";
@@ -27,7 +28,7 @@ execFileSync("openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramg
 const opened = {};
 before(async () => {
   opened.bridge = await startBridge(binary, ["--simulate", "--sim-rate-hz", "20", "--http-tls-cert", cert,
-                                             "--http-tls-key", key]);
+                                             "--http-tls-key", key, "--foxglove"]);
   await opened.bridge.waitFor("robot link up");
 });
 after(() => closeDashboard(opened));
@@ -99,4 +100,18 @@ test("Chromium opens the page over https and it speaks to the bridge over wss", 
   await page.getByTestId("forward").click();
   await opened.bridge.waitFor("simulated Uno: rx 44 4D 53 1E");
   await page.screenshot({ path: path.join(artifacts, "dashboard-tls.png") });
+});
+
+test("the Foxglove live view is served over wss with the same certificate", async () => {
+  assert.ok(opened.bridge.foxglovePort, "the start-up line names the live view");
+  assert.ok(opened.bridge.seen("Foxglove live view on wss://"), "the start-up line says wss");
+  const page = await opened.browser.newPage({ ignoreHTTPSErrors: true });
+  await page.goto(`https://127.0.0.1:${opened.bridge.httpPort}/`);
+  const first = await page.evaluate((url) => new Promise((resolve, reject) => {
+    const socket = new WebSocket(url, ["foxglove.websocket.v1"]);
+    socket.onmessage = (event) => { resolve({ protocol: socket.protocol, message: JSON.parse(event.data) }); socket.close(); };
+    socket.onerror = () => reject(new Error("the live view's WebSocket failed"));
+  }), `wss://127.0.0.1:${opened.bridge.foxglovePort}/`);
+  assert.equal(first.protocol, "foxglove.websocket.v1");
+  assert.equal(first.message.op, "serverInfo");
 });
