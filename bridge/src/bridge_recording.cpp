@@ -25,8 +25,8 @@ std::string Bridge::hello_text(std::uint64_t client, Role role) const {
 }
 
 RecordingIdentity Bridge::recording_identity() const {
-  std::string hello = hello_text(0, Role::Viewer);
-  if (!hello.empty() && hello.back() == '\n') hello.pop_back();
+  const std::string line = hello_text(0, Role::Viewer);
+  std::string hello(wire::without_line_end(line));
   return {config_.mqtt.robot_name.empty() ? default_robot_name() : config_.mqtt.robot_name,
           std::string(driver_->family()),
           std::string(driver_->model()),
@@ -97,14 +97,12 @@ void Bridge::broadcast_recording() {
 
 void Bridge::record(Topic topic, std::string_view json) {
   if (!recorder_.active()) return;
-  if (!json.empty() && json.back() == '\n') json.remove_suffix(1);
-  recorder_.record(topic, json, unix_ns_now());
+  recorder_.record(topic, wire::without_line_end(json), unix_ns_now());
 }
 
 void Bridge::record_published(Topic topic, const SharedBuffer& json, const SharedBuffer& native) {
   const std::uint64_t now = unix_ns_now();
-  std::string_view text = json ? std::string_view(*json) : std::string_view();
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  const std::string_view text = json ? wire::without_line_end(*json) : std::string_view();
   if (!text.empty()) recorder_.record(topic, text, now);
   if (native && !native->empty()) {
     const nlohmann::ordered_json form{{"json", text.empty() ? nlohmann::ordered_json(nullptr) : topic_name(topic)},

@@ -10,6 +10,7 @@
 #include "flockbridge/bridge/overloaded.hpp"
 #include "flockbridge/bridge/recorder.hpp"
 #include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/foxglove/foxglove.hpp"
 
 namespace flockbridge::bridge {
@@ -189,8 +190,7 @@ void FoxgloveSession::on_message(std::string_view message, bool binary) {
 }
 
 protocol::Bytes FoxgloveSession::message_frame(std::uint32_t subscription, std::string_view json) {
-  if (!json.empty() && json.back() == '\n') json.remove_suffix(1);  // the JSON-lines form ends in a line end
-  return foxglove::message_data(subscription, unix_ns_now(), protocol::as_bytes(json));
+  return foxglove::message_data(subscription, unix_ns_now(), protocol::as_bytes(wire::without_line_end(json)));
 }
 
 FoxgloveSession::Ready FoxgloveSession::text_frame(std::string_view text) {

@@ -15,6 +15,7 @@
 #include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/wire.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -238,8 +239,7 @@ WebSocketSession::Frame WebSocketSession::next_frame(std::vector<unsigned char>&
   if (taken_.empty()) return Frame::None;
   const SharedBuffer message = std::move(taken_.front());
   taken_.pop_front();
-  std::string_view text(*message);
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);  // the JSON-lines form ends in a line end
+  const std::string_view text = wire::without_line_end(*message);
   out.insert(out.end(), text.begin(), text.end());
   return Frame::Text;
 }

@@ -6,41 +6,23 @@
 // the clients. @mcap/core reads the files too: tests/browser/recording.test.mjs.
 #include <doctest/doctest.h>
 #include <sys/resource.h>
-#include <zstd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "e2e/rig.hpp"
 #include "flockbridge/protocol/mcap/reader.hpp"
 #include "support/legacy_client.hpp"
+#include "support/recording_reader.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace flockbridge::testing;
 using nlohmann::json;
 namespace mcap = flockbridge::protocol::mcap;
-using flockbridge::protocol::Bytes;
-using flockbridge::protocol::ByteView;
 
 namespace {
-
-mcap::Recording read_recording(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  const std::vector<char> text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const Bytes bytes(text.begin(), text.end());
-  return mcap::read_all(
-      bytes,
-      [](std::string_view compression, ByteView data, std::uint64_t size) -> flockbridge::protocol::Result<Bytes> {
-        if (compression != "zstd") return flockbridge::protocol::Error{"not zstd"};
-        Bytes out(size);
-        const std::size_t got = ZSTD_decompress(out.data(), out.size(), data.data(), data.size());
-        if (ZSTD_isError(got) != 0 || got != size) return flockbridge::protocol::Error{"bad zstd"};
-        return out;
-      });
-}
 
 std::vector<std::filesystem::path> recordings(const std::filesystem::path& directory) {
   std::vector<std::filesystem::path> found;

@@ -6,13 +6,11 @@
 // program on port 2005 and an SMR program on port 24901 get what such
 // programs got in the run. Commands are refused, a stop is taken.
 #include <doctest/doctest.h>
-#include <zstd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +18,7 @@
 #include "e2e/rig.hpp"
 #include "flockbridge/protocol/mcap/reader.hpp"
 #include "support/legacy_client.hpp"
+#include "support/recording_reader.hpp"
 #include "support/smr_client.hpp"
 #include "support/temp_dir.hpp"
 
@@ -27,7 +26,6 @@ using namespace flockbridge::testing;
 using nlohmann::json;
 namespace mcap = flockbridge::protocol::mcap;
 using flockbridge::protocol::Bytes;
-using flockbridge::protocol::ByteView;
 using Clock = std::chrono::steady_clock;
 
 namespace {
@@ -41,16 +39,7 @@ struct Recorded {
 };
 
 Recorded read_back(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  const std::vector<char> text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const mcap::Recording recording =
-      mcap::read_all(Bytes(text.begin(), text.end()),
-                     [](std::string_view, ByteView data, std::uint64_t size) -> flockbridge::protocol::Result<Bytes> {
-                       Bytes out(size);
-                       const std::size_t got = ZSTD_decompress(out.data(), out.size(), data.data(), data.size());
-                       if (ZSTD_isError(got) != 0 || got != size) return flockbridge::protocol::Error{"bad zstd"};
-                       return out;
-                     });
+  const mcap::Recording recording = read_recording(file);
   REQUIRE(recording.state == mcap::Reader::State::Ended);
   Recorded out{file, {}, {}, {}, {}};
   for (const mcap::Message& message : recording.messages) {

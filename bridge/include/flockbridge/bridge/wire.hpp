@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -17,6 +18,12 @@ namespace flockbridge::bridge::wire {
 
 /// One JSON message (json_codec's) and its line end.
 [[nodiscard]] SharedBuffer json_line(std::string message);
+/// A message without the line end of its JSON-lines form: as one WebSocket
+/// message, a Foxglove frame's payload, or a recording's message.
+[[nodiscard]] constexpr std::string_view without_line_end(std::string_view message) noexcept {
+  if (!message.empty() && message.back() == '\n') message.remove_suffix(1);
+  return message;
+}
 /// A message of a kind the families' own ports have no words for (json_codec's
 /// lease, ...), for JSON and WebSocket clients only: nothing for a native client.
 [[nodiscard]] SharedBuffer json_only(Encoding encoding, std::string message);
