@@ -41,6 +41,10 @@ bool states_something(std::string_view type) {
   return std::ranges::find(kStates, type) != kStates.end();
 }
 
+/// The most channels a client may advertise to publish on (Foxglove's
+/// Publish panels each advertise one).
+constexpr std::size_t kMostClientChannels = 64;
+
 constexpr auto channel(Topic topic) {
   return static_cast<std::uint32_t>(topic);
 }
@@ -156,7 +160,7 @@ void FoxgloveSession::on_message(std::string_view message, bool binary) {
                        channel_of_subscription_[s.id] = s.channel;
                        subscription_of_channel_[s.channel] = s.id;
                        if (const auto kept = kept_.find(s.channel); kept != kept_.end()) {
-                         ready_.push_back({Frame::Binary, message_frame(s.id, *kept->second)});
+                         add_ready({Frame::Binary, message_frame(s.id, *kept->second)});
                        }
                      }
                    }
@@ -175,6 +179,9 @@ void FoxgloveSession::on_message(std::string_view message, bool binary) {
                      if (c.encoding != "json") {
                        tell_error("channel " + std::to_string(c.id) + " (" + c.topic + "): the robot takes JSON " +
                                   "commands (encoding json), not " + c.encoding);
+                     } else if (client_channels_.size() >= kMostClientChannels && !client_channels_.contains(c.id)) {
+                       tell_error("channel " + std::to_string(c.id) + " (" + c.topic + "): at most " +
+                                  std::to_string(kMostClientChannels) + " channels may be advertised");
                      } else {
                        client_channels_[c.id] = c.topic;
                      }
@@ -191,6 +198,16 @@ void FoxgloveSession::on_message(std::string_view message, bool binary) {
 
 protocol::Bytes FoxgloveSession::message_frame(std::uint32_t subscription, std::string_view json) {
   return foxglove::message_data(subscription, unix_ns_now(), protocol::as_bytes(wire::without_line_end(json)));
+}
+
+void FoxgloveSession::add_ready(Ready frame) {
+  // A client that subscribes again and again without reading what it is
+  // sent is closed as one too far behind, as with any other message.
+  if (ready_.size() >= config_.queue_limit) {
+    close("too far behind: " + std::to_string(ready_.size()) + " frames waiting", CloseKind::Behind);
+    return;
+  }
+  ready_.push_back(std::move(frame));
 }
 
 FoxgloveSession::Ready FoxgloveSession::text_frame(std::string_view text) {

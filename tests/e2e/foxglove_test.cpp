@@ -52,7 +52,8 @@ class Viewer {
     json message;
   };
 
-  explicit Viewer(std::uint16_t port, const std::string& origin = {}) : ws_(port, "/", 0, origin, kSubprotocol) {}
+  explicit Viewer(std::uint16_t port, const std::string& origin = {}, int receive_buffer = 0)
+      : ws_(port, "/", receive_buffer, origin, kSubprotocol) {}
 
   [[nodiscard]] bool accepted() const { return ws_.accepted(); }
   WebSocketClient& ws() { return ws_; }
@@ -364,4 +365,34 @@ TEST_CASE(
   Rig allowed(live_rig("smr", {"--allowed-origins", "app.example.org"}));
   Viewer welcome(allowed.foxglove_port(), "https://app.example.org");
   CHECK(welcome.accepted());
+}
+
+TEST_CASE(
+    "foxglove: a viewer that stops reading is closed after the stall timeout, one that floods subscriptions as too "
+    "far behind - the others carry on") {
+  Rig rig(live_rig("flockbot", {"--stall-timeout-ms", "1000", "--queue-limit", "16"}));
+  Viewer stalled(rig.foxglove_port(), {}, 2048);
+  REQUIRE(stalled.accepted());
+  stalled.open();
+  stalled.subscribe(1, "/sensor");
+  Viewer flooding(rig.foxglove_port());
+  REQUIRE(flooding.accepted());
+  flooding.open();
+  Viewer reader(rig.foxglove_port());
+  REQUIRE(reader.accepted());
+  reader.open();
+  reader.subscribe(1, "/sensor");
+  // Neither reads from now on.
+  rig.expect_log("(foxglove, 127.0.0.1:" + std::to_string(stalled.ws().tcp().local_port()) + ") closed: not reading",
+                 std::chrono::seconds(30));
+  // The hello again and again, never read: the frames made for it are bounded as any client's queue.
+  for (std::uint32_t i = 0; i < 40; ++i) {
+    flooding.subscribe(100 + i, "/hello");
+    flooding.ws().send_json({{"op", "unsubscribe"}, {"subscriptionIds", {100 + i}}});
+  }
+  rig.expect_log("(foxglove, 127.0.0.1:" + std::to_string(flooding.ws().tcp().local_port()) +
+                 ") closed: too far behind");
+  // The reader carries on.
+  for (int i = 0; i < 50; ++i) REQUIRE(reader.next_on("/sensor"));
+  CHECK(reader.statuses.empty());
 }

@@ -83,6 +83,8 @@ class FoxgloveSession final : public WebSocketSession {
   /// A JSON message on a subscription, as its binary frame, stamped now.
   [[nodiscard]] static protocol::Bytes message_frame(std::uint32_t subscription, std::string_view json);
   [[nodiscard]] static Ready text_frame(std::string_view text);
+  /// A frame made ahead; a client that lets too many wait is closed.
+  void add_ready(Ready frame);
 
   std::shared_ptr<const FoxgloveOffer> offer_;
   std::deque<Ready> ready_;
