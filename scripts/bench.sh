@@ -4,7 +4,7 @@
 #
 #   scripts/bench.sh all --seconds 5 --trials 30 --commands 4000 --messages 200000
 #       every benchmark in turn, each measured phase that long: clients_bench
-#       (JSON and WebSocket), compare_bench for each family beside ser2net
+#       (JSON, WebSocket and Foxglove viewers), compare_bench for each family beside ser2net
 #       (the SMR's includes its period under a class's load), model_bench,
 #       record_bench (what recording a run costs, 3 trials) and faults_bench
 #       (--trials and --commands are its, --messages model_bench's);
@@ -53,6 +53,7 @@ run() {
 }
 run "$bin/clients_bench" --clients 1000 --stalled 10 --rate-hz 100 --seconds "$seconds"
 run "$bin/clients_bench" --kind websocket --clients 100 --stalled 10 --rate-hz 100 --seconds "$seconds"
+run "$bin/clients_bench" --kind foxglove --clients 100 --stalled 10 --rate-hz 100 --seconds "$seconds"
 for robot in flockbot pioneer smr; do
   run as_root "$bin/compare_bench" --robot "$robot" --seconds "$seconds"
 done

@@ -129,16 +129,26 @@ WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connec
   if (stopped_) return nullptr;
   std::unique_ptr<WebSocketSession> session;
   if (foxglove) {
-    // What the live view serves says the robot as it is now known (its model, once it named it).
-    session = std::make_unique<FoxgloveSession>(
-        *this, next_session_++, config_, counters_, wsi, connection,
-        std::make_shared<const FoxgloveOffer>(make_foxglove_offer(recording_identity())));
+    session = std::make_unique<FoxgloveSession>(*this, next_session_++, config_, counters_, wsi, connection,
+                                                foxglove_offer());
   } else {
     session = std::make_unique<WebSocketSession>(*this, next_session_++, config_, counters_, wsi, connection);
   }
   WebSocketSession* opened = session.get();
   admit(std::move(session), foxglove ? foxglove_port() : http_port());
   return opened;
+}
+
+std::shared_ptr<const FoxgloveOffer> Bridge::foxglove_offer() {
+  // One offer for every viewer (its channels' schemas are a few kilobytes),
+  // made again when the robot is better known (its model, once it named it).
+  const RecordingIdentity identity = recording_identity();
+  std::string of = identity.hello + '\n' + identity.sensor_schema;
+  if (!foxglove_offer_ || of != foxglove_offer_of_) {
+    foxglove_offer_ = std::make_shared<const FoxgloveOffer>(make_foxglove_offer(identity));
+    foxglove_offer_of_ = std::move(of);
+  }
+  return foxglove_offer_;
 }
 
 void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {

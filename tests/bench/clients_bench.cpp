@@ -1,6 +1,7 @@
 // clients_bench: the real flockbridge against the real flockbot-sim, with
 // many JSON clients on 127.0.0.1 (port 2006, or the web server's /ws with
-// --kind websocket), measured in phases: every client reading, then the same
+// --kind websocket, or the Foxglove live view's viewers subscribed to
+// /sensor with --kind foxglove), measured in phases: every client reading, then the same
 // with some clients that never read. It prints the readers' sensor latency
 // (from the bridge's receive timestamp `ts` to the client's receive time,
 // both on this machine's clock), the sequence numbers they missed, and the
@@ -8,7 +9,7 @@
 // to the simulated Uno receiving D S T, with the readers idle and with them
 // reading: telemetry must not delay commands. It asserts nothing: figures only.
 //
-//   clients_bench [--kind json|websocket] [--clients N] [--stalled K] [--rate-hz R] [--seconds S]
+//   clients_bench [--kind json|websocket|foxglove] [--clients N] [--stalled K] [--rate-hz R] [--seconds S]
 #include <poll.h>
 
 #include <algorithm>
@@ -32,8 +33,10 @@ using Clock = std::chrono::system_clock;
 
 namespace {
 
+enum class Kind { Json, WebSocket, Foxglove };
+
 struct Options {
-  bool websocket = false;
+  Kind kind = Kind::Json;
   int clients = 100;
   int stalled = 10;
   double rate_hz = 100;
@@ -45,8 +48,9 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string name = argv[i];
     const double value = std::atof(argv[i + 1]);
-    if (name == "--kind" && (std::string(argv[i + 1]) == "json" || std::string(argv[i + 1]) == "websocket"))
-      options.websocket = std::string(argv[i + 1]) == "websocket";
+    const std::string text = argv[i + 1];
+    if (name == "--kind" && (text == "json" || text == "websocket" || text == "foxglove"))
+      options.kind = text == "json" ? Kind::Json : text == "websocket" ? Kind::WebSocket : Kind::Foxglove;
     else if (name == "--clients")
       options.clients = static_cast<int>(value);
     else if (name == "--stalled")
@@ -57,7 +61,7 @@ Options parse(int argc, char** argv) {
       options.seconds = value;
     else {
       std::fprintf(stderr,
-                   "usage: clients_bench [--kind json|websocket] [--clients N] [--stalled K] [--rate-hz R] "
+                   "usage: clients_bench [--kind json|websocket|foxglove] [--clients N] [--stalled K] [--rate-hz R] "
                    "[--seconds S]\n");
       std::exit(2);
     }
@@ -74,10 +78,11 @@ void report(const char* name, const SensorLatency& phase, pid_t bridge) {
               process_status(bridge, "VmRSS").c_str());
 }
 
-/// A client of the kind under test: JSON lines on port 2006, or /ws.
+/// A client of the kind under test: JSON lines on port 2006, /ws, or the Foxglove live view.
 struct Ports {
   std::uint16_t json;
   std::uint16_t http;
+  std::uint16_t foxglove;
 };
 
 template <typename Client>
@@ -93,11 +98,26 @@ WebSocketClient connect<WebSocketClient>(const Ports& ports, int receive_buffer)
   return WebSocketClient(ports.http, "/ws", receive_buffer);
 }
 
+/// A viewer as Foxglove opens one: subscribed to the sensor messages and the
+/// bridge's own (its dropped notices), with a channel to publish commands on.
+template <>
+FoxgloveClient connect<FoxgloveClient>(const Ports& ports, int receive_buffer) {
+  FoxgloveClient client(ports.foxglove, {}, receive_buffer);
+  if (!client.accepted() || !client.open()) throw std::runtime_error("the Foxglove live view did not open");
+  client.subscribe(1, "/sensor");
+  client.subscribe(2, "/bridge");
+  client.advertise(1, "/command");
+  return client;
+}
+
 void send_command(TcpClient& client, const std::string& json) {
   client.send(json + "\n");
 }
 void send_command(WebSocketClient& client, const std::string& json) {
   client.send_text(json);
+}
+void send_command(FoxgloveClient& client, const std::string& json) {
+  client.publish(1, json);
 }
 
 /// The simulator's timestamps ("[12.345678] rx 44 53 54") of every Stop it received.
@@ -152,7 +172,9 @@ void report_stops(const char* name, const std::vector<double>& ms, int sent) {
 
 template <typename Client>
 int run(const Options& options, const Ports& ports, ChildProcess& bridge, ChildProcess& sim) {
-  const char* kind = options.websocket ? "WebSocket (/ws)" : "JSON (port 2006)";
+  const char* kind = options.kind == Kind::WebSocket  ? "WebSocket (/ws)"
+                     : options.kind == Kind::Foxglove ? "Foxglove live view"
+                                                      : "JSON (port 2006)";
   std::printf("flockbridge clients_bench: %d %s readers, %d stalled, %.0f sensor packets/s, %.1f s per phase\n",
               options.clients, kind, options.stalled, options.rate_hz, options.seconds);
   constexpr int kStops = 50;
@@ -203,18 +225,31 @@ int bench(int argc, char** argv) {
   ChildProcess sim({FLOCKBOT_SIM_BIN, "--link", device, "--rate-hz", std::to_string(options.rate_hz), "--timestamps"});
   if (!sim.wait_for(ChildProcess::Stream::Stdout, "ready ")) return 1;
   const int limit = options.clients + options.stalled + 8;
-  ChildProcess bridge({FLOCKBRIDGE_BIN, "--device", device, "--bind", "127.0.0.1", "--mdns-service-file", "", "--port",
-                       "0", "--json-port", "0", "--http-port", "0", "--max-clients", std::to_string(limit),
-                       "--stall-timeout-ms", "600000"});
+  std::vector<std::string> bridge_argv{FLOCKBRIDGE_BIN, "--device", device, "--bind", "127.0.0.1"};
+  bridge_argv.insert(bridge_argv.end(),
+                     {"--mdns-service-file", "", "--port", "0", "--json-port", "0", "--http-port", "0"});
+  bridge_argv.insert(bridge_argv.end(), {"--max-clients", std::to_string(limit), "--stall-timeout-ms", "600000"});
+  if (options.kind == Kind::Foxglove) bridge_argv.insert(bridge_argv.end(), {"--foxglove", "--foxglove-port", "0"});
+  ChildProcess bridge(bridge_argv);
   const auto listening = bridge.wait_for(ChildProcess::Stream::Stderr, "listening: ");
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;
   if (!ports || !bridge.wait_for(ChildProcess::Stream::Stderr, "robot link up")) {
     std::fprintf(stderr, "clients_bench: the bridge did not start\n");
     return 1;
   }
-  const Ports client_ports{ports->json, ports->http};
-  const int status = options.websocket ? run<WebSocketClient>(options, client_ports, bridge, sim)
-                                       : run<TcpClient>(options, client_ports, bridge, sim);
+  const Ports client_ports{ports->json, ports->http, ports->foxglove};
+  int status = 0;
+  switch (options.kind) {
+    case Kind::Json:
+      status = run<TcpClient>(options, client_ports, bridge, sim);
+      break;
+    case Kind::WebSocket:
+      status = run<WebSocketClient>(options, client_ports, bridge, sim);
+      break;
+    case Kind::Foxglove:
+      status = run<FoxgloveClient>(options, client_ports, bridge, sim);
+      break;
+  }
   bridge.terminate();
   sim.terminate();
   std::filesystem::remove_all(directory);

@@ -10,21 +10,18 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstring>
-#include <deque>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "e2e/rig.hpp"
+#include "support/foxglove_client.hpp"
 
 using namespace flockbridge::testing;
 using nlohmann::json;
 
 namespace {
-
-constexpr const char* kSubprotocol = "foxglove.websocket.v1";
 
 std::uint64_t unix_ns() {
   return static_cast<std::uint64_t>(
@@ -32,136 +29,16 @@ std::uint64_t unix_ns() {
           .count());
 }
 
-template <typename T>
-T little_endian(const std::string& bytes, std::size_t at) {
-  T value = 0;
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    value |= static_cast<T>(static_cast<std::uint8_t>(bytes[at + i])) << (8 * i);
+using Viewer = FoxgloveClient;
+
+/// The answer with this id on /answer.
+json answer(Viewer& viewer, const json& id) {
+  for (;;) {
+    auto data = viewer.next_on("/answer");
+    REQUIRE(data);
+    if (data->message["id"] == id) return data->message;
   }
-  return value;
 }
-
-/// A Foxglove WebSocket client that takes nothing on trust: every text
-/// message must be JSON with an "op" it knows, every binary one a whole
-/// message-data frame on one of its subscriptions.
-class Viewer {
- public:
-  struct Data {
-    std::uint32_t subscription;
-    std::uint64_t unix_ns;
-    json message;
-  };
-
-  explicit Viewer(std::uint16_t port, const std::string& origin = {}, int receive_buffer = 0)
-      : ws_(port, "/", receive_buffer, origin, kSubprotocol) {}
-
-  [[nodiscard]] bool accepted() const { return ws_.accepted(); }
-  WebSocketClient& ws() { return ws_; }
-
-  /// Reads serverInfo and advertise, in that order, as the protocol has them.
-  void open() {
-    auto info = ws_.read_message();
-    REQUIRE(info);
-    REQUIRE(info->opcode == WebSocketClient::Text);
-    server_info = json::parse(info->payload);
-    REQUIRE(server_info["op"] == "serverInfo");
-    auto advertised = ws_.read_message();
-    REQUIRE(advertised);
-    REQUIRE(advertised->opcode == WebSocketClient::Text);
-    const json advertise = json::parse(advertised->payload);
-    REQUIRE(advertise["op"] == "advertise");
-    for (const json& channel : advertise["channels"]) channels[channel["topic"].get<std::string>()] = channel;
-  }
-
-  void subscribe(std::uint32_t id, const std::string& topic) {
-    REQUIRE(channels.contains(topic));
-    ws_.send_json({{"op", "subscribe"}, {"subscriptions", {{{"id", id}, {"channelId", channels[topic]["id"]}}}}});
-    topic_of_[id] = topic;
-  }
-
-  /// Advertises a JSON channel of the client's own, as Foxglove's Publish panel does.
-  void advertise(std::uint32_t id, const std::string& topic, const std::string& encoding = "json") {
-    ws_.send_json({{"op", "advertise"},
-                   {"channels", {{{"id", id}, {"topic", topic}, {"encoding", encoding}, {"schemaName", "cmd"}}}}});
-  }
-
-  /// A message on one of the client's channels: opcode 1, the channel (u32 LE), the payload.
-  void publish(std::uint32_t channel, const std::string& payload) {
-    std::string frame(1, '\x01');
-    for (int i = 0; i < 4; ++i) frame.push_back(static_cast<char>((channel >> (8 * i)) & 0xFF));
-    frame += payload;
-    ws_.send_frame(WebSocketClient::Binary, frame, true);
-  }
-  void publish(std::uint32_t channel, const json& command) { publish(channel, command.dump()); }
-
-  /// The next message on a subscription; status messages on the way are kept in `statuses`.
-  std::optional<Data> next(std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return std::nullopt;
-      auto message = ws_.read_message(left);
-      if (!message) return std::nullopt;
-      if (message->opcode == WebSocketClient::Text) {
-        const json text = json::parse(message->payload);
-        REQUIRE(text["op"] == "status");  // nothing else comes after advertise
-        REQUIRE(text["level"].is_number_integer());
-        statuses.push_back(text);
-        continue;
-      }
-      REQUIRE(message->opcode == WebSocketClient::Binary);
-      const std::string& bytes = message->payload;
-      REQUIRE(bytes.size() > 13);
-      REQUIRE(static_cast<std::uint8_t>(bytes[0]) == 1);  // message data
-      Data data{little_endian<std::uint32_t>(bytes, 1), little_endian<std::uint64_t>(bytes, 5),
-                json::parse(bytes.substr(13))};
-      REQUIRE_MESSAGE(topic_of_.contains(data.subscription), "a message on a subscription never made");
-      return data;
-    }
-  }
-
-  /// The next message on `topic`'s subscription; those on others wait for
-  /// their own turn.
-  std::optional<Data> next_on(const std::string& topic, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-    for (auto it = waiting_.begin(); it != waiting_.end(); ++it) {
-      if (topic_of_[it->subscription] == topic) {
-        Data data = std::move(*it);
-        waiting_.erase(it);
-        return data;
-      }
-    }
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-      const auto left =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) return std::nullopt;
-      auto data = next(left);
-      if (!data) return std::nullopt;
-      if (topic_of_[data->subscription] == topic) return data;
-      // A sensor message waits for nobody: at 100 a second, keeping them would only fill memory.
-      if (topic_of_[data->subscription] != "/sensor") waiting_.push_back(std::move(*data));
-    }
-  }
-
-  /// The answer with this id on /answer.
-  json answer(const json& id) {
-    for (;;) {
-      auto data = next_on("/answer");
-      REQUIRE(data);
-      if (data->message["id"] == id) return data->message;
-    }
-  }
-
-  json server_info;
-  std::map<std::string, json> channels;
-  std::vector<json> statuses;
-
- private:
-  WebSocketClient ws_;
-  std::map<std::uint32_t, std::string> topic_of_;
-  std::deque<Data> waiting_;
-};
 
 RigOptions live_rig(const std::string& robot, std::vector<std::string> more = {}) {
   RigOptions options;
@@ -183,7 +60,7 @@ TEST_CASE(
     TcpClient client = rig.json_client();
     Viewer viewer(rig.foxglove_port());
     REQUIRE(viewer.accepted());
-    viewer.open();
+    REQUIRE(viewer.open());
     // Who serves, and what: the robot and its family, JSON only, commands taken.
     CHECK(viewer.server_info["name"].get<std::string>().starts_with("flockbridge "));
     CHECK(viewer.server_info["metadata"]["family"] == robot);
@@ -275,14 +152,14 @@ TEST_CASE(
   TcpClient watcher = rig.json_client();
   Viewer viewer(rig.foxglove_port());
   REQUIRE(viewer.accepted());
-  viewer.open();
+  REQUIRE(viewer.open());
   viewer.subscribe(1, "/answer");
   viewer.subscribe(2, "/emergency");
   viewer.advertise(5, "/command");
 
   // Without the PIN it may not drive: told on /answer, and as a status (Foxglove's problems).
   viewer.publish(5, json{{"cmd", "drive"}, {"v_mm_s", 100}, {"id", 1}});
-  json refused = viewer.answer(1);
+  json refused = answer(viewer, 1);
   CHECK(refused["type"] == "error");
   CHECK(refused["code"] == "denied");
   REQUIRE_FALSE(viewer.statuses.empty());
@@ -291,13 +168,13 @@ TEST_CASE(
 
   // With it, it drives: the command reaches the robot.
   viewer.publish(5, json{{"cmd", "auth"}, {"pin", "4711"}, {"id", 2}});
-  CHECK(viewer.answer(2)["role"] == "driver");
+  CHECK(answer(viewer, 2)["role"] == "driver");
   viewer.publish(5, json{{"cmd", "drive"}, {"v_mm_s", 100}, {"id", 3}});
-  CHECK(viewer.answer(3)["type"] == "ok");
+  CHECK(answer(viewer, 3)["type"] == "ok");
 
   // The emergency stop latches for everyone; the viewer cannot clear it (the teacher only).
   viewer.publish(5, json{{"cmd", "emergency"}, {"id", 4}});
-  CHECK(viewer.answer(4)["type"] == "ok");
+  CHECK(answer(viewer, 4)["type"] == "ok");
   auto latched = viewer.next_on("/emergency");
   REQUIRE(latched);
   CHECK(latched->message["latched"] == true);
@@ -305,14 +182,14 @@ TEST_CASE(
   REQUIRE(told);
   CHECK((*told)["latched"] == true);
   viewer.publish(5, json{{"cmd", "clear_emergency"}, {"id", 5}});
-  CHECK(viewer.answer(5)["code"] == "denied");
+  CHECK(answer(viewer, 5)["code"] == "denied");
   viewer.publish(5, json{{"cmd", "drive"}, {"v_mm_s", 100}, {"id", 6}});
-  CHECK(viewer.answer(6)["type"] == "error");
+  CHECK(answer(viewer, 6)["type"] == "error");
 
   // A second viewer opened now sees the latch at once.
   Viewer late(rig.foxglove_port());
   REQUIRE(late.accepted());
-  late.open();
+  REQUIRE(late.open());
   late.subscribe(3, "/emergency");
   auto state = late.next_on("/emergency");
   REQUIRE(state);
@@ -327,7 +204,7 @@ TEST_CASE(
   viewer.ws().send_text("not json");
   viewer.publish(5, std::string("{\"cmd\":"));  // a command cut short
   viewer.publish(5, json{{"cmd", "stop"}, {"id", 7}});
-  CHECK(viewer.answer(7)["type"] == "ok");
+  CHECK(answer(viewer, 7)["type"] == "ok");
   REQUIRE(viewer.statuses.size() >= before + 6);
   for (std::size_t i = before; i < viewer.statuses.size(); ++i) {
     CHECK(viewer.statuses[i]["level"] == 2);
@@ -356,7 +233,7 @@ TEST_CASE(
   // The live view's port does not speak the dashboard's JSON, nor /ws Foxglove's.
   WebSocketClient json_on_foxglove(rig.foxglove_port(), "/", 0, {}, "flockbridge.json.v1");
   CHECK_FALSE(json_on_foxglove.accepted());
-  WebSocketClient foxglove_on_ws(rig.http_port(), "/ws", 0, {}, kSubprotocol);
+  WebSocketClient foxglove_on_ws(rig.http_port(), "/ws", 0, {}, FoxgloveClient::kSubprotocol);
   CHECK_FALSE(foxglove_on_ws.accepted());
   // And the dashboard's /ws serves on as before.
   WebSocketClient web = rig.web_client();
@@ -373,14 +250,14 @@ TEST_CASE(
   Rig rig(live_rig("flockbot", {"--stall-timeout-ms", "1000", "--queue-limit", "16"}));
   Viewer stalled(rig.foxglove_port(), {}, 2048);
   REQUIRE(stalled.accepted());
-  stalled.open();
+  REQUIRE(stalled.open());
   stalled.subscribe(1, "/sensor");
   Viewer flooding(rig.foxglove_port());
   REQUIRE(flooding.accepted());
-  flooding.open();
+  REQUIRE(flooding.open());
   Viewer reader(rig.foxglove_port());
   REQUIRE(reader.accepted());
-  reader.open();
+  REQUIRE(reader.open());
   reader.subscribe(1, "/sensor");
   // Neither reads from now on.
   rig.expect_log("(foxglove, 127.0.0.1:" + std::to_string(stalled.ws().tcp().local_port()) + ") closed: not reading",

@@ -34,6 +34,9 @@ TcpClient& socket_of(TcpClient& client) {
 TcpClient& socket_of(WebSocketClient& client) {
   return client.tcp();
 }
+TcpClient& socket_of(FoxgloveClient& client) {
+  return client.tcp();
+}
 
 }  // namespace
 
@@ -65,5 +68,6 @@ SensorLatency read_sensor_latency(std::vector<Client>& readers, std::vector<long
 
 template SensorLatency read_sensor_latency(std::vector<TcpClient>&, std::vector<long>&, double);
 template SensorLatency read_sensor_latency(std::vector<WebSocketClient>&, std::vector<long>&, double);
+template SensorLatency read_sensor_latency(std::vector<FoxgloveClient>&, std::vector<long>&, double);
 
 }  // namespace flockbridge::testing

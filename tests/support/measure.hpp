@@ -1,5 +1,6 @@
 // What the benchmarks measure the same way: a process's memory, percentiles,
-// and the sensor latency seen by many JSON readers (on port 2006 or /ws).
+// and the sensor latency seen by many JSON readers (on port 2006, /ws, or
+// the Foxglove live view).
 #pragma once
 
 #include <sys/types.h>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "support/foxglove_client.hpp"
 #include "support/tcp_client.hpp"
 #include "support/web_client.hpp"
 
@@ -25,7 +27,7 @@ struct SensorLatency {
 
 /// Reads every reader for `seconds`; `last_seq` (one per reader, 0 at first)
 /// carries the sequence numbers from one call to the next. For TcpClient
-/// (JSON lines) and WebSocketClient (/ws).
+/// (JSON lines), WebSocketClient (/ws) and FoxgloveClient (subscribed to /sensor).
 template <typename Client>
 SensorLatency read_sensor_latency(std::vector<Client>& readers, std::vector<long>& last_seq, double seconds);
 

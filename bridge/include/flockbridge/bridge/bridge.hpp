@@ -36,6 +36,7 @@
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/emergency_latch.hpp"
 #include "flockbridge/bridge/fleet.hpp"
+#include "flockbridge/bridge/foxglove_session.hpp"
 #include "flockbridge/bridge/pairing.hpp"
 #include "flockbridge/bridge/recorder.hpp"
 #include "flockbridge/bridge/service_status.hpp"
@@ -128,6 +129,9 @@ class Bridge final : public RobotDriver::Host,
   /// The hello a JSON client numbered `client` gets.
   [[nodiscard]] std::string hello_text(std::uint64_t client, Role role) const;
   [[nodiscard]] RecordingIdentity recording_identity() const;
+  /// What the Foxglove live view serves: made once, and again when the
+  /// robot is better known (its model, once it named it).
+  [[nodiscard]] std::shared_ptr<const FoxgloveOffer> foxglove_offer();
   [[nodiscard]] protocol::Result<protocol::Done> start_recording(const std::string& by);
   /// record_start, record_stop: the teacher's or a driver's.
   void recording_request(Session& session, bool start, const nlohmann::json& id);
@@ -245,6 +249,8 @@ class Bridge final : public RobotDriver::Host,
   const SettingsTable& settings_;
   Config config_;
   std::string session_id_;
+  std::shared_ptr<const FoxgloveOffer> foxglove_offer_;
+  std::string foxglove_offer_of_;  ///< the hello and sensor schema it was made for
   std::unique_ptr<RobotDriver> driver_;
   Listener native_listener_;
   Listener json_listener_;
