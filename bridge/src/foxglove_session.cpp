@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 #include <variant>
 
@@ -51,8 +52,8 @@ constexpr auto channel(Topic topic) {
 
 }  // namespace
 
-std::uint32_t foxglove_channel_of(std::string_view json_message) {
-  const std::string type = message_type(json_message);
+/// The channel of a message of this type.
+std::uint32_t channel_of_type(std::string_view type) {
   if (type == "sensor") return channel(Topic::Sensor);
   if (type == "hello") return channel(Topic::Hello);
   if (type == "link") return channel(Topic::Link);
@@ -62,6 +63,61 @@ std::uint32_t foxglove_channel_of(std::string_view json_message) {
   if (type == "recording") return channel(Topic::Recording);
   if (type == "stats" || type == "pairing" || type == "fleet" || type == "dropped") return kFoxgloveBridgeChannel;
   return channel(Topic::Robot);  // the robot's other messages, the family's own
+}
+
+/// What the live view derives from a sensor message for Foxglove's own
+/// panels: the pose as a foxglove.PoseInFrame (metres, a quaternion; the 3D
+/// panel draws it in the frame "odom"), and the range readings alone.
+struct Derived {
+  SharedBuffer sensor;  ///< the message they were made from
+  std::string pose;     ///< empty: the message had no pose
+  std::string ranges;
+};
+
+Derived derive(const SharedBuffer& sensor) {
+  Derived derived{sensor, {}, {}};
+  // Ordered: the ranges keep the order of the sensor message's fields.
+  const nlohmann::ordered_json message = nlohmann::ordered_json::parse(*sensor, nullptr, false);
+  if (!message.is_object()) return derived;
+  const double ts = message.value("ts", 0.0);
+  const auto seconds = static_cast<std::int64_t>(std::floor(ts));
+  const auto nanoseconds = static_cast<std::int64_t>(std::llround((ts - static_cast<double>(seconds)) * 1e9));
+  const auto pose = message.find("pose");
+  if (pose != message.end() && pose->is_object() && (*pose)["x_mm"].is_number() && (*pose)["y_mm"].is_number() &&
+      (*pose)["th_deg"].is_number()) {
+    constexpr double kRadiansPerDegree = 3.14159265358979323846 / 180.0;
+    const double half = (*pose)["th_deg"].get<double>() * kRadiansPerDegree / 2;
+    const nlohmann::ordered_json in_frame{
+        {"timestamp", {{"sec", seconds}, {"nsec", std::min<std::int64_t>(nanoseconds, 999999999)}}},
+        {"frame_id", "odom"},
+        {"pose",
+         {{"position",
+           {{"x", (*pose)["x_mm"].get<double>() / 1000}, {"y", (*pose)["y_mm"].get<double>() / 1000}, {"z", 0}}},
+          {"orientation", {{"x", 0}, {"y", 0}, {"z", std::sin(half)}, {"w", std::cos(half)}}}}}};
+    derived.pose = in_frame.dump();
+  }
+  nlohmann::ordered_json ranges{{"seq", message.value("seq", 0)}, {"ts", ts}, {"ranges", nlohmann::json::array()}};
+  if (const auto found = message.find("ranges"); found != message.end() && found->is_array()) ranges["ranges"] = *found;
+  derived.ranges = ranges.dump();
+  return derived;
+}
+
+/// The derived forms of the latest sensor messages. Every viewer takes the
+/// same shared message from its queue, so each is made once, by the first
+/// viewer that wants it (the loop is the only thread that uses them).
+const Derived& derived_from(const SharedBuffer& sensor) {
+  static thread_local std::array<Derived, 4> recent;
+  static thread_local std::size_t next = 0;
+  for (const Derived& each : recent) {
+    if (each.sensor == sensor) return each;
+  }
+  Derived& slot = recent.at(next++ % recent.size());
+  slot = derive(sensor);
+  return slot;
+}
+
+std::uint32_t foxglove_channel_of(std::string_view json_message) {
+  return channel_of_type(message_type(json_message));
 }
 
 FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
@@ -96,6 +152,24 @@ FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
   }
   add(kFoxgloveBridgeChannel, kFoxgloveBridgeTopic, "flockbridge.bridge",
       schema_text("flockbridge bridge message", R"({"type":{"type":"string"}})", R"(["type"])"));
+  // Derived from each sensor message, for Foxglove's panels: the pose in
+  // Foxglove's own schema (the 3D panel), the range readings alone (a Plot
+  // of /ranges.ranges[0].mm).
+  add(kFoxglovePoseChannel, kFoxglovePoseTopic, "foxglove.PoseInFrame",
+      schema_text(
+          "foxglove.PoseInFrame",
+          R"({"timestamp":{"type":"object","properties":{"sec":{"type":"integer"},"nsec":{"type":"integer"}}},)"
+          R"("frame_id":{"type":"string"},"pose":{"type":"object","properties":{)"
+          R"("position":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}},)"
+          R"("orientation":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"},"w":{"type":"number"}}}}}})",
+          R"(["timestamp","frame_id","pose"])"));
+  const nlohmann::json sensor = nlohmann::json::parse(identity.sensor_schema, nullptr, false);
+  const nlohmann::json range_items =
+      sensor.is_object() ? sensor["properties"].value("ranges", nlohmann::json::object()) : nlohmann::json::object();
+  add(kFoxgloveRangesChannel, kFoxgloveRangesTopic, "flockbridge." + identity.family + ".ranges",
+      schema_text("flockbridge " + identity.family + " ranges",
+                  R"({"seq":{"type":"integer"},"ts":{"type":"number"},"ranges":)" + range_items.dump() + "}",
+                  R"(["seq","ts","ranges"])"));
 
   FoxgloveOffer offer;
   const std::vector<std::string> capabilities{"clientPublish"};
@@ -225,7 +299,7 @@ WebSocketSession::Frame FoxgloveSession::next_frame(std::vector<unsigned char>& 
     for (const SharedBuffer& message : taken) {
       const std::string_view json(*message);
       const std::string type = message_type(json);
-      const std::uint32_t on = foxglove_channel_of(json);
+      const std::uint32_t on = channel_of_type(type);
       if (states_something(type)) kept_[on] = message;
       if (type == "error") {
         const nlohmann::json error = nlohmann::json::parse(json, nullptr, false);
@@ -234,6 +308,19 @@ WebSocketSession::Frame FoxgloveSession::next_frame(std::vector<unsigned char>& 
       }
       if (const auto subscribed = subscription_of_channel_.find(on); subscribed != subscription_of_channel_.end()) {
         ready_.push_back({Frame::Binary, message_frame(subscribed->second, json)});
+      }
+      if (on == channel(Topic::Sensor)) {
+        const auto pose = subscription_of_channel_.find(kFoxglovePoseChannel);
+        const auto ranges = subscription_of_channel_.find(kFoxgloveRangesChannel);
+        if (pose != subscription_of_channel_.end() || ranges != subscription_of_channel_.end()) {
+          const Derived& derived = derived_from(message);
+          if (pose != subscription_of_channel_.end() && !derived.pose.empty()) {
+            ready_.push_back({Frame::Binary, message_frame(pose->second, derived.pose)});
+          }
+          if (ranges != subscription_of_channel_.end()) {
+            ready_.push_back({Frame::Binary, message_frame(ranges->second, derived.ranges)});
+          }
+        }
       }
     }
   }

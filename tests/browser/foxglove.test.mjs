@@ -144,6 +144,14 @@ for (const robot of ["flockbot", "pioneer", "smr"]) {
       }
       assert.ok(compared >= wanted / 2, `compared ${compared} messages`);
 
+      // The pose for Foxglove's 3D panel, in its own schema, and the ranges alone.
+      assert.equal(view.channels.find((c) => c.topic === "/pose").schemaName, "foxglove.PoseInFrame");
+      const pose = view.messages.find((m) => m.topic === "/pose");
+      assert.ok(pose, "a pose on /pose");
+      assert.equal(pose.json.frame_id, "odom");
+      assert.equal(typeof pose.json.pose.orientation.w, "number");
+      assert.ok(view.messages.some((m) => m.topic === "/ranges" && Array.isArray(m.json.ranges)));
+
       // A command published on the client's own channel: answered on /answer.
       await tab.evaluate(() => window.publish({ cmd: "stop", id: "fox-1" }));
       await tab.waitForFunction(() => window.view.messages.some((m) => m.topic === "/answer" && m.json.id === "fox-1"));

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -66,8 +67,8 @@ TEST_CASE(
     CHECK(viewer.server_info["metadata"]["family"] == robot);
     CHECK(viewer.server_info["supportedEncodings"] == json::array({"json"}));
     CHECK(viewer.server_info["capabilities"] == json::array({"clientPublish"}));
-    for (const char* topic :
-         {"/sensor", "/hello", "/link", "/lease", "/emergency", "/robot", "/answer", "/recording", "/bridge"}) {
+    for (const char* topic : {"/sensor", "/hello", "/link", "/lease", "/emergency", "/robot", "/answer", "/recording",
+                              "/bridge", "/pose", "/ranges"}) {
       CAPTURE(topic);
       REQUIRE(viewer.channels.contains(topic));
       const json& channel = viewer.channels[topic];
@@ -131,6 +132,50 @@ TEST_CASE(
     for (std::size_t i = 1; i < seen.size(); ++i) {
       CHECK(seen[i].message["seq"].get<std::uint64_t>() == seen[i - 1].message["seq"].get<std::uint64_t>() + 1);
     }
+    // /pose and /ranges, derived from each sensor message: the pose as
+    // Foxglove's PoseInFrame (metres, a quaternion about z), the ranges as sent.
+    CHECK(viewer.channels["/pose"]["schemaName"] == "foxglove.PoseInFrame");
+    CHECK(viewer.channels["/ranges"]["schemaName"] == "flockbridge." + robot + ".ranges");
+    viewer.subscribe(11, "/pose");
+    viewer.subscribe(12, "/ranges");
+    // Each sensor message is followed by its pose (when the robot knows
+    // its pose: a Flockbot whose wheels are not configured does not) and
+    // its ranges.
+    std::optional<json> last_sensor;
+    bool pose_came = false;
+    int poses = 0;
+    int range_sets = 0;
+    for (int read = 0; range_sets < 5; ++read) {
+      REQUIRE(read < 100);
+      auto data = viewer.next();
+      REQUIRE(data);
+      const std::string on = viewer.topic_of(data->subscription);
+      if (on == "/sensor") {
+        last_sensor = data->message;
+        pose_came = false;
+      } else if (on == "/pose" && last_sensor) {
+        const json& pose = data->message;
+        const json& odometry = (*last_sensor)["pose"];
+        REQUIRE(odometry.is_object());
+        CHECK(pose["frame_id"] == "odom");
+        CHECK(pose["timestamp"]["sec"].get<double>() + pose["timestamp"]["nsec"].get<double>() / 1e9 ==
+              doctest::Approx((*last_sensor)["ts"].get<double>()).epsilon(1e-12));
+        CHECK(pose["pose"]["position"]["x"].get<double>() == doctest::Approx(odometry["x_mm"].get<double>() / 1000));
+        CHECK(pose["pose"]["position"]["y"].get<double>() == doctest::Approx(odometry["y_mm"].get<double>() / 1000));
+        const double half = odometry["th_deg"].get<double>() * 3.14159265358979323846 / 360;
+        CHECK(pose["pose"]["orientation"]["z"].get<double>() == doctest::Approx(std::sin(half)));
+        CHECK(pose["pose"]["orientation"]["w"].get<double>() == doctest::Approx(std::cos(half)));
+        pose_came = true;
+        ++poses;
+      } else if (on == "/ranges" && last_sensor) {
+        CHECK(data->message["seq"] == (*last_sensor)["seq"]);
+        CHECK(data->message["ranges"] == (*last_sensor)["ranges"]);
+        CHECK(pose_came == !(*last_sensor)["pose"].is_null());
+        ++range_sets;
+      }
+    }
+    // The Pioneer and the SMR know their pose from their wheels' encoders.
+    if (robot != "flockbot") CHECK(poses > 0);
     // The bridge counts the viewer as a client of its own kind.
     client.send(R"({"cmd":"stats","id":"s"})"
                 "\n");

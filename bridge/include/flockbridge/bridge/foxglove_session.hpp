@@ -11,7 +11,9 @@
 // Schema, the recording's topics), and then sends each message as a binary
 // frame on the client's subscription to its topic's channel, stamped with
 // the time the bridge sent it. Messages on topics the client has not
-// subscribed to are passed over. The latest message of each topic that
+// subscribed to are passed over. Two channels are made from each sensor
+// message for Foxglove's panels: /pose (a foxglove.PoseInFrame) and
+// /ranges, made once for all viewers. The latest message of each topic that
 // states something (the hello, the link, the lease, the emergency stop, the
 // recording) is kept, and a new subscription gets it at once, so that a
 // viewer opened mid-run shows the robot's state before anything changes.
@@ -47,14 +49,20 @@ struct RecordingIdentity;
 /// The live view's offer for this robot: serverInfo (its name, family and
 /// model), and a channel for each topic the JSON clients' messages go on
 /// (the recording's topic names; /sensor with the family's JSON Schema),
-/// with /bridge for the bridge's own.
+/// with /bridge for the bridge's own, and /pose and /ranges derived from
+/// the sensor messages.
 [[nodiscard]] FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity);
 
 /// The channel of the bridge's own messages that recordings leave out
-/// (stats, pairing, the class's fleet, dropped notices): the live view's
-/// only channel that is no recording's topic.
+/// (stats, pairing, the class's fleet, dropped notices).
 inline constexpr std::uint32_t kFoxgloveBridgeChannel = 100;
 inline constexpr std::string_view kFoxgloveBridgeTopic = "/bridge";
+/// Channels derived from each sensor message, for Foxglove's own panels: the
+/// pose as a foxglove.PoseInFrame, the range readings alone.
+inline constexpr std::uint32_t kFoxglovePoseChannel = 101;
+inline constexpr std::string_view kFoxglovePoseTopic = "/pose";
+inline constexpr std::uint32_t kFoxgloveRangesChannel = 102;
+inline constexpr std::string_view kFoxgloveRangesTopic = "/ranges";
 
 /// The channel a JSON message of the bridge goes on, by its "type": the
 /// recording's topic's number, or kFoxgloveBridgeChannel.
