@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <utility>
 #include <variant>
 
@@ -74,29 +75,40 @@ struct Derived {
   std::string ranges;
 };
 
+/// A number of an object, if it is there and a number.
+std::optional<double> number_in(const nlohmann::ordered_json& object, std::string_view key) {
+  const auto found = object.find(key);
+  if (found == object.end() || !found->is_number()) return std::nullopt;
+  return found->get<double>();
+}
+
 Derived derive(const SharedBuffer& sensor) {
   Derived derived{sensor, {}, {}};
   // Ordered: the ranges keep the order of the sensor message's fields.
   const nlohmann::ordered_json message = nlohmann::ordered_json::parse(*sensor, nullptr, false);
   if (!message.is_object()) return derived;
-  const double ts = message.value("ts", 0.0);
+  const double ts = number_in(message, "ts").value_or(0.0);
   const auto seconds = static_cast<std::int64_t>(std::floor(ts));
   const auto nanoseconds = static_cast<std::int64_t>(std::llround((ts - static_cast<double>(seconds)) * 1e9));
   const auto pose = message.find("pose");
-  if (pose != message.end() && pose->is_object() && (*pose)["x_mm"].is_number() && (*pose)["y_mm"].is_number() &&
-      (*pose)["th_deg"].is_number()) {
-    constexpr double kRadiansPerDegree = 3.14159265358979323846 / 180.0;
-    const double half = (*pose)["th_deg"].get<double>() * kRadiansPerDegree / 2;
-    const nlohmann::ordered_json in_frame{
-        {"timestamp", {{"sec", seconds}, {"nsec", std::min<std::int64_t>(nanoseconds, 999999999)}}},
-        {"frame_id", "odom"},
-        {"pose",
-         {{"position",
-           {{"x", (*pose)["x_mm"].get<double>() / 1000}, {"y", (*pose)["y_mm"].get<double>() / 1000}, {"z", 0}}},
-          {"orientation", {{"x", 0}, {"y", 0}, {"z", std::sin(half)}, {"w", std::cos(half)}}}}}};
-    derived.pose = in_frame.dump();
+  if (pose != message.end() && pose->is_object()) {
+    const auto x_mm = number_in(*pose, "x_mm");
+    const auto y_mm = number_in(*pose, "y_mm");
+    const auto th_deg = number_in(*pose, "th_deg");
+    if (x_mm && y_mm && th_deg) {
+      constexpr double kRadiansPerDegree = 3.14159265358979323846 / 180.0;
+      const double half = *th_deg * kRadiansPerDegree / 2;
+      const nlohmann::ordered_json in_frame{
+          {"timestamp", {{"sec", seconds}, {"nsec", std::min<std::int64_t>(nanoseconds, 999999999)}}},
+          {"frame_id", "odom"},
+          {"pose",
+           {{"position", {{"x", *x_mm / 1000}, {"y", *y_mm / 1000}, {"z", 0}}},
+            {"orientation", {{"x", 0}, {"y", 0}, {"z", std::sin(half)}, {"w", std::cos(half)}}}}}};
+      derived.pose = in_frame.dump();
+    }
   }
-  nlohmann::ordered_json ranges{{"seq", message.value("seq", 0)}, {"ts", ts}, {"ranges", nlohmann::json::array()}};
+  nlohmann::ordered_json ranges{{"seq", nullptr}, {"ts", ts}, {"ranges", nlohmann::json::array()}};
+  if (const auto seq = message.find("seq"); seq != message.end() && seq->is_number_unsigned()) ranges["seq"] = *seq;
   if (const auto found = message.find("ranges"); found != message.end() && found->is_array()) ranges["ranges"] = *found;
   derived.ranges = ranges.dump();
   return derived;
