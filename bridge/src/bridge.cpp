@@ -290,6 +290,8 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
     // The model may be known now: the next file's hello says so.
     if (state == protocol::LinkState::Up) recorder_.set_identity(recording_identity());
   }
+  // And the next Foxglove viewer's offer.
+  if (state == protocol::LinkState::Up) foxglove_offer_.reset();
   fleet_.event({{"type", "link"}, {"state", protocol::link_state_name(state)}, {"reason", changed.reason}});
   fleet_.status_changed();
 }

@@ -140,14 +140,10 @@ WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connec
 }
 
 std::shared_ptr<const FoxgloveOffer> Bridge::foxglove_offer() {
-  // One offer for every viewer (its channels' schemas are a few kilobytes),
-  // made again when the robot is better known (its model, once it named it).
-  const RecordingIdentity identity = recording_identity();
-  std::string of = identity.hello + '\n' + identity.sensor_schema;
-  if (!foxglove_offer_ || of != foxglove_offer_of_) {
-    foxglove_offer_ = std::make_shared<const FoxgloveOffer>(make_foxglove_offer(identity));
-    foxglove_offer_of_ = std::move(of);
-  }
+  // One offer for every viewer (its channels' schemas are a few kilobytes);
+  // the link coming up forgets it (the robot may have named its model).
+  if (!foxglove_offer_)
+    foxglove_offer_ = std::make_shared<const FoxgloveOffer>(make_foxglove_offer(recording_identity()));
   return foxglove_offer_;
 }
 

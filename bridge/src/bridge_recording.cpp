@@ -25,8 +25,8 @@ std::string Bridge::hello_text(std::uint64_t client, Role role) const {
 }
 
 RecordingIdentity Bridge::recording_identity() const {
-  const std::string line = hello_text(0, Role::Viewer);
-  std::string hello(wire::without_line_end(line));
+  std::string hello = hello_text(0, Role::Viewer);
+  hello.resize(wire::without_line_end(hello).size());
   return {config_.mqtt.robot_name.empty() ? default_robot_name() : config_.mqtt.robot_name,
           std::string(driver_->family()),
           std::string(driver_->model()),

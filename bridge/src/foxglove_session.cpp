@@ -51,9 +51,8 @@ constexpr auto channel(Topic topic) {
   return static_cast<std::uint32_t>(topic);
 }
 
-}  // namespace
-
-/// The channel of a message of this type.
+/// The channel of a message of this type: the recording's topic's number,
+/// or kFoxgloveBridgeChannel.
 std::uint32_t channel_of_type(std::string_view type) {
   if (type == "sensor") return channel(Topic::Sensor);
   if (type == "hello") return channel(Topic::Hello);
@@ -128,9 +127,7 @@ const Derived& derived_from(const SharedBuffer& sensor) {
   return slot;
 }
 
-std::uint32_t foxglove_channel_of(std::string_view json_message) {
-  return channel_of_type(message_type(json_message));
-}
+}  // namespace
 
 FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
   std::vector<foxglove::Channel> channels;

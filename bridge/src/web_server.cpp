@@ -16,6 +16,7 @@
 #include "flockbridge/bridge/host_address.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/foxglove/foxglove.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -168,7 +169,9 @@ const lws_protocols kProtocols[] = {
 /// The Foxglove live view's vhost speaks its one subprotocol (lws refuses an
 /// upgrade that asks for another).
 const lws_protocols kFoxgloveProtocols[] = {
-    {"foxglove.websocket.v1", &WebServerCallbacks::callback, sizeof(WebSocketConnection), 4096, 0, nullptr, 0},
+    // (a literal's view: its data ends in the NUL lws reads to)
+    {protocol::foxglove::kSubprotocol.data(), &WebServerCallbacks::callback, sizeof(WebSocketConnection), 4096, 0,
+     nullptr, 0},
     {nullptr, nullptr, 0, 0, 0, nullptr, 0},
 };
 

@@ -104,17 +104,15 @@ std::optional<FoxgloveClient::Data> FoxgloveClient::next_on(const std::string& t
       return data;
     }
   }
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = left_until(deadline);
-    if (left.count() <= 0) return std::nullopt;
-    auto data = next(left);
-    if (!data) return std::nullopt;
-    const std::string on = topic_of(data->subscription);
-    if (on == topic) return data;
-    // A sensor message waits for nobody: at 100 a second, keeping them would only fill memory.
-    if (on != "/sensor") waiting_.push_back(std::move(*data));
-  }
+  return read_until(
+      timeout, [this](std::chrono::milliseconds left) { return next(left); },
+      [&](const Data& data) {
+        const std::string on = topic_of(data.subscription);
+        if (on == topic) return true;
+        // A sensor message waits for nobody: at 100 a second, keeping them would only fill memory.
+        if (on != "/sensor") waiting_.push_back(data);
+        return false;
+      });
 }
 
 std::optional<json> FoxgloveClient::read_json(std::chrono::milliseconds timeout) {
@@ -129,14 +127,9 @@ std::optional<json> FoxgloveClient::read_json(std::chrono::milliseconds timeout)
 }
 
 std::optional<json> FoxgloveClient::read_json_type(const std::string& type, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    const auto left = left_until(deadline);
-    if (left.count() <= 0) return std::nullopt;
-    auto message = read_json(left);
-    if (!message) return std::nullopt;
-    if ((*message)["type"] == type) return message;
-  }
+  return read_until(
+      timeout, [this](std::chrono::milliseconds left) { return read_json(left); },
+      [&](const json& message) { return message["type"] == type; });
 }
 
 std::string FoxgloveClient::topic_of(std::uint32_t subscription) const {

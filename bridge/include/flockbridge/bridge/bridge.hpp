@@ -129,8 +129,8 @@ class Bridge final : public RobotDriver::Host,
   /// The hello a JSON client numbered `client` gets.
   [[nodiscard]] std::string hello_text(std::uint64_t client, Role role) const;
   [[nodiscard]] RecordingIdentity recording_identity() const;
-  /// What the Foxglove live view serves: made once, and again when the
-  /// robot is better known (its model, once it named it).
+  /// What the Foxglove live view serves: made for the first viewer, and
+  /// again after the link has come up (the robot better known: its model).
   [[nodiscard]] std::shared_ptr<const FoxgloveOffer> foxglove_offer();
   [[nodiscard]] protocol::Result<protocol::Done> start_recording(const std::string& by);
   /// record_start, record_stop: the teacher's or a driver's.
@@ -250,7 +250,6 @@ class Bridge final : public RobotDriver::Host,
   Config config_;
   std::string session_id_;
   std::shared_ptr<const FoxgloveOffer> foxglove_offer_;
-  std::string foxglove_offer_of_;  ///< the hello and sensor schema it was made for
   std::unique_ptr<RobotDriver> driver_;
   Listener native_listener_;
   Listener json_listener_;

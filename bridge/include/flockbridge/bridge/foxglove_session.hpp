@@ -64,10 +64,6 @@ inline constexpr std::string_view kFoxglovePoseTopic = "/pose";
 inline constexpr std::uint32_t kFoxgloveRangesChannel = 102;
 inline constexpr std::string_view kFoxgloveRangesTopic = "/ranges";
 
-/// The channel a JSON message of the bridge goes on, by its "type": the
-/// recording's topic's number, or kFoxgloveBridgeChannel.
-[[nodiscard]] std::uint32_t foxglove_channel_of(std::string_view json_message);
-
 class FoxgloveSession final : public WebSocketSession {
  public:
   FoxgloveSession(Host& host, std::uint64_t id, const Config& config, protocol::BridgeCounters& counters, lws* wsi,
