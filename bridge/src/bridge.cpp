@@ -102,7 +102,8 @@ Result<Done> Bridge::start() {
   if (drainer_.init<Bridge, &Bridge::drain_driver_events>(loop_, this) < 0 ||
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0 ||
-      acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0) {
+      acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0 ||
+      ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0) {
     return Error{"cannot create the loop's timers"};
   }
   const auto period = static_cast<std::uint64_t>(kHousekeepingInterval.count());
@@ -368,6 +369,8 @@ void Bridge::stop() {
   fleet_.stop();
   acceptor_.reset();
   paused_listeners_.clear();
+  ender_.reset();
+  departed_.clear();
   native_listener_.tcp.reset();
   json_listener_.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);

@@ -200,6 +200,46 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   driver_->client_arrived();
 }
 
+void Bridge::session_input_over(Session& session) {
+  // A class leaving at once (a lesson's end, a Wi-Fi drop's timeouts) is
+  // ended a share at a time, as a class connecting at once is accepted:
+  // each departure costs its close, its log line and the bookkeeping, and
+  // a thousand in one loop turn would hold the robot's link up for
+  // milliseconds. The rest wait for the turns after the loop has polled;
+  // the robot's own programs and whoever drives it go first, so that a
+  // robot is stopped as soon as the client moving it has gone.
+  const SteadyTime now = steady_now();
+  if (!ending_since_) {
+    ending_since_ = now;
+    ender_.schedule();  // a new share after the loop has polled
+  }
+  if (departed_.empty() && now - *ending_since_ < kLoopShare) {
+    session.finish_input_over();
+    return;
+  }
+  if (session.kind() == ClientKind::Native || lease_.held_by(session.id()) || motion_owner_ == session.id()) {
+    departed_.push_front(&session);
+  } else {
+    departed_.push_back(&session);
+  }
+}
+
+void Bridge::end_departed() {
+  ending_since_.reset();
+  if (departed_.empty()) return;
+  const SteadyTime until = steady_now() + kLoopShare;
+  while (!departed_.empty()) {
+    Session* session = departed_.front();
+    departed_.pop_front();
+    session->finish_input_over();
+    if (steady_now() >= until) break;
+  }
+  if (!departed_.empty()) {
+    ending_since_ = steady_now();
+    ender_.schedule();
+  }
+}
+
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
   if (recorder_.active() && !session.refusing()) {
@@ -222,6 +262,7 @@ void Bridge::session_closed(Session& session) {
 void Bridge::sweep_closed() {
   std::erase_if(session_list_, [](const Session* session) { return session->closing(); });
   std::erase_if(held_, [](const Session* session) { return session->closing(); });
+  std::erase_if(departed_, [](const Session* session) { return session->closing(); });
   for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
   closed_sessions_.clear();
   if (owed_stop_) {

@@ -135,7 +135,19 @@ void Session::set_extensions(std::uint8_t version) {
   if (SharedBuffer answer = encode(notice::Extensions{extensions_})) queue_message(std::move(answer));
 }
 
-void Session::input_ended() {
+void Session::input_over(std::string lost) {
+  if (closing_ || input_over_waiting_) return;
+  input_over_waiting_ = true;
+  lost_ = std::move(lost);
+  host_.session_input_over(*this);
+}
+
+void Session::finish_input_over() {
+  if (!std::exchange(input_over_waiting_, false) || closing_) return;
+  if (!lost_.empty()) {
+    close(lost_, CloseKind::Dead);
+    return;
+  }
   input_closed_ = true;
   subscribed_ = false;
   finish_if_done();

@@ -77,13 +77,14 @@ void TcpSession::on_read(ssize_t nread, const uv_buf_t* buf) {
     // The client has finished sending (it may still read, as `echo ... | nc`
     // does): answer what it sent, then close.
     uv_read_stop(reinterpret_cast<uv_stream_t*>(tcp_.get()));
-    input_ended();
+    input_over();
     return;
   }
   if (nread < 0) {
     // ETIMEDOUT (keepalive or user timeout), ECONNRESET and the like: the
-    // client's side is gone.
-    close("connection lost: " + uv_error_text(static_cast<int>(nread)), CloseKind::Dead);
+    // client's side is gone. Nothing more is read while the close waits its turn.
+    uv_read_stop(reinterpret_cast<uv_stream_t*>(tcp_.get()));
+    input_over("connection lost: " + uv_error_text(static_cast<int>(nread)));
     return;
   }
   const protocol::ByteView bytes(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread));

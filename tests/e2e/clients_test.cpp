@@ -155,6 +155,53 @@ TEST_CASE("a class connecting at once is taken in a share at a time on both port
   CHECK(stats["clients"]["refused"] == 0);
 }
 
+TEST_CASE("a class leaving at once is ended a share at a time - every one is closed, the driver's stop first") {
+  // Each loop turn ends departed clients for a tenth of a millisecond and
+  // leaves the rest for the turns after the loop has polled: a departure
+  // left waiting would keep its session (and a lease) for ever.
+  Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "1000"}});
+  constexpr int kJson = 300;
+  constexpr int kNative = 50;
+  std::vector<TcpClient> jsons;
+  std::vector<TcpClient> natives;
+  for (int i = 0; i < kJson; ++i) {
+    jsons.emplace_back(rig.json_port());
+    if (i < kNative) natives.emplace_back(rig.port());
+  }
+  for (std::size_t i = 0; i < jsons.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(jsons[i].read_json_type("hello", 10s));
+  }
+  TcpClient asking = rig.json_client();
+  const auto connected_are = [&](int expected) {
+    json stats = bridge_stats(asking);
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (stats["clients"]["connected"] != expected && std::chrono::steady_clock::now() < deadline) {
+      stats = bridge_stats(asking);
+    }
+    return stats;
+  };
+  REQUIRE(connected_are(kJson + kNative + 1)["clients"]["connected"] == kJson + kNative + 1);
+
+  // The last JSON client drives, then everyone leaves together: some
+  // finishing their sending (FIN), some vanishing (RST), the driver among them.
+  TcpClient& driver = jsons.back();
+  driver.send(R"({"cmd":"drive","v_mm_s":100,"w_deg_s":0,"id":1})"
+              "\n");
+  rig.expect_sim("rx 44 4D 57");
+  for (std::size_t i = 0; i < jsons.size(); i += 2) jsons[i].reset_on_close();
+  jsons.clear();
+  natives.clear();
+
+  const json stats = connected_are(1);
+  CHECK(stats["clients"]["connected"] == 1);
+  CHECK(stats["clients"]["accepted"] == kJson + kNative + 1);
+  // The robot was stopped because the client moving it went away.
+  rig.expect_sim("rx 44 53 54");
+  rig.expect_log("which drove the robot, is gone; sent Stop");
+  CHECK(bridge_stats(asking)["safety_stops"] == 1);
+}
+
 TEST_CASE("bad binary messages are answered with ERR and the connection stays open") {
   Rig rig({.bridge_args = {"--message-timeout-ms", "500"}});
   auto client = rig.extended_client();

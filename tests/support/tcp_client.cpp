@@ -99,6 +99,13 @@ void TcpClient::vanish() {
   }
 }
 
+void TcpClient::reset_on_close() {
+  const linger abort{1, 0};
+  if (::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort)) != 0) {
+    throw std::runtime_error("SO_LINGER failed");
+  }
+}
+
 bool TcpClient::fill(std::chrono::steady_clock::time_point deadline) {
   if (eof_) return false;
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

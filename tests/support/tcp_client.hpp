@@ -61,6 +61,9 @@ class TcpClient {
   /// drops every segment that arrives for it, so its kernel never again
   /// acknowledges anything the bridge sends.
   void vanish();
+  /// Makes the close a reset (RST), as a killed program's or a dropped
+  /// connection's, instead of an orderly FIN.
+  void reset_on_close();
 
   /// The next length-prefixed message (without its length byte).
   std::optional<std::string> read_message(std::chrono::milliseconds timeout = 5s);

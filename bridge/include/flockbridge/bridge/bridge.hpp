@@ -118,6 +118,7 @@ class Bridge final : public RobotDriver::Host,
   void session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
                              const nlohmann::json& id) override;
   void session_released(Session& session) override;
+  void session_input_over(Session& session) override;
   void session_closed(Session& session) override;
   void session_answered(const Session& session, const nlohmann::json& id, const protocol::Error* error,
                         std::optional<bool> confirmed, bool told) override;
@@ -238,6 +239,8 @@ class Bridge final : public RobotDriver::Host,
   /// "robot link up; 3 clients", for systemd's STATUS.
   [[nodiscard]] std::string service_status_text() const;
   void on_housekeeping();
+  /// Ends the sessions whose clients have gone, for at most kLoopShare a turn.
+  void end_departed();
   void sweep_closed();
   [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
 
@@ -302,6 +305,13 @@ class Bridge final : public RobotDriver::Host,
   AfterPoll acceptor_;
   std::vector<Listener*> paused_listeners_;
   std::optional<SteadyTime> accepting_since_;  ///< the first accept of this share
+  /// Sessions whose clients have gone, waiting to be ended (native programs
+  /// and the driving client first), and when this turn's share of ending
+  /// them began.
+  std::deque<Session*> departed_;
+  std::optional<SteadyTime> ending_since_;
+  /// Ends the rest of a burst of departures after the loop has polled.
+  AfterPoll ender_;
   UvHandle<uv_timer_t> stats_timer_;
   std::array<UvHandle<uv_signal_t>, 3> signals_;
   std::function<protocol::Result<Config>()> config_loader_;

@@ -83,6 +83,9 @@ class Session {
                                        const nlohmann::json& id) = 0;
     /// A client of the native port gave up the robot (native_input::Release).
     virtual void session_released(Session& session) = 0;
+    /// The client's side has ended (see input_over): call finish_input_over()
+    /// now or in a later loop turn.
+    virtual void session_input_over(Session& session) = 0;
     /// The session has started closing; erase it once the current callback is over.
     virtual void session_closed(Session& session) = 0;
     /// The bridge answered a request of the session (`error` null: done;
@@ -116,6 +119,10 @@ class Session {
   void refuse(SharedBuffer refusal);
   /// Closes the connection (idempotent) and logs why.
   void close(std::string_view reason, CloseKind kind = CloseKind::Normal);
+  /// Ends what the transport reported through input_over(): the session
+  /// answers what the client sent and closes, or closes as lost. The Host
+  /// calls it once (later calls do nothing).
+  void finish_input_over();
 
   /// Queues a message that must not be lost; a client too far behind is closed.
   /// A message that a port-2005 client in the original dialect would not
@@ -206,9 +213,13 @@ class Session {
   void report_incomplete(std::size_t bytes);
   /// Notes that the client sent something.
   void note_input(SteadyTime now) noexcept { last_input_ = now; }
-  /// The client has finished sending (it may still read): its answers are
-  /// sent, then the session closes.
-  void input_ended();
+  /// The client has finished sending (`lost` empty: it may still read, and
+  /// its answers are sent before the session closes) or its connection is
+  /// gone (`lost` says why). The Host decides when the session ends: a
+  /// class leaving at once costs each session its close, its log line and
+  /// its bookkeeping, and a thousand of them in one loop turn would hold the
+  /// robot's link up, so they are taken a share at a time.
+  void input_over(std::string lost = {});
   /// What to write next, oldest first: a dropped notice when sensor messages
   /// were lost since the last one, then up to `most` queued messages.
   [[nodiscard]] std::vector<SharedBuffer> take_output(std::size_t most);
@@ -261,6 +272,8 @@ class Session {
   bool closing_ = false;
   bool refusing_ = false;
   bool input_closed_ = false;
+  bool input_over_waiting_ = false;  ///< reported, not yet finished by the Host
+  std::string lost_;                 ///< why the connection was lost ("": the client finished sending)
   std::size_t pending_commands_ = 0;
   bool subscribed_ = false;
   bool follows_fleet_ = false;
