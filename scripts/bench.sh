@@ -5,9 +5,11 @@
 #   scripts/bench.sh all --seconds 5 --trials 30 --commands 4000 --messages 200000
 #       every benchmark in turn, each measured phase that long: clients_bench
 #       (JSON, WebSocket and Foxglove viewers), compare_bench for each family beside ser2net
-#       (the SMR's includes its period under a class's load), model_bench,
-#       record_bench (what recording a run costs, 3 trials) and faults_bench
-#       (--trials and --commands are its, --messages model_bench's);
+#       (the SMR's includes its period under a class's load), the SMR's
+#       period once more with the bridge in the real-time class, burst_bench
+#       (a class arriving and leaving at once), model_bench, record_bench
+#       (what recording a run costs, 3 trials) and faults_bench (--trials and
+#       --commands are its, --messages model_bench's);
 #   scripts/bench.sh --clients 200 --stalled 10 --rate-hz 100 --seconds 5
 #       clients_bench alone, with these arguments.
 #
@@ -57,6 +59,8 @@ run "$bin/clients_bench" --kind foxglove --clients 100 --stalled 10 --rate-hz 10
 for robot in flockbot pioneer smr; do
   run as_root "$bin/compare_bench" --robot "$robot" --seconds "$seconds"
 done
+run as_root "$bin/compare_bench" --robot smr --no-ser2net --in-place --real-time --seconds "$seconds"
+run as_root env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/burst_bench.py --trials 3 --real-time
 run "$bin/model_bench" --messages "$messages"
 run "$bin/record_bench" --seconds "$seconds" --trials 3
 run "$bin/faults_bench" --commands "$commands" --ber 1e-3 --rate-hz 300 --trials "$trials" --seconds "$seconds"

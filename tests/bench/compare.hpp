@@ -21,6 +21,9 @@ struct Options {
   bool ser2net = true;
   bool isolate = true;
   bool record = false;  ///< the bridge records the run as it serves (--record)
+  /// The bridge in the real-time class the deployment's drop-in gives it
+  /// (SCHED_FIFO 20), and the threads timing the period just below it (--real-time).
+  bool real_time = false;
 };
 
 /// The Flockbot: ports 2005 and 2006, sensor frames from the Uno.

@@ -34,6 +34,7 @@
 // asserts nothing.
 //
 //   compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] [--in-place] [--record]
+//                 [--real-time]
 //
 // This file is the Flockbot's half; compare_pioneer.cpp is the Pioneer's.
 #include <arpa/inet.h>
@@ -565,6 +566,8 @@ Options parse(int argc, char** argv) {
       options.isolate = false;
     } else if (name == "--record") {
       options.record = true;
+    } else if (name == "--real-time") {
+      options.real_time = true;
     } else if (name == "--robot" && i + 1 < argc &&
                (std::string_view(argv[i + 1]) == "flockbot" || std::string_view(argv[i + 1]) == "pioneer" ||
                 std::string_view(argv[i + 1]) == "smr")) {
@@ -576,7 +579,7 @@ Options parse(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] "
-                   "[--in-place] [--record]\n");
+                   "[--in-place] [--record] [--real-time]\n");
       std::exit(2);
     }
   }

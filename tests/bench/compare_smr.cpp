@@ -22,6 +22,8 @@
 // killed.
 
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -325,11 +327,43 @@ struct PeriodSample {
   BridgeLateness bridge;
 };
 
-PeriodSample sample_period(std::uint16_t port, std::uint16_t json_port, double seconds, const Placement& placement) {
+/// Puts the calling thread in the real-time class (SCHED_FIFO) at
+/// `priority`, or back in the ordinary class with 0. False when refused.
+bool schedule_thread(int priority) {
+  sched_param param{};
+  param.sched_priority = priority;
+  return ::pthread_setschedparam(::pthread_self(), priority > 0 ? SCHED_FIFO : SCHED_OTHER, &param) == 0;
+}
+
+/// Puts every thread of process `pid` in the real-time class at `priority`,
+/// as systemd's CPUSchedulingPolicy=fifo does. False when refused.
+bool schedule_process(pid_t pid, int priority) {
+  sched_param param{};
+  param.sched_priority = priority;
+  bool all = true;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
+    all = ::sched_setscheduler(tid, SCHED_FIFO, &param) == 0 && all;
+  }
+  return all;
+}
+
+/// The deployment's real-time drop-in gives the bridge SCHED_FIFO 20; an
+/// SMR program's timing threads run just below it.
+constexpr int kBridgePriority = 20;
+constexpr int kProgramPriority = 10;
+
+PeriodSample sample_period(std::uint16_t port, std::uint16_t json_port, double seconds, const Placement& placement,
+                           bool real_time) {
   PeriodSample sample;
   const nlohmann::json before = link_counters(json_port);
-  std::thread clock([&] { sample.floor = timer_lateness(seconds, placement); });
+  std::thread clock([&] {
+    if (real_time) schedule_thread(kProgramPriority);
+    sample.floor = timer_lateness(seconds, placement);
+  });
+  if (real_time) schedule_thread(kProgramPriority);
   sample.intervals = period_intervals(port, seconds);
+  if (real_time) schedule_thread(0);
   clock.join();
   sample.bridge = lateness_between(before, link_counters(json_port));
   sample.deviation.reserve(sample.intervals.size());
@@ -420,6 +454,16 @@ void compare_smr(const Options& given, const Placement& placement) {
   bridge.port = started.ports.native;
   bridge.json_port = started.ports.json;
   await_link_up(*bridge.process);
+  if (options.real_time) {
+    if (schedule_process(bridge.process->pid(), kBridgePriority)) {
+      std::printf(
+          "Real-time: the bridge in SCHED_FIFO %d (the deployment's drop-in), the program timing the period and the "
+          "machine's timer in SCHED_FIFO %d, everything else ordinary.\n",
+          kBridgePriority, kProgramPriority);
+    } else {
+      std::printf("Real-time: refused (it needs root, or CAP_SYS_NICE): measured in the ordinary class.\n");
+    }
+  }
 
   std::optional<Server> ser2net;
   std::unique_ptr<Poller> poller;
@@ -447,7 +491,8 @@ void compare_smr(const Options& given, const Placement& placement) {
       options.seconds, placement.describe().c_str());
 
   std::printf("The period as an SMR program receives it (interval between STARTs; SMRD's is 10 ms):\n");
-  const PeriodSample quiet = sample_period(bridge.port, bridge.json_port, options.seconds, placement);
+  const PeriodSample quiet =
+      sample_period(bridge.port, bridge.json_port, options.seconds, placement, options.real_time);
   print_period(quiet);
 
   std::printf("\nReply latency, SMR programs on port 24901 and as many raw ser2net clients:\n");
@@ -501,7 +546,7 @@ void compare_smr(const Options& given, const Placement& placement) {
     for (int i = 0; i < kSleepers; ++i) sleepers.emplace_back(bridge.json_port, 4096, kWifiMss);
     Workload loaded;
     std::thread load([&] { loaded = bridge.measure(readers, options.seconds + 1); });
-    loaded_period = sample_period(bridge.port, bridge.json_port, options.seconds, placement);
+    loaded_period = sample_period(bridge.port, bridge.json_port, options.seconds, placement, options.real_time);
     load.join();
     print_period(loaded_period);
     print_delivery("  readers", loaded);

@@ -125,33 +125,54 @@ TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every pack
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "refused"));
 }
 
+namespace {
+
+/// A class of 300 JSON clients and 50 programs on the native port, all
+/// connecting at once, the JSON clients greeted.
+struct ClassAtOnce {
+  static constexpr int kJson = 300;
+  static constexpr int kNative = 50;
+  std::vector<TcpClient> jsons;
+  std::vector<TcpClient> natives;
+
+  explicit ClassAtOnce(Rig& rig) {
+    for (int i = 0; i < kJson; ++i) {
+      jsons.emplace_back(rig.json_port());
+      if (i < kNative) natives.emplace_back(rig.port());
+    }
+    for (std::size_t i = 0; i < jsons.size(); ++i) {
+      CAPTURE(i);
+      REQUIRE(jsons[i].read_json_type("hello", 10s));
+    }
+  }
+};
+
+/// The bridge's stats once its count of clients under `key` is `expected`
+/// (asked again and again, for up to 20 s).
+json stats_once(TcpClient& asking, const char* key, int expected) {
+  json stats = bridge_stats(asking);
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (stats["clients"][key] != expected && std::chrono::steady_clock::now() < deadline) {
+    stats = bridge_stats(asking);
+  }
+  return stats;
+}
+
+}  // namespace
+
 TEST_CASE("a class connecting at once is taken in a share at a time on both ports - every one is let in") {
   // Each loop turn accepts for a tenth of a millisecond, then leaves the
   // listeners paused until the loop has polled: a listener not resumed
   // would leave every client after the first share waiting for ever.
   Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "1000"}});
-  constexpr int kJson = 300;
-  constexpr int kNative = 50;
-  std::vector<TcpClient> jsons;
-  std::vector<TcpClient> natives;
-  for (int i = 0; i < kJson; ++i) {
-    jsons.emplace_back(rig.json_port());
-    if (i < kNative) natives.emplace_back(rig.port());
-  }
-  for (std::size_t i = 0; i < jsons.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(jsons[i].read_json_type("hello", 10s));
-  }
+  const ClassAtOnce in_class(rig);
   // The native ports' clients are greeted by nothing: the bridge's count
   // says when they are in (the two listeners take turns in no set order).
   TcpClient asking = rig.json_client();
-  json stats = bridge_stats(asking);
-  const auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (stats["clients"]["accepted"] != kJson + kNative + 1 && std::chrono::steady_clock::now() < deadline) {
-    stats = bridge_stats(asking);
-  }
-  CHECK(stats["clients"]["accepted"] == kJson + kNative + 1);
-  CHECK(stats["clients"]["connected"] == kJson + kNative + 1);
+  constexpr int kAll = ClassAtOnce::kJson + ClassAtOnce::kNative + 1;
+  const json stats = stats_once(asking, "accepted", kAll);
+  CHECK(stats["clients"]["accepted"] == kAll);
+  CHECK(stats["clients"]["connected"] == kAll);
   CHECK(stats["clients"]["refused"] == 0);
 }
 
@@ -160,42 +181,23 @@ TEST_CASE("a class leaving at once is ended a share at a time - every one is clo
   // leaves the rest for the turns after the loop has polled: a departure
   // left waiting would keep its session (and a lease) for ever.
   Rig rig({.rate_hz = 50, .bridge_args = {"--max-clients", "1000"}});
-  constexpr int kJson = 300;
-  constexpr int kNative = 50;
-  std::vector<TcpClient> jsons;
-  std::vector<TcpClient> natives;
-  for (int i = 0; i < kJson; ++i) {
-    jsons.emplace_back(rig.json_port());
-    if (i < kNative) natives.emplace_back(rig.port());
-  }
-  for (std::size_t i = 0; i < jsons.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(jsons[i].read_json_type("hello", 10s));
-  }
+  ClassAtOnce in_class(rig);
   TcpClient asking = rig.json_client();
-  const auto connected_are = [&](int expected) {
-    json stats = bridge_stats(asking);
-    const auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (stats["clients"]["connected"] != expected && std::chrono::steady_clock::now() < deadline) {
-      stats = bridge_stats(asking);
-    }
-    return stats;
-  };
-  REQUIRE(connected_are(kJson + kNative + 1)["clients"]["connected"] == kJson + kNative + 1);
+  constexpr int kAll = ClassAtOnce::kJson + ClassAtOnce::kNative + 1;
+  REQUIRE(stats_once(asking, "connected", kAll)["clients"]["connected"] == kAll);
 
   // The last JSON client drives, then everyone leaves together: some
   // finishing their sending (FIN), some vanishing (RST), the driver among them.
-  TcpClient& driver = jsons.back();
-  driver.send(R"({"cmd":"drive","v_mm_s":100,"w_deg_s":0,"id":1})"
-              "\n");
+  in_class.jsons.back().send(R"({"cmd":"drive","v_mm_s":100,"w_deg_s":0,"id":1})"
+                             "\n");
   rig.expect_sim("rx 44 4D 57");
-  for (std::size_t i = 0; i < jsons.size(); i += 2) jsons[i].reset_on_close();
-  jsons.clear();
-  natives.clear();
+  for (std::size_t i = 0; i < in_class.jsons.size(); i += 2) in_class.jsons[i].reset_on_close();
+  in_class.jsons.clear();
+  in_class.natives.clear();
 
-  const json stats = connected_are(1);
+  const json stats = stats_once(asking, "connected", 1);
   CHECK(stats["clients"]["connected"] == 1);
-  CHECK(stats["clients"]["accepted"] == kJson + kNative + 1);
+  CHECK(stats["clients"]["accepted"] == kAll);
   // The robot was stopped because the client moving it went away.
   rig.expect_sim("rx 44 53 54");
   rig.expect_log("which drove the robot, is gone; sent Stop");

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""A class arriving and leaving at once: how late the bridge began the SMR's
+10 ms periods while a thousand JSON clients connected together, and while
+they all left together (closing, as programs that end do, or resetting, as
+killed ones and dropped connections do). The figures are the link's own
+counters from `stats` (how late each period began after its deadline),
+read just before and after each burst. Asserts nothing.
+
+    python3 tests/bench/burst_bench.py [--clients 1000] [--trials 3] [--real-time]
+
+--real-time (as root) puts the bridge in SCHED_FIFO 20, as the deployment's
+drop-in does, so that what is left is the bridge's own loop rather than the
+scheduler. FLOCKBRIDGE_BIN names the bridge (default build/bin/flockbridge).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import selectors
+import socket
+import struct
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPOSITORY / "clients" / "python"))
+sys.path.insert(0, str(REPOSITORY / "clients" / "python" / "tests"))
+
+import flockbridge  # noqa: E402
+from conftest import Bridge  # noqa: E402
+
+
+def link(bridge: Bridge) -> Dict[str, Any]:
+    with flockbridge.connect(bridge.address) as robot:
+        return dict(robot.stats().get("link", {}))
+
+
+def real_time(pid: int) -> bool:
+    try:
+        for task in os.listdir(f"/proc/{pid}/task"):
+            os.sched_setscheduler(int(task), os.SCHED_FIFO, os.sched_param(20))
+        return True
+    except PermissionError:
+        return False
+
+
+class Readers:
+    """The clients' connections, read by one thread as a class's programs read."""
+
+    def __init__(self, port: int, count: int) -> None:
+        self.sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(count)]
+        self.selector = selectors.DefaultSelector()
+        for connection in self.sockets:
+            connection.setblocking(False)
+            self.selector.register(connection, selectors.EVENT_READ)
+        self.running = True
+        self.thread = threading.Thread(target=self.read)
+        self.thread.start()
+
+    def read(self) -> None:
+        while self.running:
+            for key, _ in self.selector.select(0.05):
+                try:
+                    key.fileobj.recv(1 << 16)  # type: ignore[union-attr]
+                except OSError:
+                    pass
+
+    def leave(self, reset: bool) -> None:
+        self.running = False
+        self.thread.join()
+        for connection in self.sockets:
+            self.selector.unregister(connection)
+            if reset:
+                connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        for connection in self.sockets:
+            connection.close()
+
+
+def burst(before: Dict[str, Any], after: Dict[str, Any]) -> str:
+    # The link keeps the latest since it started: a burst that did not beat it was at most that late.
+    grew = after["start_late_max_us"] > before["start_late_max_us"]
+    latest = f"{'' if grew else 'at most '}{after['start_late_max_us'] / 1000:.2f} ms late"
+    return (
+        f"the latest period began {latest}, over 0.5 ms late {after['started_over_500us'] - before['started_over_500us']}, "
+        f"over 2 ms late {after['started_over_2ms'] - before['started_over_2ms']} "
+        f"of {after['periods'] - before['periods']} periods"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--clients", type=int, default=1000, help="JSON clients in each burst")
+    parser.add_argument("--trials", type=int, default=3, help="bursts of each kind")
+    parser.add_argument("--real-time", action="store_true", help="the bridge in SCHED_FIFO 20 (needs root)")
+    args = parser.parse_args()
+
+    print(f"{args.clients} JSON clients arriving and leaving at once, a bridge with a simulated SMR, {args.trials} trials:")
+    for trial in range(args.trials):
+        bridge = Bridge("smr", "--max-clients", str(args.clients + 10))
+        try:
+            bridge.wait_link_up()
+            if args.real_time and trial == 0:
+                print("  the bridge in SCHED_FIFO 20" if real_time(bridge.process.pid) else "  real-time refused: ordinary")
+            elif args.real_time:
+                real_time(bridge.process.pid)
+            while link(bridge).get("periods", 0) < 100:
+                time.sleep(0.1)
+            quiet = link(bridge)
+            readers = Readers(bridge.json_port, args.clients)
+            arrived = link(bridge)
+            time.sleep(2)
+            before = link(bridge)
+            reset = trial % 2 == 1
+            readers.leave(reset)
+            time.sleep(1)
+            after = link(bridge)
+            results: List[str] = [
+                f"  trial {trial + 1}: connecting: {burst(quiet, arrived)}",
+                f"           all {'resetting' if reset else 'closing'}: {burst(before, after)}",
+            ]
+            print("\n".join(results), flush=True)
+        finally:
+            bridge.stop()
+
+
+if __name__ == "__main__":
+    main()
