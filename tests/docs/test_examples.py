@@ -903,6 +903,9 @@ def test_benchmarks(block: Block) -> None:
             continue
         for pattern, shorter in BENCHMARK_SHORTER:
             command = re.sub(pattern, shorter, command)
-        done = subprocess.run(command.split(), cwd=REPOSITORY, capture_output=True, text=True, timeout=600)
+        words = command.split()
+        if words[0] == "python3":
+            words[0] = sys.executable  # Debian's, which has what the benchmarks import
+        done = subprocess.run(words, cwd=REPOSITORY, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, f"{command}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
         assert re.search(r"p50|sent|written an hour|began", done.stdout), f"{command} printed no figures:\n{done.stdout[-2000:]}"
