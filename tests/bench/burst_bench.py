@@ -24,19 +24,13 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "clients" / "python"))
 sys.path.insert(0, str(REPOSITORY / "clients" / "python" / "tests"))
 
-import flockbridge  # noqa: E402
 from conftest import Bridge  # noqa: E402
-
-
-def link(bridge: Bridge) -> Dict[str, Any]:
-    with flockbridge.connect(bridge.address) as robot:
-        return dict(robot.stats().get("link", {}))
 
 
 def real_time(pid: int) -> bool:
@@ -103,26 +97,23 @@ def main() -> None:
         bridge = Bridge("smr", "--max-clients", str(args.clients + 10))
         try:
             bridge.wait_link_up()
-            if args.real_time and trial == 0:
-                print("  the bridge in SCHED_FIFO 20" if real_time(bridge.process.pid) else "  real-time refused: ordinary")
-            elif args.real_time:
-                real_time(bridge.process.pid)
-            while link(bridge).get("periods", 0) < 100:
+            if args.real_time:
+                scheduled = real_time(bridge.process.pid)
+                if trial == 0:
+                    print("  the bridge in SCHED_FIFO 20" if scheduled else "  real-time refused: ordinary")
+            while bridge.link_stats().get("periods", 0) < 100:
                 time.sleep(0.1)
-            quiet = link(bridge)
+            quiet = bridge.link_stats()
             readers = Readers(bridge.json_port, args.clients)
-            arrived = link(bridge)
+            arrived = bridge.link_stats()
             time.sleep(2)
-            before = link(bridge)
+            before = bridge.link_stats()
             reset = trial % 2 == 1
             readers.leave(reset)
             time.sleep(1)
-            after = link(bridge)
-            results: List[str] = [
-                f"  trial {trial + 1}: connecting: {burst(quiet, arrived)}",
-                f"           all {'resetting' if reset else 'closing'}: {burst(before, after)}",
-            ]
-            print("\n".join(results), flush=True)
+            after = bridge.link_stats()
+            print(f"  trial {trial + 1}: connecting: {burst(quiet, arrived)}")
+            print(f"           all {'resetting' if reset else 'closing'}: {burst(before, after)}", flush=True)
         finally:
             bridge.stop()
 

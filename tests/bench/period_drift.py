@@ -30,7 +30,6 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "clients" / "python"))
 sys.path.insert(0, str(REPOSITORY / "clients" / "python" / "tests"))
 
-import flockbridge  # noqa: E402
 from conftest import Bridge  # noqa: E402
 
 PERIOD_S = 0.010
@@ -53,9 +52,7 @@ def starts(buffer: bytearray) -> List[int]:
 
 
 def skipped_periods(bridge: Bridge) -> int:
-    with flockbridge.connect(bridge.address) as robot:
-        link = robot.stats().get("link", {})
-        return int(link.get("skipped_periods", 0))
+    return int(bridge.link_stats().get("skipped_periods", 0))
 
 
 def main() -> None:

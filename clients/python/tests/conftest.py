@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Any, Callable, Dict, Iterator, List, Optional
 
 import pytest
 
@@ -155,6 +155,11 @@ class Bridge:
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.json_port}"
+
+    def link_stats(self) -> Dict[str, Any]:
+        """The robot link's counters from the bridge's stats, asked by a client of its own."""
+        with flockbridge.connect(self.address) as robot:
+            return dict(robot.stats().get("link", {}))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
