@@ -288,7 +288,12 @@ TEST_CASE("replay: an SMR program on port 24901 reads the run's periods, whole a
     CHECK(reads[i].tick > reads[i - 1].tick);
     CHECK(reads[i].ts != reads[i - 1].ts);
   }
+  REQUIRE_FALSE(recorded.sensors.empty());
+  CAPTURE(recorded.sensors.front()["tick"]);
+  CAPTURE(recorded.sensors.back()["tick"]);
+  CAPTURE(recorded.sensors.size());
   for (const SmrClient::State& read : reads) {
+    CAPTURE(read.tick);
     const auto found = std::find_if(recorded.sensors.begin(), recorded.sensors.end(),
                                     [&](const json& m) { return m["tick"] == read.tick; });
     REQUIRE(found != recorded.sensors.end());
