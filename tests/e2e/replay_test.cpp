@@ -294,8 +294,12 @@ TEST_CASE("replay: an SMR program on port 24901 reads the run's periods, whole a
   CAPTURE(recorded.sensors.size());
   for (const SmrClient::State& read : reads) {
     CAPTURE(read.tick);
+    CAPTURE(read.ended_early);
     const auto found = std::find_if(recorded.sensors.begin(), recorded.sensors.end(),
                                     [&](const json& m) { return m["tick"] == read.tick; });
+    // A period the modules left silent (a simulator held up under load)
+    // ends early and makes no sensor message; every other one made one.
+    if (found == recorded.sensors.end() && read.ended_early) continue;
     REQUIRE(found != recorded.sensors.end());
     CHECK((*found)["tick_ts_us"] == read.ts);
   }
