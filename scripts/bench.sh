@@ -2,14 +2,16 @@
 # Builds and runs the benchmarks, which print figures (medians, percentiles,
 # memory) and assert nothing.
 #
-#   scripts/bench.sh all --seconds 5 --trials 30 --commands 4000 --messages 200000
+#   scripts/bench.sh all --seconds 5 --trials 30 --commands 4000 --messages 200000 --soak-seconds 600
 #       every benchmark in turn, each measured phase that long: clients_bench
 #       (JSON, WebSocket and Foxglove viewers), compare_bench for each family beside ser2net
 #       (the SMR's includes its period under a class's load), the SMR's
 #       period once more with the bridge in the real-time class, burst_bench
 #       (a class arriving and leaving at once), model_bench, record_bench
 #       (what recording a run costs, 3 trials) and faults_bench (--trials and
-#       --commands are its, --messages model_bench's);
+#       --commands are its, --messages model_bench's), and network_bench (a
+#       driver's vanished network, 20 trials a family and path, and a silent
+#       driver left driving for --soak-seconds);
 #   scripts/bench.sh --clients 200 --stalled 10 --rate-hz 100 --seconds 5
 #       clients_bench alone, with these arguments.
 #
@@ -29,14 +31,16 @@ seconds=5
 trials=30
 commands=4000
 messages=200000
+soak=600
 while [ $# -gt 0 ]; do
   case "$1" in
     --seconds) seconds="$2" ;;
     --trials) trials="$2" ;;
     --commands) commands="$2" ;;
     --messages) messages="$2" ;;
+    --soak-seconds) soak="$2" ;;
     *)
-      echo "usage: scripts/bench.sh all [--seconds N] [--trials N] [--commands N] [--messages N]" >&2
+      echo "usage: scripts/bench.sh all [--seconds N] [--trials N] [--commands N] [--messages N] [--soak-seconds N]" >&2
       exit 2
       ;;
   esac
@@ -64,3 +68,5 @@ run as_root env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/
 run "$bin/model_bench" --messages "$messages"
 run "$bin/record_bench" --seconds "$seconds" --trials 3
 run "$bin/faults_bench" --commands "$commands" --ber 1e-3 --rate-hz 300 --trials "$trials" --seconds "$seconds"
+# Test networks in namespaces of its own: root.
+run as_root "$bin/network_bench" --trials "$(( trials < 20 ? trials : 20 ))" --soak-seconds "$soak"

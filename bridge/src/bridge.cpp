@@ -60,6 +60,7 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
       web_(loop, *this),
       fleet_(loop, *this),
       writes_(config_.client_io_uring),
+      watch_(config_.driver_lost),
       service_(loop),
       recorder_(loop, *this) {
   native_listener_.bridge = json_listener_.bridge = this;
@@ -103,9 +104,18 @@ Result<Done> Bridge::start() {
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0 ||
       acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0 ||
-      ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0) {
+      ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0 ||
+      watch_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
+      deadman_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"cannot create the loop's timers"};
   }
+  const auto watch_period = static_cast<std::uint64_t>(DriverWatch::kWatchInterval.count());
+  uv_timer_start(
+      watch_timer_.get(),
+      [](uv_timer_t* timer) {
+        if (auto* self = owner_of<Bridge>(timer)) self->on_watch();
+      },
+      watch_period, watch_period);
   const auto period = static_cast<std::uint64_t>(kHousekeepingInterval.count());
   uv_timer_start(
       housekeeping_.get(),
@@ -197,7 +207,9 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                  },
                  [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
                  [&](const protocol::ReleaseControl&) {
-                   end_lease(session, "gave up control", true);
+                   end_lease(session, "gave up control", true, true);
+                   // The robot stands now: nothing is left for a dead-man time to stop.
+                   if (deadman_client_ == session.id()) uv_timer_stop(deadman_timer_.get());
                    session.reply_ok(id);
                  },
                  [&](const protocol::TakeControl&) { take_control(session, id); },
@@ -359,6 +371,41 @@ void Bridge::on_housekeeping() {
   }
 }
 
+void Bridge::on_watch() {
+  const auto& lease = lease_.holder();
+  const auto changes = watch_.watch(lease ? std::optional(lease->client) : std::nullopt, motion_owner_);
+  const auto live = [this](std::uint64_t client) -> Session* {
+    const auto found = sessions_.find(client);
+    return found == sessions_.end() || found->second->closing() ? nullptr : found->second.get();
+  };
+  for (const std::uint64_t client : changes.started) {
+    if (Session* session = live(client)) watch_client_socket(session->socket_fd(), true, config_);
+  }
+  for (const std::uint64_t client : changes.ended) {
+    if (Session* session = live(client)) watch_client_socket(session->socket_fd(), false, config_);
+  }
+  const SteadyTime now = steady_now();
+  // A copy: a lost driver changes who is watched at the next reading.
+  const std::vector<std::uint64_t> watched = watch_.clients();
+  for (const std::uint64_t client : watched) {
+    Session* session = live(client);
+    if (session == nullptr) continue;
+    if (auto why = watch_.check(client, peer_state(session->socket_fd()), now)) driver_lost(*session, *why);
+  }
+}
+
+void Bridge::driver_lost(const Session& session, const std::string& why) {
+  ++counters_.drivers_lost;
+  if (lease_.held_by(session.id())) {
+    end_lease(session, why, true);
+  } else if (motion_owner_ == session.id()) {
+    safety_stop("client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, " +
+                why);
+  }
+  // The connection stays, under the ordinary dead-peer timeout: a network
+  // that comes back finds its client told, and free to drive again.
+}
+
 void Bridge::stop() {
   if (stopped_) return;
   stopped_ = true;
@@ -382,6 +429,8 @@ void Bridge::stop() {
   pending_.clear();
   drainer_.reset();
   housekeeping_.reset();
+  watch_timer_.reset();
+  deadman_timer_.reset();
   fleet_timer_.reset();
   sweeper_.reset();
   stats_timer_.reset();
@@ -424,6 +473,7 @@ void Bridge::reload(const Config& loaded) {
   if (plan.applied.empty() && plan.deferred.empty()) log_info("the configuration is unchanged");
 
   arm_stats_timer();
+  watch_.set_lost_after(config_.driver_lost);
   web_.set_allowed_origins(host_list(config_.access.allowed_origins));
   driver_->reload(config_);
   fleet_.reload(config_);

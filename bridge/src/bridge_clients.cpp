@@ -251,10 +251,13 @@ void Bridge::session_closed(Session& session) {
     broadcast_pairing();
   }
   const bool held_control = lease_.held_by(session.id());
-  end_lease(session, "is gone", false);
+  // Closing its connection is a normal end; a connection that failed, or
+  // that the bridge closed, is not.
+  const bool normal_end = session.close_kind() == Session::CloseKind::Normal;
+  end_lease(session, normal_end && !moving_ ? "closed its connection" : "is gone", false, normal_end);
   if (!held_control && moving_ && motion_owner_ == session.id()) {
-    owed_stop_ =
-        "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone";
+    owed_stop_ = OwedStop{
+        "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone"};
   }
   sweeper_.schedule();
 }
@@ -266,10 +269,10 @@ void Bridge::sweep_closed() {
   for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
   closed_sessions_.clear();
   if (owed_stop_) {
-    const std::string reason = std::move(*owed_stop_);
+    const OwedStop owed = std::move(*owed_stop_);
     owed_stop_.reset();
     // Unless another client has set the robot moving since.
-    if (!motion_owner_ || !sessions_.contains(*motion_owner_)) safety_stop(reason);
+    if (!motion_owner_ || !sessions_.contains(*motion_owner_)) safety_stop(owed.reason, owed.tell);
   }
 }
 

@@ -4,6 +4,9 @@
 // emergency latch's changes, and the safety stop the bridge sends on its own.
 #include "flockbridge/bridge/bridge.hpp"
 
+#include <cmath>
+
+#include "flockbridge/bridge/json_arguments.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
@@ -12,6 +15,11 @@ namespace flockbridge::bridge {
 namespace {
 
 using protocol::Error;
+
+/// The dead-man times a motion command may carry: from a few of a person's
+/// key repeats to a minute.
+constexpr std::chrono::milliseconds kShortestDeadman{50};
+constexpr std::chrono::milliseconds kLongestDeadman{60000};
 
 }  // namespace
 
@@ -29,7 +37,24 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
         &object);
     return;
   }
-  auto command = driver_->command_from_json(cmd, object);
+  // Every family's motion commands may carry a dead-man time; the driver
+  // reads the rest.
+  std::chrono::milliseconds deadman{0};
+  nlohmann::json without_deadman;
+  const nlohmann::json* arguments = &object;
+  if (const auto found = object.find("deadman_ms"); found != object.end()) {
+    auto value = json_arguments::number(cmd, object, "deadman_ms", static_cast<double>(kShortestDeadman.count()),
+                                        static_cast<double>(kLongestDeadman.count()));
+    if (!value) {
+      session.reply_error(id, value.error());
+      return;
+    }
+    deadman = std::chrono::milliseconds{std::lround(value.value())};
+    without_deadman = object;
+    without_deadman.erase("deadman_ms");
+    arguments = &without_deadman;
+  }
+  auto command = driver_->command_from_json(cmd, *arguments);
   if (!command) {
     session.reply_error(id, command.error());
     return;
@@ -39,6 +64,12 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
     effect.stops = true;  // whatever the family's bytes look like (some are zero speeds)
     effect.emergency = true;
   }
+  if (deadman.count() > 0 && (!effect.motion || effect.stops)) {
+    session.reply_error(id, json_arguments::argument_error(cmd, "deadman_ms goes only with a command that sets the "
+                                                                "robot moving (drive, say)"));
+    return;
+  }
+  effect.deadman = deadman;
   submit_command(session, command.value(), effect, id, {}, &object);
 }
 
@@ -126,6 +157,29 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
     moving_ = effect.keeps_moving;
     last_motion_ = now;
   }
+  // Each motion command, or a stop, replaces the last one's dead-man time.
+  if (effect.stops || effect.motion) uv_timer_stop(deadman_timer_.get());
+  if (effect.motion && !effect.stops && effect.deadman.count() > 0) {
+    deadman_client_ = session.id();
+    deadman_after_ = effect.deadman;
+    uv_timer_start(
+        deadman_timer_.get(),
+        [](uv_timer_t* timer) {
+          if (auto* self = owner_of<Bridge>(timer)) self->on_deadman();
+        },
+        static_cast<std::uint64_t>(effect.deadman.count()), 0);
+  }
+}
+
+void Bridge::on_deadman() {
+  // Only the motion the dead-man time was given for: a stop or another
+  // motion command since has disarmed it.
+  if (!moving_ || motion_owner_ != deadman_client_) return;
+  const auto found = sessions_.find(deadman_client_);
+  const std::string who = "client " + std::to_string(deadman_client_) +
+                          (found == sessions_.end() ? std::string() : " (" + found->second->peer() + ")");
+  safety_stop(who + " sent no motion command within its deadman_ms (" + std::to_string(deadman_after_.count()) +
+              " ms) of the last");
 }
 
 Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
@@ -165,12 +219,19 @@ void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& err
   }
 }
 
-void Bridge::safety_stop(const std::string& reason) {
+void Bridge::safety_stop(const std::string& reason, bool tell) {
   moving_ = false;
   motion_owner_.reset();
-  ++counters_.safety_stops;
+  uv_timer_stop(deadman_timer_.get());
   auto sent = driver_->stop_robot(next_token_++);
-  log_warning("safety stop: " + reason + (sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message));
+  const std::string what = sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message;
+  if (!tell) {
+    // The end of a drive whose robot was standing: not an accident.
+    log_info(reason + what);
+    return;
+  }
+  ++counters_.safety_stops;
+  log_warning("safety stop: " + reason + what);
   broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
   if (recorder_.active()) record(Topic::Emergency, *wire::json_notice(notice::SafetyStop{reason}));
   fleet_.event({{"type", "safety_stop"}, {"reason", reason}});

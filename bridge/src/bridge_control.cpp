@@ -21,7 +21,7 @@ void Bridge::take_lease(const Session& session, SteadyTime now) {
   broadcast_lease();
 }
 
-void Bridge::end_lease(const Session& session, const std::string& why, bool at_once) {
+void Bridge::end_lease(const Session& session, const std::string& why, bool at_once, bool normal_end) {
   if (!lease_.end(session.id())) return;
   const std::string reason =
       "client " + std::to_string(session.id()) + " (" + session.peer() + "), which drove the robot, " + why;
@@ -29,10 +29,13 @@ void Bridge::end_lease(const Session& session, const std::string& why, bool at_o
   broadcast_lease(reason);
   // Stopped whether or not the bridge thinks it moves: what it cannot see
   // (a raw command, a move whose DMC was lost) must not keep it driving.
+  // Told as a safety stop, unless a driver that had stopped its robot
+  // released it or left: that is how a drive ends.
+  const bool tell = !normal_end || moving_;
   if (at_once) {
-    safety_stop(reason);
+    safety_stop(reason, tell);
   } else {
-    owed_stop_ = reason;  // once the session is gone (sweep_closed)
+    owed_stop_ = OwedStop{reason, tell};  // once the session is gone (sweep_closed)
   }
 }
 
@@ -65,7 +68,7 @@ nlohmann::ordered_json Bridge::lease_holder_json() const {
 }
 
 void Bridge::session_released(Session& session) {
-  end_lease(session, "gave up control (CLOSE)", true);
+  end_lease(session, "gave up control (CLOSE)", true, true);
 }
 
 void Bridge::take_control(Session& session, const nlohmann::json& id) {

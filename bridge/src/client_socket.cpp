@@ -35,6 +35,28 @@ std::string peer_name(int fd) {
   return host_port(host.data(), ntohs(v4->sin_port));
 }
 
+namespace {
+
+/// Keepalive probes after `idle_s` of quiet both ways, every `interval_s`.
+void set_keepalive(int fd, int idle_s, int interval_s) {
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
+}
+
+/// The ordinary keepalive: a client whose network vanished sends no FIN.
+/// Keepalive probes find an idle one, TCP_USER_TIMEOUT one that leaves data
+/// unacknowledged; both within about config.dead_peer_timeout.
+void set_ordinary_keepalive(int fd, const Config& config) {
+  const auto timeout_ms = static_cast<int>(config.dead_peer_timeout.count());
+  const int idle_s = std::max(1, timeout_ms / 2000);
+  const int interval_s = std::max(1, timeout_ms / 10000);
+  const int probes = std::max(1, (timeout_ms / 1000 - idle_s) / interval_s);
+  set_keepalive(fd, idle_s, interval_s);
+  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
+}
+
+}  // namespace
+
 void tune_client_socket(int fd, const Config& config) {
   const int on = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
@@ -43,19 +65,31 @@ void tune_client_socket(int fd, const Config& config) {
     // holds cannot be replaced by newer sensor values, what we hold can.
     ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &config.client_send_buffer, sizeof(config.client_send_buffer));
   }
-  // A client whose network vanished sends no FIN. Keepalive probes find an
-  // idle one, TCP_USER_TIMEOUT one that leaves data unacknowledged; both
-  // within about config.dead_peer_timeout.
-  const auto timeout_ms = static_cast<int>(config.dead_peer_timeout.count());
-  const int idle_s = std::max(1, timeout_ms / 2000);
-  const int interval_s = std::max(1, timeout_ms / 10000);
-  const int probes = std::max(1, (timeout_ms / 1000 - idle_s) / interval_s);
   ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof(on));
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle_s, sizeof(idle_s));
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval_s, sizeof(interval_s));
-  ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof(probes));
-  const auto user_timeout = static_cast<unsigned>(timeout_ms);
+  set_ordinary_keepalive(fd, config);
+  const auto user_timeout = static_cast<unsigned>(config.dead_peer_timeout.count());
   ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof(user_timeout));
+}
+
+void watch_client_socket(int fd, bool closely, const Config& config) {
+  if (fd < 0) return;
+  if (closely) {
+    // The kernel's shortest: a probe after a second of quiet both ways, so
+    // that a quiet connection owes an answer too (driver_watch.hpp).
+    set_keepalive(fd, 1, 1);
+  } else {
+    set_ordinary_keepalive(fd, config);
+  }
+}
+
+PeerState peer_state(int fd) {
+  tcp_info info{};
+  socklen_t length = sizeof(info);
+  if (fd < 0 || ::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &length) != 0) return {};
+  // Any segment from the peer carries an acknowledgement: the later of the
+  // two is when it was last heard.
+  const auto silent = std::min(info.tcpi_last_ack_recv, info.tcpi_last_data_recv);
+  return PeerState{std::chrono::milliseconds{silent}, info.tcpi_unacked > 0 || info.tcpi_probes > 0};
 }
 
 }  // namespace flockbridge::bridge

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "flockbridge/bridge/driver_watch.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/setting_rows.hpp"
 
@@ -317,6 +318,14 @@ CoreRows core_settings(const FamiliesHelp& families) {
       {"safety", "motion_watchdog_ms", "--motion-watchdog-ms",
        "Stop a moving robot when no motion command has come for this long (0: off).", kLive},
       [](auto& c) -> auto& { return c.motion_watchdog; }, 0, kHour));
+  s.push_back(duration(
+      {"safety", "driver_lost_ms", "--driver-lost-ms",
+       "The client driving the robot (or the one that last set it moving) whose network vanishes is found within "
+       "this long: the robot is stopped, the lease freed and everyone told. Nothing heard from it for nearly this "
+       "long while it owes an answer (its kernel acknowledges data and keepalive probes) counts as lost; a quiet "
+       "program whose host answers is never stopped for its silence.",
+       kLive},
+      [](auto& c) -> auto& { return c.driver_lost; }, DriverWatch::kShortest.count(), kHour));
   s.push_back(duration(
       {"safety", "control_silence_ms", "--control-silence-ms",
        "On a port where one program drives at a time (an original client's, such as ARIA's): the program holding "

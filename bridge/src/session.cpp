@@ -60,6 +60,7 @@ void Session::refuse(SharedBuffer refusal) {
 void Session::close(std::string_view reason, CloseKind kind) {
   if (closing_) return;
   closing_ = true;
+  close_kind_ = kind;
   switch (kind) {
     case CloseKind::Normal:
     case CloseKind::Protocol:

@@ -193,6 +193,10 @@ WebSocketSession::~WebSocketSession() {
   detach();
 }
 
+int WebSocketSession::socket_fd() const noexcept {
+  return wsi_ == nullptr || closing() ? -1 : lws_get_socket_fd(wsi_);
+}
+
 void WebSocketSession::detach() noexcept {
   if (connection_ != nullptr) connection_->session = nullptr;
   connection_ = nullptr;

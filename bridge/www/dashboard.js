@@ -15,6 +15,14 @@
   const TRACE_SECONDS = 60;      // the robot's path shown
   const ECHO_SECONDS = 5;        // what its range sensors saw, shown this long
   const SMR_INTERVAL_MS = 50;
+  // Hold to drive: while a drive key or button is held its command goes
+  // again this often, each with a dead-man time after which the bridge
+  // stops the robot by itself; so a page that is hidden, frozen or cut off
+  // stops its robot within DEADMAN_MS even when it cannot say so. A page
+  // that has heard nothing from the bridge for HOLD_QUIET_MS stops driving.
+  const HOLD_REPEAT_MS = 150;
+  const DEADMAN_MS = 500;
+  const HOLD_QUIET_MS = 700;
   // What the page does differently for each robot family, from hello's
   // "robot": its sensor panel (where its staleness note and rate go), its
   // title, how it shows a sensor message, what the programs on its own port
@@ -74,6 +82,9 @@
   let nextId = 1;
   let motion = null;  // what the drive controls last asked for
   let motionId = null;  // the id of that command, to notice when it is refused
+  let held = null;  // the direction whose key or button is held down
+  let holdTimer = null;
+  let heldTick = 0;  // when the held command last went
   let session = null;
   let lastSensorAt = 0;
   let family = ANY_FAMILY;  // the robot's row of FAMILIES, from hello
@@ -136,6 +147,7 @@
     };
     socket.onclose = (event) => {
       socket = null;
+      stopDriving();  // nothing can be held over a connection that is gone
       setControlsEnabled(false);
       const why = event.reason ? ": " + event.reason : event.code === 1006 ? " (connection lost)" : "";
       scheduleReconnect("the bridge closed the connection" + why);
@@ -860,20 +872,57 @@
     return Number($("speed").value);
   }
 
-  function drive(direction) {
-    if (role === "viewer" && direction !== "stop") {
+  /** Drives `direction` for as long as its key or button is held (release() ends it). */
+  function hold(direction) {
+    if (role === "viewer") {
       // Stopping is anyone's; driving takes the PIN. Say so in words, and ask for it.
       log(inWords({ code: "denied" }), "warning");
       if (access.pin) openSignIn("pin");
       return;
     }
-    const id = send(direction === "stop" ? { cmd: "stop" } : family.motion(direction, speed()));
-    if (id === null) return;
-    motion = direction === "stop" ? null : direction;
-    motionId = motion ? id : null;
+    held = direction;
+    clearInterval(holdTimer);
+    holdTimer = setInterval(sendHeld, HOLD_REPEAT_MS);
+    heldTick = Date.now();
+    sendHeld();
+  }
+
+  /** The held direction's command, again, at the slider's speed now. */
+  function sendHeld() {
+    if (held === null) return;
+    // A page that was itself held up (a busy computer) has not read what
+    // came meanwhile: its silence is not the bridge's.
+    const now = Date.now();
+    const pageStalled = now - heldTick > 3 * HOLD_REPEAT_MS;
+    heldTick = now;
+    if (!pageStalled && now - lastMessageAt > HOLD_QUIET_MS) {
+      release("Nothing heard from the bridge: driving stopped (the robot stops by itself).");
+      return;
+    }
+    const id = send({ ...family.motion(held, speed()), deadman_ms: DEADMAN_MS });
+    if (id === null) {
+      endHold();
+      return;
+    }
+    motion = held;
+    motionId = id;
     for (const button of document.querySelectorAll("[data-drive]")) {
       button.classList.toggle("active", button.dataset.drive === motion);
     }
+  }
+
+  /** The held key or button was let go, or the page can no longer hold it (`why`, said in the log). */
+  function release(why) {
+    if (held === null) return;
+    endHold();
+    send({ cmd: "stop" });
+    if (why) log(why, "warning");
+  }
+
+  /** Stops the robot now, whatever is held (the Stop button, space, Escape). */
+  function stopNow() {
+    endHold();
+    send({ cmd: "stop" });
   }
 
   /** A motion in speeds of percent (move, rotate), as a Flockbot takes them. */
@@ -890,7 +939,18 @@
     return { cmd: "drive", v_mm_s: v, w_deg_s: w };
   }
 
+  /** The page drives no more, without a word to the bridge (it stopped the robot, or refused the command). */
+  function endHold() {
+    held = null;
+    clearInterval(holdTimer);
+    holdTimer = null;
+    stopDriving();
+  }
+
   function stopDriving() {
+    held = null;
+    clearInterval(holdTimer);
+    holdTimer = null;
     motion = null;
     motionId = null;
     for (const button of document.querySelectorAll("[data-drive]")) button.classList.remove("active");
@@ -911,9 +971,31 @@
     while (list.children.length > MAX_LOG) list.lastElementChild.remove();
   }
 
+  // The drive buttons drive while pressed (mouse, pen or finger), and stop
+  // when let go, even off the button; Stop stops at once.
   for (const button of document.querySelectorAll("[data-drive]")) {
-    button.addEventListener("click", () => drive(button.dataset.drive));
+    const direction = button.dataset.drive;
+    if (direction === "stop") {
+      button.addEventListener("click", stopNow);
+      continue;
+    }
+    button.addEventListener("pointerdown", (event) => {
+      if (event.button !== 0 || button.disabled) return;
+      event.preventDefault();
+      button.setPointerCapture(event.pointerId);
+      hold(direction);
+    });
+    for (const end of ["pointerup", "pointercancel", "lostpointercapture"]) {
+      button.addEventListener(end, () => { if (held === direction) release(); });
+    }
+    button.addEventListener("contextmenu", (event) => event.preventDefault());  // a long press on a phone
   }
+  // A page that is not looked at does not drive.
+  window.addEventListener("blur", () => release("The page lost the focus: driving stopped."));
+  document.addEventListener("visibilitychange", () => {
+    if (document.hidden) release("The page was hidden: driving stopped.");
+  });
+  window.addEventListener("pagehide", () => release());
   for (const button of document.querySelectorAll("[data-command]")) {
     button.addEventListener("click", () => send({ cmd: button.dataset.command }));
   }
@@ -922,7 +1004,7 @@
   }
   $("emergency").addEventListener("click", () => {
     if (send({ cmd: "emergency" }) !== null) {
-      stopDriving();
+      endHold();
       log("Emergency stop sent.", "warning");
     }
   });
@@ -940,7 +1022,7 @@
   });
   $("speed").addEventListener("input", () => {
     $("speed-value").textContent = $("speed").value;
-    if (motion) drive(motion);  // a moving robot takes the new speed at once
+    if (held) sendHeld();  // a moving robot takes the new speed at once
   });
   $("claw-set").addEventListener("click", () => send({ cmd: "claw_set", pos: Number($("claw-pos").value) }));
   $("camera-set").addEventListener("click", () => send({ cmd: "camera_set", pos: Number($("camera-pos").value) }));
@@ -958,11 +1040,19 @@
   document.addEventListener("keydown", (event) => {
     const target = event.target;
     if (target instanceof HTMLInputElement && target.type !== "range") return;
-    if (target instanceof HTMLSelectElement || event.repeat) return;
+    if (target instanceof HTMLSelectElement) return;
     const direction = keys[event.key];
     if (!direction) return;
     event.preventDefault();
-    drive(direction);
+    if (event.repeat) return;  // held: the page repeats the command itself
+    if (direction === "stop") {
+      stopNow();
+    } else {
+      hold(direction);
+    }
+  });
+  document.addEventListener("keyup", (event) => {
+    if (keys[event.key] !== undefined && keys[event.key] === held) release();
   });
 
   window.flockbridge = { stats, send };

@@ -38,14 +38,19 @@ export class Bridge {
     }
     this.cursor = this.lines.length;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the bridge never logged "${needle}"\n${this.tail()}`)), timeoutMs);
-      this.waiters.push((line, end) => {
+      const waiter = (line, end) => {
         if (!line.includes(needle)) return false;
         clearTimeout(timer);
         this.cursor = end;
         resolve(line);
         return true;
-      });
+      };
+      // A wait that has given up takes no line from a later one.
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        reject(new Error(`the bridge never logged "${needle}"\n${this.tail()}`));
+      }, timeoutMs);
+      this.waiters.push(waiter);
     });
   }
 
@@ -65,12 +70,17 @@ export class Bridge {
   }
 }
 
-/** Starts a bridge and returns it with the dashboard's port, read from its start-up line. */
-export async function startBridge(binary, extraArgs = []) {
+/**
+ * Starts a bridge and returns it with the dashboard's port, read from its
+ * start-up line. `on` runs it elsewhere: a function from its command to
+ * the command that runs it there (TestNetwork's onRobot).
+ */
+export async function startBridge(binary, extraArgs = [], on = null) {
   // Test bridges never touch an installed Avahi service file.
   const args = ["--bind", "127.0.0.1", "--port", "0", "--json-port", "0", "--http-port", "0", "--foxglove-port", "0",
                 "--log-level", "debug", "--mdns-service-file", "", ...extraArgs];
-  const bridge = new Bridge(binary, args);
+  const [program, ...rest] = on ? on([binary, ...args]) : [binary, ...args];
+  const bridge = new Bridge(program, rest);
   const listening = await bridge.waitFor("listening: ");
   const match = /dashboard on https?:\/\/[^ ]*:(\d+)\//.exec(listening);
   if (!match) throw new Error("no dashboard port in: " + listening);

@@ -2,10 +2,16 @@
 // downloaded (CHROMIUM_BIN overrides /usr/bin/chromium).
 import { chromium } from "playwright-core";
 
-/** Launches Chromium; `extraArgs` are added to the flags every run needs. */
-export function launchChromium(extraArgs = []) {
+/** The browser's program (CHROMIUM_BIN, else Debian's). */
+export const chromiumProgram = process.env.CHROMIUM_BIN ?? "/usr/bin/chromium";
+
+/**
+ * Launches Chromium; `extraArgs` are added to the flags every run needs.
+ * `executablePath` runs it another way (on a test network's laptop).
+ */
+export function launchChromium(extraArgs = [], executablePath = chromiumProgram) {
   return chromium.launch({
-    executablePath: process.env.CHROMIUM_BIN ?? "/usr/bin/chromium",
+    executablePath,
     headless: true,
     // As root in a container: no sandbox. And no background traffic: the
     // machine has no network beyond loopback.

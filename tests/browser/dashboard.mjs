@@ -91,3 +91,21 @@ export async function checkLayout(page, name) {
   await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
   await page.setViewportSize(size);
 }
+
+/**
+ * Presses the drive button `testid` with the mouse and holds it, as a
+ * person holds it to drive; returns the release.
+ */
+export async function holdButton(page, testid) {
+  const box = await page.getByTestId(testid).boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.down();
+  return () => page.mouse.up();
+}
+
+/** Holds the key `key` down, as a person holds an arrow key to drive; returns the release. */
+export async function holdKey(page, key) {
+  await page.locator("body").focus();
+  await page.keyboard.down(key);
+  return () => page.keyboard.up(key);
+}

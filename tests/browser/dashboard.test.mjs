@@ -11,7 +11,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { startBridge } from "./bridge.mjs";
-import { artifacts, binary, checkLayout, dashboardSuite } from "./dashboard.mjs";
+import { artifacts, binary, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 // Recordings go to a folder of the test's own, and only when asked for.
@@ -44,15 +44,15 @@ test("the page connects and shows live values that change", async () => {
   assert.match(await text("session"), /^[0-9a-f]{16}$/);
 });
 
-test("forward makes the simulated odometer rise; stop makes it hold", async () => {
+test("holding forward makes the simulated odometer rise; letting go makes it hold", async () => {
   await packetsLater(1);
   const start = await number("odo-avg");
-  await page.getByTestId("forward").click();
+  const release = await holdButton(page, "forward");
   await bridge.waitFor("simulated Uno: rx 44 4D 53 1E");  // D M S 30
   await page.waitForFunction(
     (from) => Number(document.querySelector('[data-testid="odo-avg"]').textContent) > from + 50, start);
 
-  await page.getByTestId("stop").click();
+  await release();
   await bridge.waitFor("simulated Uno: rx 44 53 54");  // D S T
   await packetsLater(3);  // what was on its way before the stop has arrived
   const stopped = await number("odo-avg");
@@ -61,11 +61,16 @@ test("forward makes the simulated odometer rise; stop makes it hold", async () =
   assert.ok(stopped > start + 50);
 });
 
-test("arrow keys drive, the emergency stop and the tools reach the Uno", async () => {
-  await page.locator("body").press("ArrowLeft");
+test("arrow keys drive while held, the emergency stop and the tools reach the Uno", async () => {
+  const release = await holdKey(page, "ArrowLeft");
   await bridge.waitFor("simulated Uno: rx 44 52 43 1E");  // D R C 30: rotate left
-  await page.locator("body").press("Space");
+  await release();
   await bridge.waitFor("simulated Uno: rx 44 53 54");
+  await holdKey(page, "ArrowRight");
+  await bridge.waitFor("simulated Uno: rx 44 52 43 E2");  // rotate right
+  await page.keyboard.press("Space");  // stops, whatever is held
+  await bridge.waitFor("simulated Uno: rx 44 53 54");
+  await page.keyboard.up("ArrowRight");
   await page.getByTestId("emergency").click();
   await bridge.waitFor("simulated Uno: rx 45 4D 47");  // E M G
 

@@ -8,7 +8,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, checkLayout, dashboardSuite } from "./dashboard.mjs";
+import { artifacts, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"],
@@ -50,16 +50,17 @@ test("every reading is labelled: each sonar disc by where it looks, what the col
   await checkLayout(page, "dashboard-pioneer-still");
 });
 
-test("forward drives it at the slider's speed; stop holds the pose", async () => {
+test("forward, held, drives it at the slider's speed; stop holds the pose", async () => {
   const start = await number("pose-x");
-  await page.getByTestId("forward").click();
+  const release = await holdButton(page, "forward");
   await bridge.waitFor("simulated Pioneer: rx VEL 300");  // 30 cm/s
   await page.waitForFunction(
     (from) => Number(document.querySelector('[data-testid="pose-x"]').textContent) > from + 100, start);
   await page.getByTestId("robot-v").filter({ hasText: "300" }).waitFor();
 
-  await page.getByTestId("stop").click();
+  await page.getByTestId("stop").click();  // stops while still held
   await bridge.waitFor("simulated Pioneer: rx STOP");
+  await release();
   await sipsLater(3);  // what was on its way before the stop has arrived
   const stopped = await number("pose-x");
   await sipsLater(5);
@@ -67,10 +68,10 @@ test("forward drives it at the slider's speed; stop holds the pose", async () =>
 });
 
 test("arrow keys turn it, and its own commands and the emergency stop reach it", async () => {
-  await page.locator("body").press("ArrowLeft");
+  const release = await holdKey(page, "ArrowLeft");
   await bridge.waitFor("simulated Pioneer: rx RVEL 30");
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="pose-th"]').textContent) > 5);
-  await page.locator("body").press("Space");
+  await release();
   await bridge.waitFor("simulated Pioneer: rx STOP");
   await page.getByTestId("sonar-off").click();
   await bridge.waitFor("simulated Pioneer: rx SONAR 0");

@@ -9,7 +9,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, checkLayout, dashboardSuite } from "./dashboard.mjs";
+import { artifacts, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "smr", "--simulate"], (ui) => ({ bridge, page, text, number, counterLater } = ui));
@@ -53,7 +53,7 @@ test("every reading is labelled: each IR sensor's place, what the colours mean, 
 
 test("forward drives it at the slider's speed; stop holds the pose; the path is drawn", async () => {
   const start = await number("pose-x");
-  await page.getByTestId("forward").click();
+  const release = await holdButton(page, "forward");
   await bridge.waitFor("simulated SMR: rx left speed 29");  // 30 cm/s in encoder positions a period
   await bridge.waitFor("simulated SMR: rx right speed -29");  // mirrored on the bus
   await page.waitForFunction(
@@ -61,7 +61,7 @@ test("forward drives it at the slider's speed; stop holds the pose; the path is 
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="view"]').dataset.points) > 10);
   await page.locator('#robot-panel [data-key="trace"]').waitFor({ state: "visible" });
 
-  await page.getByTestId("stop").click();
+  await release();
   await bridge.waitFor("simulated SMR: rx left speed 0");
   await periodsLater(10);  // what was on its way before the stop has arrived
   const stopped = await number("pose-x");
@@ -70,10 +70,11 @@ test("forward drives it at the slider's speed; stop holds the pose; the path is 
 });
 
 test("arrow keys turn it, and the emergency stop reaches it", async () => {
-  await page.locator("body").press("ArrowLeft");
+  const release = await holdKey(page, "ArrowLeft");
   await bridge.waitFor("simulated SMR: rx left speed -");
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="pose-th"]').textContent) > 5);
-  await page.getByTestId("emergency").click();
+  await page.getByTestId("emergency").click();  // while the key is held
   await bridge.waitFor("simulated SMR: rx left speed 0");
+  await release();
   await page.screenshot({ path: path.join(artifacts, "dashboard-smr.png"), fullPage: true });
 });

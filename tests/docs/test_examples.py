@@ -891,6 +891,7 @@ BENCHMARK_SHORTER = [
     (r"--clients \d+", "--clients 10"),
     (r"--stalled \d+", "--stalled 2"),
     (r"--messages \d+", "--messages 1000"),
+    (r"--soak-seconds \d+", "--soak-seconds 3"),
 ]
 
 

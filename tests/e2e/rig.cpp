@@ -47,7 +47,7 @@ REGISTER_LISTENER("transcript", 1, TranscriptOnFailure);
 
 }  // namespace
 
-Rig::Rig(RigOptions options) {
+Rig::Rig(RigOptions options) : network_(options.network) {
   device_ = (directory_ / "uno").string();
 
   if (options.start_sim) {
@@ -64,7 +64,7 @@ Rig::Rig(RigOptions options) {
 
   // A generous NAK window: the tests run beside other work on small machines.
   std::vector<std::string> bridge_argv{
-      FLOCKBRIDGE_BIN, "--device", device_,       "--bind", "127.0.0.1",       "--port", "0",
+      options.bridge_binary.empty() ? std::string(FLOCKBRIDGE_BIN) : options.bridge_binary, "--device", device_, "--bind", network_ != nullptr ? "0.0.0.0" : "127.0.0.1", "--port", "0",
       "--json-port",   "0",        "--http-port", "0",      "--nak-window-ms", "100",    "--reopen-max-ms",
       "500",           "--robot",  options.robot};
   // Test bridges never touch an installed Avahi service file (a test may give one of its own).
@@ -83,7 +83,16 @@ Rig::Rig(RigOptions options) {
   if (std::find(bridge_argv.begin(), bridge_argv.end(), "--config") == bridge_argv.end()) {
     bridge_argv.emplace_back("--no-config");
   }
-  bridge_ = std::make_unique<ChildProcess>(bridge_argv, options.bridge_env);
+  if (network_ != nullptr) {
+    // On the robot's computer: `ip netns exec` becomes the bridge (the same
+    // process), under the emulator in a cross build.
+    std::vector<std::string> prefix{"ip", "netns", "exec", network_->robot()};
+    if (const std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty()) prefix.push_back(emulator);
+    bridge_argv.insert(bridge_argv.begin(), prefix.begin(), prefix.end());
+    bridge_ = std::make_unique<ChildProcess>(bridge_argv, options.bridge_env, ChildProcess::Program::System);
+  } else {
+    bridge_ = std::make_unique<ChildProcess>(bridge_argv, options.bridge_env);
+  }
   const auto listening = bridge_->wait_for(ChildProcess::Stream::Stderr, "listening: ");
   REQUIRE_MESSAGE(listening, "the bridge did not start listening");
   const auto ports = listening_ports(*listening);
@@ -139,15 +148,25 @@ std::string Rig::expect_log(std::string_view needle, std::chrono::milliseconds t
   return *line;
 }
 
+TcpClient Rig::connect(std::uint16_t port, int receive_buffer) {
+  const auto make = [&] { return TcpClient(port, receive_buffer); };
+  return network_ != nullptr ? network_->on_robot(make) : make();
+}
+
+WebSocketClient Rig::connect_web(int receive_buffer) {
+  const auto make = [&] { return WebSocketClient(http_port_, "/ws", receive_buffer); };
+  return network_ != nullptr ? network_->on_robot(make) : make();
+}
+
 TcpClient Rig::binary_client(int receive_buffer) {
-  TcpClient client(port_, receive_buffer);
+  TcpClient client = connect(port_, receive_buffer);
   const std::string accepted = "(binary, 127.0.0.1:" + std::to_string(client.local_port()) + ") connected";
   REQUIRE_MESSAGE(bridge_->wait_seen(ChildProcess::Stream::Stderr, accepted), "the bridge did not accept the client");
   return client;
 }
 
 TcpClient Rig::extended_client(int receive_buffer) {
-  TcpClient client(port_, receive_buffer);
+  TcpClient client = connect(port_, receive_buffer);
   client.send(bytes({4, 'E', 'X', 'T', 1}));
   const auto answer = client.read_message_tag("EXT");
   REQUIRE_MESSAGE(answer, "the bridge did not answer EXT");
@@ -156,7 +175,7 @@ TcpClient Rig::extended_client(int receive_buffer) {
 }
 
 TcpClient Rig::json_client(int receive_buffer) {
-  TcpClient client(json_port_, receive_buffer);
+  TcpClient client = connect(json_port_, receive_buffer);
   auto hello = client.read_json();
   REQUIRE(hello);
   REQUIRE((*hello)["type"] == "hello");
@@ -164,7 +183,7 @@ TcpClient Rig::json_client(int receive_buffer) {
 }
 
 WebSocketClient Rig::web_client(int receive_buffer) {
-  WebSocketClient client(http_port_, "/ws", receive_buffer);
+  WebSocketClient client = connect_web(receive_buffer);
   REQUIRE_MESSAGE(client.accepted(), "the WebSocket upgrade was refused: " << client.handshake_response());
   auto hello = client.read_json();
   REQUIRE(hello);

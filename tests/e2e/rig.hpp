@@ -15,6 +15,7 @@
 #include "support/process.hpp"
 #include "support/tcp_client.hpp"
 #include "support/temp_dir.hpp"
+#include "support/test_network.hpp"
 #include "support/web_client.hpp"
 
 namespace flockbridge::testing {
@@ -32,6 +33,12 @@ struct RigOptions {
   std::vector<std::string> sim_args;
   bool start_sim = true;
   bool wait_until_up = true;
+  /// The bridge runs on this network's robot computer, listening on every
+  /// address there, and the rig's own clients connect from that computer
+  /// (null: on this machine, on 127.0.0.1).
+  TestNetwork* network = nullptr;
+  /// Another build of the daemon (a benchmark's --bridge); empty: this build's.
+  std::string bridge_binary;
 };
 
 /// A rig with a simulated Pioneer of this model, the bridge told --robot pioneer.
@@ -93,7 +100,12 @@ class Rig {
   WebSocketClient web_client(int receive_buffer = 0);
 
  private:
+  /// A new connection to `port`, made on the robot's computer when the rig has a network.
+  [[nodiscard]] TcpClient connect(std::uint16_t port, int receive_buffer);
+  [[nodiscard]] WebSocketClient connect_web(int receive_buffer);
+
   TempDir directory_;
+  TestNetwork* network_ = nullptr;
   std::string device_;
   std::unique_ptr<ChildProcess> sim_;
   std::unique_ptr<ChildProcess> bridge_;

@@ -240,3 +240,90 @@ TEST_CASE("on a noisy line every command is delivered or its client is told - no
   CHECK(stats["link"]["reboots"] == 0);
   CHECK(stats["link"]["state"] == "up");
 }
+
+TEST_CASE("a motion command's deadman_ms: the robot drives while newer ones come, and stops when they do not") {
+  Rig rig;
+  auto watcher = rig.json_client();
+  auto driver = rig.json_client();
+  const std::string drive = R"({"cmd":"drive","v_mm_s":100,"w_deg_s":0,"deadman_ms":300})"
+                            "\n";
+  driver.send(drive);
+  REQUIRE(driver.read_json_type("ok"));
+  rig.expect_sim("wheels turning");
+  // Held: a new command every 100 ms, as a held key repeats, for a second.
+  for (int i = 0; i < 10; ++i) {
+    CHECK_FALSE(rig.sim().wait_for(Stream::Stdout, "wheels stopped", std::chrono::milliseconds(100)));
+    driver.send(drive);
+  }
+  // Released without a word (a page frozen, a network gone): stopped.
+  rig.expect_sim("wheels stopped", 2s);
+  auto notice = watcher.read_json_type("safety_stop");
+  REQUIRE(notice);
+  CHECK((*notice)["reason"].get<std::string>().find("deadman_ms (300 ms)") != std::string::npos);
+
+  // A stop, or a motion command without one, disarms it.
+  driver.send(drive);
+  rig.expect_sim("wheels turning");
+  driver.send(R"({"cmd":"drive","v_mm_s":120,"w_deg_s":0})"
+              "\n");
+  CHECK_FALSE(rig.sim().wait_for(Stream::Stdout, "wheels stopped", 800ms));
+  driver.send(R"({"cmd":"stop"})"
+              "\n");
+  rig.expect_sim("wheels stopped");
+  CHECK(bridge_stats(watcher)["safety_stops"] == 1);
+
+  // It goes with motion only, within its range.
+  driver.send(R"({"cmd":"stop","deadman_ms":300,"id":"s"})"
+              "\n");
+  auto refused = driver.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("deadman_ms goes only with") != std::string::npos);
+  driver.send(R"({"cmd":"drive","v_mm_s":100,"deadman_ms":5,"id":"d"})"
+              "\n");
+  refused = driver.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"].get<std::string>().find("deadman_ms") != std::string::npos);
+}
+
+TEST_CASE("a driver that stops its robot and then releases it or leaves ends normally: no safety stop") {
+  Rig rig;
+  auto watcher = rig.json_client();
+  for (const bool release : {true, false}) {
+    CAPTURE(release);
+    {
+      auto driver = rig.json_client();
+      driver.send(R"({"cmd":"drive","v_mm_s":100,"w_deg_s":0,"id":1})"
+                  "\n");
+      REQUIRE(driver.read_json_type("ok"));
+      driver.send(R"({"cmd":"stop","id":2})"
+                  "\n");
+      REQUIRE(driver.read_json_type("ok"));
+      if (release) {
+        driver.send(R"({"cmd":"release","id":3})"
+                    "\n");
+        REQUIRE(driver.read_json_type("ok"));
+      }
+    }
+    // The lease's end is told; no stop is reported, none counted.
+    std::optional<json> freed;
+    while (!freed) {
+      auto message = watcher.read_json();
+      REQUIRE(message);
+      REQUIRE((*message)["type"] != "safety_stop");
+      if ((*message)["type"] == "lease" && (*message)["holder"].is_null()) freed = message;
+    }
+    CHECK((*freed)["reason"].get<std::string>().find(release ? "gave up control" : "closed its connection") !=
+          std::string::npos);
+    CHECK(bridge_stats(watcher)["safety_stops"] == 0);
+  }
+  // Leaving while the robot moves is reported, as ever.
+  {
+    auto driver = rig.json_client();
+    driver.send(R"({"cmd":"drive","v_mm_s":100,"w_deg_s":0,"id":1})"
+                "\n");
+    REQUIRE(driver.read_json_type("ok"));
+  }
+  auto notice = watcher.read_json_type("safety_stop");
+  REQUIRE(notice);
+  CHECK((*notice)["reason"].get<std::string>().find("is gone") != std::string::npos);
+}

@@ -46,6 +46,19 @@ std::optional<Received> receive_timestamped(int fd, std::vector<char>& buffer,
   return Received{static_cast<std::size_t>(n), receive_timestamp(message).value_or(fallback)};
 }
 
+namespace {
+
+/// Where the calling thread's new clients connect (IPv4, network order).
+thread_local in_addr_t t_connect_to = htonl(INADDR_LOOPBACK);
+
+}  // namespace
+
+void TcpClient::connect_thread_to(const std::string& address) {
+  in_addr parsed{};
+  if (::inet_pton(AF_INET, address.c_str(), &parsed) != 1) throw std::runtime_error("not an IPv4 address: " + address);
+  t_connect_to = parsed.s_addr;
+}
+
 TcpClient::TcpClient(std::uint16_t port, int receive_buffer, int max_segment) {
   fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) throw std::runtime_error("socket failed");
@@ -54,9 +67,11 @@ TcpClient::TcpClient(std::uint16_t port, int receive_buffer, int max_segment) {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_addr.s_addr = t_connect_to;
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    throw std::runtime_error("cannot connect to 127.0.0.1:" + std::to_string(port));
+    std::array<char, INET_ADDRSTRLEN> host{};
+    ::inet_ntop(AF_INET, &address.sin_addr, host.data(), host.size());
+    throw std::runtime_error("cannot connect to " + std::string(host.data()) + ":" + std::to_string(port));
   }
 }
 

@@ -47,7 +47,12 @@ class TcpClient {
   /// (a small one makes a client that never reads back up quickly);
   /// `max_segment` > 0 sets the MSS it announces (TCP_MAXSEG), as a client
   /// on a real network would rather than loopback's 65483.
+  /// Connects to `port` on 127.0.0.1, or where connect_thread_to() said.
   explicit TcpClient(std::uint16_t port, int receive_buffer = 0, int max_segment = 0);
+  /// Clients made by the calling thread from now on connect to `address`
+  /// (IPv4) instead of 127.0.0.1: a test's laptop on another network
+  /// (test_network.hpp). Every client of the support library is a TcpClient.
+  static void connect_thread_to(const std::string& address);
   TcpClient(const TcpClient&) = delete;
   TcpClient& operator=(const TcpClient&) = delete;
   TcpClient(TcpClient&& other) noexcept;

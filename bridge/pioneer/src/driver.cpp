@@ -20,15 +20,46 @@ bool is_motion(protocol::Byte number) {
          number == kHead || number == kDHead || number == kDCHead;
 }
 
-/// A motion that goes on until another command ends it (a move to a
-/// distance or heading ends by itself).
-bool keeps_moving(const aros::Command& command) {
+}  // namespace
+
+PioneerDriver::Axes PioneerDriver::Axes::after(const aros::Command& command) const noexcept {
+  // A velocity goes on until another command ends it; a move to a distance
+  // or a heading ends by itself. AROS keeps the two axes apart: RVEL 0
+  // leaves a VEL in force.
   using namespace aros::command;
   const int* value = std::get_if<int>(&command.argument);
   const bool nonzero = value != nullptr && *value != 0;
-  return nonzero &&
-         (command.number == kVel || command.number == kRVel || command.number == kVel2 || command.number == kRotate);
+  Axes next = *this;
+  switch (command.number) {
+    case kStop:
+    case kEStop:
+      return Axes{};
+    case kVel:
+      next.translating = nonzero;
+      break;
+    case kMove:
+      next.translating = false;
+      break;
+    case kRVel:
+    case kRotate:
+      next.rotating = nonzero;
+      break;
+    case kHead:
+    case kDHead:
+    case kDCHead:
+      next.rotating = false;
+      break;
+    case kVel2:
+      next.translating = nonzero;
+      next.rotating = nonzero;
+      break;
+    default:
+      break;
+  }
+  return next;
 }
+
+namespace {
 
 aros::LinkSettings link_settings(const Config&) {
   return aros::LinkSettings{};
@@ -94,6 +125,7 @@ MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
   MotionEffect effect;
   auto commands = split_commands(command);
   if (!commands) return effect;
+  Axes axes = axes_;
   for (const aros::Command& c : commands.value()) {
     if (c.number == aros::command::kStop || c.number == aros::command::kEStop) {
       // Not an emergency to latch: ARIA's limiter actions send ESTOP as a
@@ -102,9 +134,10 @@ MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
     } else if (is_motion(c.number)) {
       effect.stops = false;
       effect.motion = true;
-      effect.keeps_moving = effect.keeps_moving || keeps_moving(c);
     }
+    axes = axes.after(c);
   }
+  effect.keeps_moving = effect.motion && axes.moving();
   return effect;
 }
 
@@ -121,7 +154,10 @@ protocol::Result<protocol::Done> PioneerDriver::submit(protocol::CommandToken to
   const SteadyTime now = steady_now();
   for (std::size_t i = 0; i < count; ++i) {
     auto queued = link_.submit(token, commands.value()[i], now);
-    if (queued) continue;
+    if (queued) {
+      axes_ = axes_.after(commands.value()[i]);
+      continue;
+    }
     if (i == 0) {
       parts_.erase(token);
       arm_link_timer();
@@ -185,6 +221,8 @@ void PioneerDriver::choose_model() {
 }
 
 void PioneerDriver::link_changed(protocol::LinkState state, std::string_view reason) {
+  // A robot being synchronised has just been opened: it stands.
+  if (state != protocol::LinkState::Up) axes_ = Axes{};
   if (state == protocol::LinkState::Up) {
     choose_model();
     if (pose_) pose_->reset();

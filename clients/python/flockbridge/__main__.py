@@ -169,6 +169,8 @@ def watch_robot(address: str, interval_ms: int, as_json: bool) -> int:
 _ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
 _FIRST_REPEAT_S = 0.75  # longer than a terminal's delay before a held key repeats
 _MIN_RELEASE_S = 0.1
+_RESEND_S = 0.15  # while a key is held, its drive command goes again this often
+_DEADMAN_S = 0.5  # and the bridge stops the robot this long after the last one
 
 
 def parse_keys(data: bytes) -> Tuple[List[str], bytes]:
@@ -238,8 +240,11 @@ class _Driver:
 
     A terminal reports no key releases: a held key repeats, so the robot
     stops when the repeats stop (three repeat gaps after the last, or
-    _FIRST_REPEAT_S before the first repeat came). What the bridge says
-    goes to `tell`, a line of its own, never into the status line.
+    _FIRST_REPEAT_S before the first repeat came). While a key is held its
+    drive command goes again every _RESEND_S with a dead-man time: a
+    program that freezes, a laptop that sleeps or a network that goes stops
+    the robot within _DEADMAN_S without a word from here. What the bridge
+    says goes to `tell`, a line of its own, never into the status line.
     """
 
     def __init__(self, robot: Robot, speed: float, turn: float, tell: Callable[[str], None]) -> None:
@@ -247,6 +252,7 @@ class _Driver:
         self.tell = tell
         self.key: Optional[str] = None
         self.last_press = 0.0
+        self.last_sent = 0.0
         self.gap: Optional[float] = None
 
     def press(self, key: str, now: float) -> bool:
@@ -265,7 +271,7 @@ class _Driver:
                 self.gap = gap if self.gap is None else min(self.gap, gap)
             else:
                 self.gap = None
-                self.send(key)
+                self.send(key, now)
             self.last_press = now
         return True
 
@@ -275,13 +281,16 @@ class _Driver:
         patience = _FIRST_REPEAT_S if self.gap is None else max(3 * self.gap, _MIN_RELEASE_S)
         if now - self.last_press > patience:
             self.halt()
+        elif now - self.last_sent >= _RESEND_S:
+            self.send(self.key, now)  # still held
 
-    def send(self, key: str) -> None:
+    def send(self, key: str, now: Optional[float] = None) -> None:
         v = {"up": self.speed, "down": -self.speed}.get(key, 0.0)
         w = {"left": self.turn, "right": -self.turn}.get(key, 0.0)
         try:
-            self.robot.drive(v, w)
+            self.robot.drive(v, w, deadman=_DEADMAN_S)
             self.key = key
+            self.last_sent = time.monotonic() if now is None else now
         except FlockbridgeError as e:
             self.key = None
             self.tell(f"flockbridge: {e}")

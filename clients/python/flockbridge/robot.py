@@ -403,13 +403,19 @@ class Robot:
             raise error_for(reply.get("code"), str(reply.get("error", "refused")), name)
         return Message(reply)
 
-    def drive(self, v_mm_s: float, w_deg_s: float = 0.0) -> None:
+    def drive(self, v_mm_s: float, w_deg_s: float = 0.0, *, deadman: Optional[float] = None) -> None:
         """Drives at v_mm_s (mm/s, negative: backwards) turning at w_deg_s (degrees/s, positive: left).
 
         The robot keeps going until stop(), another drive, or the end of
-        the program.
+        the program. With deadman (seconds, 0.05 to 60) the bridge stops
+        it that long after this command unless another motion command came
+        first: call drive() again before then to keep going (a control
+        loop, a held key), as ROS's cmd_vel timeout does.
         """
-        self.command("drive", v_mm_s=v_mm_s, w_deg_s=w_deg_s)
+        if deadman is None:
+            self.command("drive", v_mm_s=v_mm_s, w_deg_s=w_deg_s)
+        else:
+            self.command("drive", v_mm_s=v_mm_s, w_deg_s=w_deg_s, deadman_ms=round(deadman * 1000))
 
     def reset_pose(self) -> None:
         """Starts the pose (sensors.pose) again at 0, 0, 0, facing +x, from where the robot is."""

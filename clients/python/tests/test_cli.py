@@ -85,8 +85,25 @@ def test_drive_with_the_arrow_keys_stops_on_release_and_on_quit(smr: Bridge) -> 
                 repeating.join()
             # Let go: the repeats stop, and so does the robot.
             watch.wait_for(still, timeout=5)
-            # One drive for the whole hold, one stop at the release.
-            assert received(watch) - before == 2
+            # The drive went again while the key was held (every 0.15 s, at
+            # most one a repeat), then one stop at the release.
+            sent = received(watch) - before
+            assert 1.5 / 0.15 <= sent <= 1 + (time.monotonic() - held_since + 1.0) / 0.03, sent
+            # A program that freezes with a key held (a laptop put to
+            # sleep): its last drive's dead-man time stops the robot.
+            repeating = threading.Thread(target=hold)
+            holding.set()
+            repeating.start()
+            try:
+                watch.wait_for(moving, timeout=5)
+                driving.send_signal(signal.SIGSTOP)
+                frozen_at = time.monotonic()
+                watch.wait_for(still, timeout=5)
+                assert time.monotonic() - frozen_at < 2.0
+            finally:
+                holding.clear()
+                repeating.join()
+                driving.send_signal(signal.SIGCONT)
             os.write(terminal, UP)
             watch.wait_for(moving, timeout=5)
             os.write(terminal, b"q")  # quit while it drives

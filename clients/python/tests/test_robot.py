@@ -198,6 +198,21 @@ def test_an_exception_inside_with_stops_the_robot(smr: Bridge) -> None:
         assert received(watch) - before == 2
 
 
+def test_a_drive_with_a_deadman_time_stops_by_itself_unless_driven_again(smr: Bridge) -> None:
+    with observer(smr) as watch, flockbridge.Robot(smr.address) as robot:
+        # A control loop: a drive every 0.1 s, each good for 0.4 s.
+        for _ in range(15):
+            robot.drive(150, deadman=0.4)
+            time.sleep(0.1)
+        assert moving(watch.wait_for(moving, timeout=5))
+        # The loop stops (the program hangs, its laptop sleeps): so does the robot.
+        told = robot.wait_event("safety_stop", timeout=5)
+        assert "deadman_ms (400 ms)" in str(told.get("reason"))
+        watch.wait_for(still, timeout=5)
+        with pytest.raises(flockbridge.InvalidCommand, match="deadman_ms"):
+            robot.drive(150, deadman=0.01)
+
+
 SCRIPT = """
 import sys, time
 sys.path.insert(0, {root!r})

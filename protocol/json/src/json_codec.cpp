@@ -461,7 +461,8 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
                                {"refused", s.bridge.clients_refused},
                                {"closed_stalled", s.bridge.clients_closed_stalled},
                                {"closed_behind", s.bridge.clients_closed_behind},
-                               {"dead", s.bridge.clients_dead}};
+                               {"dead", s.bridge.clients_dead},
+                               {"drivers_lost", s.bridge.drivers_lost}};
   if (s.list_clients) message["clients"]["list"] = std::move(clients);
   if (s.mqtt) {
     ordered mqtt = ordered::object();

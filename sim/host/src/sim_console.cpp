@@ -98,6 +98,14 @@ protocol::Result<protocol::Done> SimConsole::start() {
     for (const Rect& box : world->boxes()) add("box", box);
   }
   say(ready);
+  // The robot's own state, for tests and benchmarks that time a stop (with
+  // --timestamps, to the microsecond): checked after every loop turn, which
+  // is when a command it received has been carried out.
+  if (wheels_watch_.init(this, [this](uv_check_t* c) { return uv_check_init(loop_, c); }) == 0) {
+    uv_check_start(wheels_watch_.get(), [](uv_check_t* handle) {
+      if (auto* self = owner_of<SimConsole>(handle)) self->check_wheels();
+    });
+  }
   start_input();
   (void)reboot_timer_.init<SimConsole, &SimConsole::on_random_reboot>(loop_, this);
   (void)silence_timer_.init<SimConsole, &SimConsole::on_random_silence>(loop_, this);
@@ -180,8 +188,16 @@ void SimConsole::run_command(const std::string& line) {
   say("done " + command);
 }
 
+void SimConsole::check_wheels() {
+  const bool turning = robot_->wheels_turning();
+  if (turning == wheels_turning_) return;
+  wheels_turning_ = turning;
+  say(turning ? "wheels turning" : "wheels stopped");
+}
+
 void SimConsole::stop() {
   input_ = nullptr;
+  wheels_watch_.reset();
   reboot_timer_.reset();
   silence_timer_.reset();
   unplug_timer_.reset();

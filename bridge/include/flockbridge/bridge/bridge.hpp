@@ -34,6 +34,7 @@
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/control_lease.hpp"
 #include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/bridge/driver_watch.hpp"
 #include "flockbridge/bridge/emergency_latch.hpp"
 #include "flockbridge/bridge/fleet.hpp"
 #include "flockbridge/bridge/foxglove_session.hpp"
@@ -200,8 +201,11 @@ class Bridge final : public RobotDriver::Host,
   /// `session`'s motion command has gone to the robot: it drives now.
   void take_lease(const Session& session, SteadyTime now);
   /// The lease of `session` ends (`why` it did, after "client N (peer), which drove the robot, ");
-  /// a moving robot is stopped, `at_once` or once the current callbacks are done.
-  void end_lease(const Session& session, const std::string& why, bool at_once);
+  /// the robot is stopped, `at_once` or once the current callbacks are done.
+  /// The stop is told to everyone (a safety_stop) unless it is the
+  /// `normal_end` of a drive (the driver released the robot or closed its
+  /// connection) and the robot was standing.
+  void end_lease(const Session& session, const std::string& why, bool at_once, bool normal_end = false);
   /// auth: a secret for a role, checked against [access] behind the login backoff.
   void authenticate(Session& session, const protocol::Authenticate& auth, const nlohmann::json& id);
   /// take: the teacher takes control at once; a driver asks the driver to hand over.
@@ -223,8 +227,16 @@ class Bridge final : public RobotDriver::Host,
   /// Tells every JSON and WebSocket client who holds control now.
   void broadcast_lease(std::string_view reason = {});
   [[nodiscard]] std::string lease_message(std::string_view reason) const;
-  /// Sends Stop on the bridge's own account and tells every client why.
-  void safety_stop(const std::string& reason);
+  /// Sends Stop on the bridge's own account and tells every client why
+  /// (`tell` false: a stop at the normal end of a drive, logged only).
+  void safety_stop(const std::string& reason, bool tell = true);
+  /// The close watch on the driver (driver_watch.hpp): who is watched, and
+  /// whether a watched client's network is lost. Every kWatchInterval.
+  void on_watch();
+  /// A watched client's network is lost (`why`): its robot stopped, its lease freed, everyone told.
+  void driver_lost(const Session& session, const std::string& why);
+  /// The dead-man time of the last motion command ran out (MotionEffect::deadman).
+  void on_deadman();
   void log_stats() const;
   void arm_stats_timer();
   void on_reload_signal();
@@ -290,7 +302,18 @@ class Bridge final : public RobotDriver::Host,
   SteadyTime last_motion_{};
   /// A Stop owed because the driving client went away, sent after the
   /// current callbacks (never from inside the link controller's).
-  std::optional<std::string> owed_stop_;
+  struct OwedStop {
+    std::string reason;
+    bool tell = true;  ///< a safety_stop for everyone, or only the log's
+  };
+  std::optional<OwedStop> owed_stop_;
+  /// The lease's holder and the last client to set the robot moving, watched closely.
+  DriverWatch watch_;
+  UvHandle<uv_timer_t> watch_timer_;
+  /// Stops the robot when the last motion command's dead-man time has run out.
+  UvHandle<uv_timer_t> deadman_timer_;
+  std::uint64_t deadman_client_ = 0;
+  std::chrono::milliseconds deadman_after_{0};
   /// Drains the driver's events after the callbacks of the loop turn that
   /// brought them, and goes on writing held output in later turns.
   AfterPoll drainer_;

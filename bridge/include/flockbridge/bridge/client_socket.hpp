@@ -1,12 +1,14 @@
 // What every client connection gets, whichever server accepted it: a
 // readable name for the logs, and the socket options that keep a slow
-// client's data fresh and find a client whose network vanished.
+// client's data fresh and find a client whose network vanished; what the
+// close watch on a driver reads of its connection.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/driver_watch.hpp"
 
 namespace flockbridge::bridge {
 
@@ -19,5 +21,13 @@ namespace flockbridge::bridge {
 /// TCP_NODELAY, a small send buffer (config.client_send_buffer), keepalive
 /// and TCP_USER_TIMEOUT tuned to config.dead_peer_timeout.
 void tune_client_socket(int fd, const Config& config);
+
+/// Keepalive probes after a second of quiet (`closely`: a watched driver,
+/// driver_watch.hpp), or as tune_client_socket() set them.
+void watch_client_socket(int fd, bool closely, const Config& config);
+
+/// What the kernel knows of the connection's peer (TCP_INFO); nothing heard
+/// and nothing owed when it cannot tell.
+[[nodiscard]] PeerState peer_state(int fd);
 
 }  // namespace flockbridge::bridge

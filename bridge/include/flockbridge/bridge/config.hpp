@@ -143,6 +143,8 @@ struct Config {
   /// A program holding control of the robot (one-driver ports) loses it after sending nothing this long.
   std::chrono::milliseconds control_silence{1000};
   std::chrono::milliseconds dead_peer_timeout{10000};  ///< a client whose network vanished is closed within about this
+  /// The robot is stopped within this of the network of the client driving it vanishing (driver_watch.hpp).
+  std::chrono::milliseconds driver_lost{1000};
   std::chrono::seconds stats_interval{300};            ///< log the counters this often (0: never)
 
   // The simulated robot (--simulate): the simulator program, started by the

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -70,6 +71,10 @@ struct MotionEffect {
   /// The family's emergency stop, as its programs use it for an emergency
   /// (it latches: no motion until cleared). JSON `emergency` always is one.
   bool emergency = false;
+  /// A motion command's dead-man time (its JSON `deadman_ms`; 0: none):
+  /// the robot is stopped this long after it unless another motion command
+  /// or a stop came first. The core sets it, never a driver.
+  std::chrono::milliseconds deadman{0};
 
   friend bool operator==(const MotionEffect&, const MotionEffect&) = default;
 };

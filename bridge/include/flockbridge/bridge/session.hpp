@@ -198,6 +198,10 @@ class Session {
   [[nodiscard]] Encoding encoding() const noexcept { return encoding_of(kind_); }
   [[nodiscard]] const std::string& peer() const noexcept { return peer_; }
   [[nodiscard]] bool closing() const noexcept { return closing_; }
+  /// Why the session closed (Normal until it has).
+  [[nodiscard]] CloseKind close_kind() const noexcept { return close_kind_; }
+  /// The client's TCP socket, for the close watch on a driver (-1 when it has none now).
+  [[nodiscard]] virtual int socket_fd() const noexcept { return -1; }
   [[nodiscard]] bool refusing() const noexcept { return refusing_; }
   [[nodiscard]] protocol::ClientSnapshot snapshot() const;
 
@@ -270,6 +274,7 @@ class Session {
   bool writing_ = false;
   SteadyTime write_started_{};
   bool closing_ = false;
+  CloseKind close_kind_ = CloseKind::Normal;
   bool refusing_ = false;
   bool input_closed_ = false;
   bool input_over_waiting_ = false;  ///< reported, not yet finished by the Host

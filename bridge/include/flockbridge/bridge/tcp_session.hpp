@@ -29,6 +29,7 @@ class TcpSession final : public Session {
 
   /// Accepts the pending connection of `server`. Returns a libuv code.
   [[nodiscard]] int accept(uv_stream_t* server);
+  [[nodiscard]] int socket_fd() const noexcept override { return closing() ? -1 : fd_; }
 
  private:
   void start_transport() override;

@@ -55,6 +55,7 @@ class WebSocketSession : public Session {
   void on_peer_close(int code) noexcept { peer_close_code_ = code; }
   /// lws has closed the connection.
   void on_transport_closed();
+  [[nodiscard]] int socket_fd() const noexcept override;
 
  protected:
   /// How a frame goes out.

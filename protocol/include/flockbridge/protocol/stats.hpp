@@ -39,6 +39,7 @@ struct BridgeCounters {
   std::uint64_t clients_closed_behind = 0;  ///< too many messages waiting
   std::uint64_t clients_dead = 0;           ///< their network vanished (timeouts, resets)
   std::uint64_t safety_stops = 0;           ///< Stops the bridge sent on its own
+  std::uint64_t drivers_lost = 0;           ///< of them: the driving client's network vanished (driver watch)
   /// Ports where one program drives at a time (an original client's): motion
   /// commands not forwarded because another program held control, and other
   /// commands not forwarded because their sender did not hold it.

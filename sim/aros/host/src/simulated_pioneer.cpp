@@ -12,6 +12,10 @@
 
 namespace flockbridge::sim::aros {
 
+bool model_wheels_turning(const PioneerModel& model) {
+  return model.velocity_mm_s() != 0 || model.rot_velocity_deg_s() != 0;
+}
+
 bool run_model_command(PioneerModel& model, const std::string& command, std::istringstream& words,
                        const SimRobot::Log& say) {
   if (command == "bumpers") {

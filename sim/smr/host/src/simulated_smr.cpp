@@ -12,6 +12,10 @@
 
 namespace flockbridge::sim::smr {
 
+bool model_wheels_turning(const SmrModel& model) {
+  return model.left_speed() != 0 || model.right_speed() != 0;
+}
+
 bool run_model_command(SmrModel& model, const std::string& command, std::istringstream& words,
                        const SimRobot::Log& say) {
   if (command == "state") {

@@ -97,6 +97,16 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
     std::optional<protocol::Error> error;
   };
 
+  /// The axes the commands sent so far keep moving (motion_effect()'s
+  /// keeps_moving judges a command against them).
+  struct Axes {
+    bool translating = false;
+    bool rotating = false;
+    [[nodiscard]] bool moving() const noexcept { return translating || rotating; }
+    [[nodiscard]] Axes after(const protocol::aros::Command& command) const noexcept;
+  };
+  Axes axes_;
+
   const protocol::aros::RobotModel* model_ = nullptr;
   std::optional<protocol::aros::PoseTracker> pose_;
   std::shared_ptr<const protocol::json::RobotStateEncoder> geometry_;  ///< the model's

@@ -94,6 +94,8 @@ class UnoModel {
 
   [[nodiscard]] Phase phase() const noexcept { return phase_; }
   [[nodiscard]] const protocol::flockbot::SensorReading& reading() const noexcept { return reading_; }
+  /// Whether a wheel is told to turn.
+  [[nodiscard]] bool wheels_turning() const noexcept { return left_speed_ != 0 || right_speed_ != 0; }
 
  private:
   enum class Goal { None, Distance, Angle };

@@ -10,7 +10,8 @@
 // ModelSettings' `world` is the room it drives in. Its family declares, in
 // the model's namespace (found by argument-dependent lookup),
 // `run_model_command(Model&, command, words, say)` (the commands only this
-// robot knows; false when `command` is none of them).
+// robot knows; false when `command` is none of them) and
+// `model_wheels_turning(const Model&)` (whether a wheel is told to turn).
 #pragma once
 
 #include <uv.h>
@@ -70,6 +71,7 @@ class PtyRobot final : public SimRobot, private SimDevice::Listener {
   bool run_command(const std::string& command, std::istringstream& words, const Log& say) override {
     return run_model_command(*model_, command, words, say);
   }
+  [[nodiscard]] bool wheels_turning() const override { return model_wheels_turning(*model_); }
 
   [[nodiscard]] Model& model() noexcept { return *model_; }
   [[nodiscard]] bool connected() const noexcept { return device_->connected(); }

@@ -43,6 +43,8 @@ class SimConsole {
   void on_silence_over();
   void on_random_unplug();
   void on_unplug_over();
+  /// After each loop turn's callbacks: says when the wheels start or stop turning.
+  void check_wheels();
   [[nodiscard]] std::string counters() const;
 
   uv_loop_t* loop_;
@@ -50,6 +52,8 @@ class SimConsole {
   std::unique_ptr<SimRobot> robot_;
   UvHandle<uv_tty_t> tty_;
   UvHandle<uv_pipe_t> pipe_;
+  UvHandle<uv_check_t> wheels_watch_;
+  bool wheels_turning_ = false;
   uv_stream_t* input_ = nullptr;
   protocol::MessageDecoder lines_;
   std::array<UvHandle<uv_signal_t>, 2> signals_;

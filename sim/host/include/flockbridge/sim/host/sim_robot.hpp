@@ -63,6 +63,9 @@ class SimRobot {
   /// Runs a command only this robot knows, answering through `say`; false
   /// when it is not one of them.
   virtual bool run_command(const std::string& command, std::istringstream& words, const Log& say) = 0;
+  /// Whether the robot's wheels are told to turn now: the simulator reports
+  /// each change ("wheels turning", "wheels stopped").
+  [[nodiscard]] virtual bool wheels_turning() const = 0;
 };
 
 }  // namespace flockbridge::sim

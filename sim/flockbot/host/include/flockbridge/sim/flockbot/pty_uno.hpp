@@ -59,6 +59,7 @@ class PtyUno final : public SimRobot, private PtyDevice::Listener {
   [[nodiscard]] std::string_view robot_side() const noexcept override { return "to-uno"; }
   /// nak-next [N], corrupt-next, emergency, packet TEXT, burst [N], bump L H.
   bool run_command(const std::string& command, std::istringstream& words, const Log& say) override;
+  [[nodiscard]] bool wheels_turning() const override { return model_.wheels_turning(); }
 
  private:
   // PtyDevice::Listener
