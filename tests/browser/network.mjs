@@ -10,6 +10,20 @@ import path from "node:path";
 
 let made = 0;
 
+/** Removes the test networks of processes that are gone (killed before they cleaned up). */
+function removeOrphans() {
+  const names = execFileSync("ip", ["netns", "list"], { encoding: "utf8" }).split("\n").map((l) => l.split(" ")[0]);
+  for (const name of names) {
+    const match = /^fb-(?:robot|laptop)-(\d+)-\d+$/.exec(name);
+    if (!match) continue;
+    try {
+      process.kill(Number(match[1]), 0);
+    } catch (error) {
+      if (error.code === "ESRCH") execFileSync("ip", ["netns", "del", name], { stdio: "ignore" });
+    }
+  }
+}
+
 export class TestNetwork {
   /** Why test networks cannot be made here, or null. */
   static unavailable() {
@@ -25,6 +39,7 @@ export class TestNetwork {
   constructor() {
     const why = TestNetwork.unavailable();
     if (why) throw new Error(why);
+    removeOrphans();
     const tag = `${process.pid}-${made++}`;
     this.robot = `fb-robot-${tag}`;
     this.laptop = `fb-laptop-${tag}`;

@@ -4,9 +4,15 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
+#include <vector>
 
 namespace flockbridge::testing {
 namespace {
@@ -19,6 +25,25 @@ void run(const std::string& command) {
 
 std::atomic<unsigned> g_networks{0};
 
+/// Removes the test networks of processes that are gone (a test killed
+/// before its destructors ran): their names carry their process's number.
+void remove_orphans() {
+  FILE* list = ::popen("ip netns list 2>/dev/null", "r");
+  if (list == nullptr) return;
+  std::array<char, 256> line{};
+  std::vector<std::string> orphans;
+  while (std::fgets(line.data(), line.size(), list) != nullptr) {
+    const std::string name(line.data(), std::strcspn(line.data(), " \n"));
+    for (const std::string prefix : {"fb-robot-", "fb-laptop-"}) {
+      if (name.rfind(prefix, 0) != 0) continue;
+      const long pid = std::strtol(name.c_str() + prefix.size(), nullptr, 10);
+      if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) orphans.push_back(name);
+    }
+  }
+  ::pclose(list);
+  for (const std::string& name : orphans) std::system(("ip netns del " + name + " >/dev/null 2>&1").c_str());
+}
+
 }  // namespace
 
 std::string TestNetwork::unavailable() {
@@ -29,6 +54,7 @@ std::string TestNetwork::unavailable() {
 
 TestNetwork::TestNetwork() {
   if (const std::string why = unavailable(); !why.empty()) throw std::runtime_error(why);
+  remove_orphans();
   const std::string tag = std::to_string(::getpid()) + "-" + std::to_string(g_networks++);
   robot_ = "fb-robot-" + tag;
   laptop_ = "fb-laptop-" + tag;
