@@ -208,8 +208,6 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                  [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
                  [&](const protocol::ReleaseControl&) {
                    end_lease(session, "gave up control", true, true);
-                   // The robot stands now: nothing is left for a dead-man time to stop.
-                   if (deadman_client_ == session.id()) uv_timer_stop(deadman_timer_.get());
                    session.reply_ok(id);
                  },
                  [&](const protocol::TakeControl&) { take_control(session, id); },
