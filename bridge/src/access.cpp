@@ -95,11 +95,25 @@ bool origin_allowed(std::optional<std::string_view> origin, const std::vector<st
   return std::ranges::find(own_names, *host) != own_names.end() || std::ranges::find(allowed, *host) != allowed.end();
 }
 
-std::optional<std::chrono::milliseconds> LoginGuard::wait(const std::string& address, SteadyTime now) {
+std::optional<LoginGuard::Wait> LoginGuard::wait(const std::string& address, SteadyTime now) {
   forget_old(now);
+  if (settings_.shared_burst > 0) {
+    refill(now);
+    if (shared_ < 1) {
+      const double intervals = 1 - shared_;
+      return Wait{std::chrono::ceil<std::chrono::milliseconds>(intervals * settings_.shared_interval), true};
+    }
+  }
   const auto found = failures_.find(address);
   if (found == failures_.end() || now >= found->second.until) return std::nullopt;
-  return std::chrono::ceil<std::chrono::milliseconds>(found->second.until - now);
+  return Wait{std::chrono::ceil<std::chrono::milliseconds>(found->second.until - now), false};
+}
+
+void LoginGuard::refill(SteadyTime now) {
+  if (refilled_ == SteadyTime{}) refilled_ = now;
+  const double intervals = std::chrono::duration<double>(now - refilled_) / settings_.shared_interval;
+  shared_ = std::min(static_cast<double>(settings_.shared_burst), shared_ + intervals);
+  refilled_ = now;
 }
 
 std::chrono::milliseconds LoginGuard::failed(const std::string& address, SteadyTime now) {
@@ -108,6 +122,10 @@ std::chrono::milliseconds LoginGuard::failed(const std::string& address, SteadyT
     const auto oldest = std::min_element(failures_.begin(), failures_.end(),
                                          [](const auto& a, const auto& b) { return a.second.last < b.second.last; });
     failures_.erase(oldest);
+  }
+  if (settings_.shared_burst > 0) {
+    refill(now);
+    shared_ -= 1;
   }
   Failures& f = failures_[address];
   ++f.count;

@@ -285,6 +285,7 @@ void Bridge::flush_held() {
 
 void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   const protocol::LinkState state = changed.state;
+  standing_stop_.reset();  // a robot that was away may not be standing
   // A robot that is being configured has just reset: it is not moving.
   if (state == protocol::LinkState::Handshaking || state == protocol::LinkState::Down) moving_ = false;
   const std::string text = "robot link " + std::string(protocol::link_state_name(state)) +

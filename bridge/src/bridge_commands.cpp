@@ -21,6 +21,10 @@ using protocol::Error;
 constexpr std::chrono::milliseconds kShortestDeadman{50};
 constexpr std::chrono::milliseconds kLongestDeadman{60000};
 
+/// Stops that wait to be answered with the standing stop they add nothing
+/// to; more, in a flood, are answered at once.
+constexpr std::size_t kMostStopRiders = 256;
+
 }  // namespace
 
 void Bridge::session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
@@ -126,6 +130,20 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
                        : "not sent: the emergency stop is latched; it must be cleared on the dashboard first"});
     return;
   }
+  if (effect.stops && !effect.emergency && standing_stop_) {
+    // The robot's last motion command is a stop already: this one adds
+    // nothing to its queue, and is answered as that one is (at once once
+    // the robot has taken it, or with it; a flood answered at once beyond
+    // a bound, since the stop it rides on is on its way).
+    if (standing_stop_->confirmed || standing_stop_->riders >= kMostStopRiders) {
+      session.reply_ok(id, standing_stop_->confirmed.value_or(false));
+    } else {
+      ++standing_stop_->riders;
+      pending_.emplace(standing_stop_->token, PendingCommand{session.id(), id});
+      session.command_started();
+    }
+    return;
+  }
   const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
   if (lease == LeaseCheck::Refused) return;
   const protocol::CommandToken token = next_token_++;
@@ -149,6 +167,11 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
   if (effect.emergency) latch_emergency(StopSource::Local, {session.id(), session.peer(), {}, unix_seconds_now()});
   pending_.emplace(token, PendingCommand{session.id(), id});
   session.command_started();
+  if (effect.stops && !effect.emergency) {
+    standing_stop_ = StandingStop{token, std::nullopt, 0};
+  } else if (effect.motion || effect.emergency) {
+    standing_stop_.reset();
+  }
   if (effect.stops) {
     moving_ = false;
     motion_owner_.reset();
@@ -220,6 +243,7 @@ void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& err
 }
 
 void Bridge::safety_stop(const std::string& reason, bool tell) {
+  standing_stop_.reset();
   moving_ = false;
   motion_owner_.reset();
   uv_timer_stop(deadman_timer_.get());
@@ -238,21 +262,34 @@ void Bridge::safety_stop(const std::string& reason, bool tell) {
 }
 
 void Bridge::on_command_done(const driver_event::CommandDone& done) {
-  const auto pending = pending_.find(done.token);
-  if (pending == pending_.end()) return;
-  const PendingCommand command = std::move(pending->second);
-  pending_.erase(pending);
-  const auto session = sessions_.find(command.session);
-  if (session == sessions_.end() || session->second->closing()) return;
-  if (done.error) {
-    session->second->reply_error(command.id, *done.error);
-  } else {
-    session->second->reply_ok(command.id, done.confirmed);
+  if (standing_stop_ && standing_stop_->token == done.token) {
+    // A stop that did not reach the robot leaves it as it was: the next one goes.
+    if (done.error) {
+      standing_stop_.reset();
+    } else {
+      standing_stop_->confirmed = done.confirmed;
+      standing_stop_->riders = 0;
+    }
   }
-  session->second->command_finished();
+  // The command, and any stops that rode on it.
+  const auto [first, last] = pending_.equal_range(done.token);
+  std::vector<PendingCommand> answered;
+  for (auto pending = first; pending != last; ++pending) answered.push_back(std::move(pending->second));
+  pending_.erase(first, last);
+  for (const PendingCommand& command : answered) {
+    const auto session = sessions_.find(command.session);
+    if (session == sessions_.end() || session->second->closing()) continue;
+    if (done.error) {
+      session->second->reply_error(command.id, *done.error);
+    } else {
+      session->second->reply_ok(command.id, done.confirmed);
+    }
+    session->second->command_finished();
+  }
 }
 
 void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
+  standing_stop_.reset();
   const bool was_free = latch_.latch(source, hold);
   moving_ = false;
   motion_owner_.reset();

@@ -121,14 +121,21 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
                                   protocol::ErrorCode::Denied});
     return;
   }
-  if (const auto wait = logins_.wait(address, now)) {
-    session.reply_error(id, Error{"too many wrong secrets from " + address + ": try again in " +
-                                      std::to_string((wait->count() + 999) / 1000) + " s",
-                                  protocol::ErrorCode::Denied});
+  // The teacher's long secret is guarded apart: guessing the PIN, from
+  // however many addresses, never keeps the teacher out.
+  LoginGuard& guard = auth.teacher && expected.size() >= kLongSecret ? teacher_logins_ : pin_logins_;
+  if (const auto wait = guard.wait(address, now)) {
+    const std::string seconds = std::to_string((wait->left.count() + 999) / 1000) + " s";
+    session.reply_error(
+        id, Error{wait->everyone ? "too many wrong PINs on this robot, from everyone together: no " + std::string(what) +
+                                       " is taken for " + seconds +
+                                       (auth.teacher ? "" : " (the teacher's secret is, if one is set)")
+                                 : "too many wrong secrets from " + address + ": try again in " + seconds,
+                  protocol::ErrorCode::Denied});
     return;
   }
   if (!same_secret(auth.secret, expected)) {
-    const auto delay = logins_.failed(address, now);
+    const auto delay = guard.failed(address, now);
     const std::string wait = delay.count() == 0
                                  ? std::string("try again")
                                  : "the next try is taken in " + std::to_string((delay.count() + 999) / 1000) + " s";
@@ -137,7 +144,7 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
     session.reply_error(id, Error{std::string("wrong ") + what + "; " + wait, protocol::ErrorCode::Denied});
     return;
   }
-  logins_.succeeded(address);
+  guard.succeeded(address);
   const Role role = auth.teacher ? Role::Teacher : std::max(session.role(), Role::Driver);
   session.set_role(role);
   log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +

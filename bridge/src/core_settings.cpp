@@ -349,7 +349,8 @@ CoreRows core_settings(const FamiliesHelp& families) {
   s.push_back(secret(
       {"access", "teacher_secret", "",
        "The teacher's secret ({\"cmd\":\"auth\",\"teacher\":...}): takes control of the robot from anyone. "
-       "\"\": nobody is the teacher.",
+       "\"\": nobody is the teacher. Make it 12 characters or more: then guessing of the PIN never keeps the "
+       "teacher out (a shorter one shares the PIN's budget of wrong guesses).",
        kLive},
       [](auto& c) -> auto& { return c.access.teacher_secret; }));
   {

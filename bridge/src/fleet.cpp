@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/protocol/json_depth.hpp"
 
 namespace flockbridge::bridge {
 namespace {
@@ -225,7 +226,7 @@ void Fleet::follow(const MqttMessage& message) {
     }
     return;
   }
-  nlohmann::json payload = nlohmann::json::parse(message.payload, nullptr, false);
+  nlohmann::json payload = protocol::parse_bounded_json<nlohmann::json>(message.payload);
   if (!payload.is_object()) return;
   if (known == members_.end() && members_.size() >= kMemberLimit) {
     log_warning("mqtt: the hub follows " + std::to_string(kMemberLimit) + " robots already; ignored " + robot);
@@ -385,7 +386,7 @@ std::variant<FleetCommand, IgnoredCommand> read_fleet_command(std::string_view p
         "it was retained by the broker, and a command must not be: it would act again at every connection, long "
         "after it was meant. Delete it with: mosquitto_pub -r -n -t <topic>"};
   }
-  const nlohmann::json body = nlohmann::json::parse(payload, nullptr, false);
+  const nlohmann::json body = protocol::parse_bounded_json<nlohmann::json>(payload);
   if (!body.is_object()) {
     return IgnoredCommand{R"(a command is a JSON object: {} or {"by":"who","reason":"why"})"};
   }

@@ -1,5 +1,6 @@
 #include "flockbridge/bridge/web_server.hpp"
 
+#include <arpa/inet.h>
 #include <libwebsockets.h>
 
 #include <algorithm>
@@ -411,6 +412,11 @@ Result<Done> WebServer::start(Settings settings) {
     vhost.protocols = protocols;
     vhost.mounts = mounts;
     vhost.options = info.options;
+    // lws built with IPv6 (Debian's is) opens an IPv6 socket for every
+    // vhost, and an IPv4 address given it is put where the socket does not
+    // look, so that it listens on every address: an IPv4 address gets an
+    // IPv4 socket, as the native and JSON listeners have.
+    if (in_addr v4{}; inet_pton(AF_INET, bind.c_str(), &v4) == 1) vhost.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
     vhost.keepalive_timeout = 5;
     vhost.timeout_secs = 10;
     if (tls) {

@@ -29,7 +29,7 @@ TEST_CASE("a mistyped secret or two cost nothing, so a quick retry is taken") {
   }
   // Then it grows: a second, two, four, ... at most 30 s.
   CHECK(guard.failed("10.0.0.5", start + milliseconds(10)) == milliseconds(1000));
-  CHECK(guard.wait("10.0.0.5", start + milliseconds(10)) == milliseconds(1000));
+  CHECK(guard.wait("10.0.0.5", start + milliseconds(10))->left == milliseconds(1000));
   CHECK(guard.failed("10.0.0.5", start + milliseconds(1010)) == milliseconds(2000));
   guard.succeeded("10.0.0.5");
   CHECK(guard.failed("10.0.0.5", start + milliseconds(5000)) == milliseconds(0));
@@ -43,7 +43,7 @@ TEST_CASE("wrong secrets make their address wait longer each time, a right one c
   const auto start = SteadyTime{} + std::chrono::hours(1);
   CHECK_FALSE(guard.wait("10.0.0.5", start));
   CHECK(guard.failed("10.0.0.5", start) == milliseconds(500));
-  CHECK(guard.wait("10.0.0.5", start) == milliseconds(500));
+  CHECK(guard.wait("10.0.0.5", start)->left == milliseconds(500));
   CHECK_FALSE(guard.wait("10.0.0.6", start));  // other addresses are not held up
   CHECK_FALSE(guard.wait("10.0.0.5", start + milliseconds(500)));
   CHECK(guard.failed("10.0.0.5", start + milliseconds(500)) == milliseconds(1000));
@@ -66,6 +66,39 @@ TEST_CASE("the guard remembers a bounded number of addresses, forgetting the old
   CHECK(guard.addresses() == 3);
   CHECK_FALSE(guard.wait("10.0.0.0", start + milliseconds(10)));
   CHECK(guard.wait("10.0.0.4", start + milliseconds(10)));
+}
+
+TEST_CASE("wrong PINs from many addresses draw on one budget for everyone: a first few, then one an interval") {
+  LoginGuard guard({.shared_burst = 20, .shared_interval = milliseconds(6000)});
+  const auto start = SteadyTime{} + std::chrono::hours(1);
+  // A classmate with an address for every guess: each is a first wrong try
+  // of its address, which costs that address nothing.
+  int taken = 0;
+  auto at = start;
+  for (int i = 0; i < 2000; ++i, at += milliseconds(1)) {
+    const std::string address = "127.0." + std::to_string(i / 250) + "." + std::to_string(i % 250);
+    if (guard.wait(address, at)) continue;
+    ++taken;
+    (void)guard.failed(address, at);
+  }
+  CHECK(taken == 20);
+  // Then one every 6 s, whoever tries: 10 a minute.
+  const auto wait = guard.wait("10.9.9.9", at);
+  REQUIRE(wait);
+  CHECK(wait->everyone);
+  CHECK(wait->left <= milliseconds(6000));
+  taken = 0;
+  for (int second = 0; second < 600; ++second) {  // ten minutes
+    const auto now = at + std::chrono::seconds(second);
+    const std::string address = "fd00::" + std::to_string(second);
+    if (guard.wait(address, now)) continue;
+    ++taken;
+    (void)guard.failed(address, now);
+  }
+  CHECK(taken >= 99);
+  CHECK(taken <= 101);
+  // Left alone, the budget fills again, up to its first few.
+  CHECK_FALSE(guard.wait("10.9.9.9", at + std::chrono::minutes(30)));
 }
 
 TEST_CASE("an Origin header is read down to its host") {

@@ -205,7 +205,7 @@ test("a replay on the dashboard: the recorded robot, its readings, and a banner 
   let browser = null;
   try {
     const client = new JsonClient(jsonPort(recorder));
-    await client.next((m) => m.type === "sensor" && m.seq >= 200, 20000);  // two seconds of periods
+    const recorded = await client.next((m) => m.type === "sensor" && m.seq >= 200, 20000);  // two seconds of periods
     await client.close();
     assert.equal(await recorder.stop(), 0);
     const file = await onlyFile(directory);
@@ -217,7 +217,12 @@ test("a replay on the dashboard: the recorded robot, its readings, and a banner 
     const banner = page.getByTestId("replay");
     await banner.waitFor({ state: "visible" });
     assert.match(await banner.textContent(), new RegExp(`Replay of ${path.basename(file)} \\(recorded .*0\\.5× speed\\)`));
-    await pageReader(page).counterLater("smr-tick", 20);  // the recorded periods, as the robot's
+    // The recorded periods, as the robot's: the page gets to a period the
+    // file is known to hold (waiting for "20 more" could begin after a slow
+    // page load had seen the replay to its end).
+    const tick = recorded.json.tick;
+    await page.waitForFunction(
+      (least) => Number(document.querySelector('[data-testid="smr-tick"]').textContent) >= least, tick);
     await checkLayout(page, "dashboard-replay");
     await replay.waitFor("the replay of " + path.basename(file) + " has ended", 20000);
   } finally {

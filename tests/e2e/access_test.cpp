@@ -3,9 +3,14 @@
 // wait longer each time; the teacher takes control from anyone; a driver
 // asks the driver to hand over; a read-only port lets a 2014 program watch
 // and stop only.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -103,6 +108,70 @@ TEST_CASE("with a driver PIN a JSON client watches and stops until it gives it, 
   // A right PIN clears the address: the next wrong one is free again.
   auto other = rig.json_client();
   CHECK(auth(other, "pin", "1")["error"] == "wrong driver PIN; try again");
+}
+
+namespace {
+
+/// Gives `field` = `secret` from a connection whose source is `source`
+/// (one of loopback's many addresses: 127.0.x.y), and returns the answer.
+json auth_from(const std::string& source, std::uint16_t port, const std::string& field, const std::string& secret) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in from{};
+  from.sin_family = AF_INET;
+  REQUIRE(inet_pton(AF_INET, source.c_str(), &from.sin_addr) == 1);
+  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) == 0);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
+  const std::string line = json{{"cmd", "auth"}, {field, secret}, {"id", "auth"}}.dump() + "\n";
+  REQUIRE(::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size()));
+  std::string buffer;
+  std::array<char, 4096> chunk{};
+  for (;;) {
+    std::size_t end = 0;
+    while ((end = buffer.find('\n')) != std::string::npos) {
+      const json message = json::parse(buffer.substr(0, end));
+      buffer.erase(0, end + 1);
+      if (message.contains("id") && message["id"] == "auth") {
+        ::close(fd);
+        return message;
+      }
+    }
+    const ssize_t got = ::recv(fd, chunk.data(), chunk.size(), 0);
+    REQUIRE_MESSAGE(got > 0, "no answer to auth from " << source);
+    buffer.append(chunk.data(), static_cast<std::size_t>(got));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("wrong PINs from hundreds of addresses draw on one budget for everyone; the teacher always gets in") {
+  Rig rig({.config = kAccess});
+  // A classmate with a new address for every guess: the first 20 wrong
+  // ones are evaluated, then none (the right one neither) but one every 6 s.
+  int evaluated = 0;
+  json paused;
+  for (int i = 0; i < 60; ++i) {
+    const std::string source = "127.0." + std::to_string(1 + i / 200) + "." + std::to_string(1 + i % 200);
+    const json answer = auth_from(source, rig.json_port(), "pin", std::to_string(1000 + i));
+    REQUIRE(answer["code"] == "denied");
+    const std::string error = answer["error"];
+    if (error.rfind("wrong driver PIN", 0) == 0) {
+      ++evaluated;
+    } else {
+      paused = answer;
+    }
+  }
+  CHECK(evaluated >= 20);
+  CHECK(evaluated <= 21);  // one more if the test took 6 s
+  CHECK(paused["error"].get<std::string>().find("too many wrong PINs on this robot, from everyone together") == 0);
+  CHECK(auth_from("127.0.9.9", rig.json_port(), "pin", "4711")["code"] == "denied");
+  // The teacher, from any address (one of the guessing ones too), at once.
+  CHECK(auth_from("127.0.1.1", rig.json_port(), "teacher", "chalk-and-cheese")["role"] == "teacher");
+  CHECK(auth_from("127.0.8.8", rig.json_port(), "teacher", "chalk-and-cheese")["role"] == "teacher");
 }
 
 TEST_CASE("the teacher takes control from the driver at once, a driver asks the driver to hand over") {

@@ -64,7 +64,7 @@ Rig::Rig(RigOptions options) : network_(options.network) {
 
   // A generous NAK window: the tests run beside other work on small machines.
   std::vector<std::string> bridge_argv{
-      options.bridge_binary.empty() ? std::string(FLOCKBRIDGE_BIN) : options.bridge_binary, "--device", device_, "--bind", network_ != nullptr ? "0.0.0.0" : "127.0.0.1", "--port", "0",
+      options.bridge_binary.empty() ? std::string(FLOCKBRIDGE_BIN) : options.bridge_binary, "--device", device_, "--bind", !options.bind.empty() ? options.bind : network_ != nullptr ? "0.0.0.0" : "127.0.0.1", "--port", "0",
       "--json-port",   "0",        "--http-port", "0",      "--nak-window-ms", "100",    "--reopen-max-ms",
       "500",           "--robot",  options.robot};
   // Test bridges never touch an installed Avahi service file (a test may give one of its own).

@@ -39,6 +39,8 @@ struct RigOptions {
   TestNetwork* network = nullptr;
   /// Another build of the daemon (a benchmark's --bridge); empty: this build's.
   std::string bridge_binary;
+  /// --bind: empty for 127.0.0.1 (0.0.0.0 on a test network).
+  std::string bind;
 };
 
 /// A rig with a simulated Pioneer of this model, the bridge told --robot pioneer.

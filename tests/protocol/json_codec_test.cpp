@@ -8,6 +8,7 @@
 #include "flockbridge/protocol/flockbot/json.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
+#include "flockbridge/protocol/json_depth.hpp"
 
 using namespace flockbridge::protocol;
 using namespace flockbridge::protocol::flockbot;
@@ -338,4 +339,28 @@ TEST_CASE("hex back to bytes: to_hex's text, either case, with or without spaces
   CHECK_FALSE(from_hex("4G"));
   CHECK_FALSE(from_hex(" 44"));
   CHECK_FALSE(from_hex("44  53"));
+}
+
+TEST_CASE("JSON nested deeper than the bound is refused before it is parsed, whatever the line's length") {
+  const auto nested = [](std::size_t levels, std::string_view inside = "1") {
+    return std::string(levels, '[') + std::string(inside) + std::string(levels, ']');
+  };
+  CHECK_FALSE(nests_deeper_than(nested(kJsonDepthLimit)));
+  CHECK(nests_deeper_than(nested(kJsonDepthLimit + 1)));
+  // Brackets inside strings, escaped quotes included, are text.
+  CHECK_FALSE(nests_deeper_than(R"({"id":")" + std::string(1000, '[') + R"(\"[{"})"));
+  CHECK(nests_deeper_than(R"({"id":"\\")" + std::string(40, '[')));
+  // A command with an id of 80,000 nested arrays: a clear error, no id echoed.
+  const std::string line = R"({"cmd":"stop","id":)" + nested(80000) + "}";
+  const auto parsed = codec::parse_line(line);
+  REQUIRE_FALSE(parsed.object);
+  CHECK(parsed.id.is_null());
+  CHECK(parsed.object.error().message.find("nested deeper than 32") != std::string::npos);
+  // At the bound, the id is echoed as it came.
+  const std::string deep_id = nested(kJsonDepthLimit - 1);
+  const auto accepted = codec::parse_line(R"({"cmd":"stop","id":)" + deep_id + "}");
+  REQUIRE(accepted.object);
+  CHECK(accepted.id.dump() == deep_id);
+  CHECK(parse_bounded_json<Json>(nested(100000)).is_discarded());
+  CHECK(parse_bounded_json<Json>(nested(3)) == Json::parse("[[[1]]]"));
 }

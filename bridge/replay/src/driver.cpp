@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/protocol/json_depth.hpp"
 
 namespace flockbridge::bridge::replay {
 namespace {
@@ -56,7 +57,7 @@ struct NativeForm {
 };
 
 std::optional<NativeForm> native_form(const std::string& data) {
-  const auto json = nlohmann::json::parse(data, nullptr, false);
+  const auto json = protocol::parse_bounded_json<nlohmann::json>(data);
   if (!json.is_object() || !json.contains("bytes") || !json["bytes"].is_string()) return std::nullopt;
   auto bytes = protocol::from_hex(json["bytes"].get<std::string>());
   if (!bytes) return std::nullopt;
@@ -85,7 +86,7 @@ ReplayDriver::ReplayDriver(uv_loop_t* loop, const Config& config, Host& host, st
   file_name_ = std::filesystem::path(config_.replay.file).filename().string();
   description_.file = file_name_;
   description_.speed = config_.replay.speed;
-  const auto hello = nlohmann::json::parse(identity_.hello, nullptr, false);
+  const auto hello = protocol::parse_bounded_json<nlohmann::json>(identity_.hello);
   if (hello.is_object()) {
     // The hello was written as the file began: it knows the model, when the robot had named it by then.
     if (const auto model = hello.find("model"); model != hello.end() && model->is_string() && !model->empty()) {
@@ -208,7 +209,7 @@ void ReplayDriver::play_one(const RecordedMessage& message) {
       return;
     }
     case Topic::Link: {
-      const auto json = nlohmann::json::parse(message.data, nullptr, false);
+      const auto json = protocol::parse_bounded_json<nlohmann::json>(message.data);
       if (!json.is_object() || !json.contains("state") || !json["state"].is_string()) return;
       const auto state = link_state_named(json["state"].get<std::string>());
       if (!state) return;
@@ -301,7 +302,7 @@ protocol::Result<protocol::Done> ReplayDriver::stop_robot(protocol::CommandToken
 }
 
 nlohmann::ordered_json ReplayDriver::sensor_properties() const {
-  const auto schema = nlohmann::ordered_json::parse(identity_.sensor_schema, nullptr, false);
+  const auto schema = protocol::parse_bounded_json<nlohmann::ordered_json>(identity_.sensor_schema);
   if (schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
     return schema["properties"];
   }

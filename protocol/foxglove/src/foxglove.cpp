@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flockbridge/protocol/json_depth.hpp"
+
 namespace flockbridge::protocol::foxglove {
 namespace {
 
@@ -140,6 +142,9 @@ Bytes message_data(std::uint32_t subscription, std::uint64_t unix_ns, ByteView p
 }
 
 Result<ClientOp> parse_client_text(std::string_view text) {
+  if (nests_deeper_than(text)) {
+    return Error{"nested deeper than " + std::to_string(kJsonDepthLimit) + " arrays and objects inside one another"};
+  }
   const Json message = Json::parse(text, nullptr, false);
   if (message.is_discarded() || !message.is_object()) return Error{"not a JSON object"};
   const auto op = message.find("op");

@@ -8,6 +8,8 @@
 #include <concepts>
 #include <optional>
 
+#include "flockbridge/protocol/json_depth.hpp"
+
 namespace flockbridge::protocol::json {
 namespace {
 
@@ -514,6 +516,12 @@ nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::or
 }
 
 ParsedLine parse_line(std::string_view line) {
+  if (nests_deeper_than(line)) {
+    return {nullptr,
+            Error{"nested deeper than " + std::to_string(kJsonDepthLimit) +
+                  " arrays and objects inside one another; a command needs no more than four"},
+            {}};
+  }
   json object = json::parse(line, nullptr, false);
   if (object.is_discarded())
     return {nullptr, Error{"not valid JSON; send one object per line, e.g. {\"cmd\":\"stop\"}"}, {}};

@@ -47,11 +47,27 @@ enum class Role : std::uint8_t { Viewer, Driver, Teacher };
 [[nodiscard]] bool origin_allowed(std::optional<std::string_view> origin, const std::vector<std::string>& own_names,
                                   const std::vector<std::string>& allowed);
 
+/// Wrong driver PINs the robot evaluates from everyone together: a first
+/// 20, then 10 a minute (one every 6 s). A 4-digit PIN then takes about
+/// 8 hours of guessing on average, a 6-digit one about five weeks.
+inline constexpr unsigned kSharedPinGuesses = 20;
+inline constexpr std::chrono::milliseconds kSharedPinInterval{6000};
+/// A teacher's secret at least this long is guarded per address only, so
+/// that nobody's guessing of the PIN ever keeps the teacher out; a shorter
+/// one is guarded as the PIN is.
+inline constexpr std::size_t kLongSecret = 12;
+
 /// Wrong secrets from one address make it wait, longer each time: a few
 /// mistyped ones (`free_tries`) cost nothing, so a quick retry is taken;
 /// after the n-th wrong one in a row beyond those, `first_delay` × 2^(n-1),
 /// at most `longest`. A right one clears the address; an address left alone
 /// for `forget_after` is forgotten. Nobody is ever banned for good.
+///
+/// A short secret (the driver PIN) is also guarded for everyone together,
+/// since a classmate has many addresses (IPv6 alone gives a laptop several):
+/// wrong guesses from all addresses draw on one budget of `shared_burst`,
+/// refilled by one every `shared_interval`; while it is empty no guess of
+/// anyone's is taken. `shared_burst` 0: no shared budget (a long secret).
 class LoginGuard {
  public:
   struct Settings {
@@ -60,13 +76,20 @@ class LoginGuard {
     std::chrono::milliseconds longest{30000};
     std::chrono::milliseconds forget_after{600000};
     std::size_t most_addresses = 4096;  ///< beyond this the oldest are forgotten first
+    unsigned shared_burst = 0;
+    std::chrono::milliseconds shared_interval{6000};
+  };
+  /// Why a try must wait, and how long.
+  struct Wait {
+    std::chrono::milliseconds left{0};
+    bool everyone = false;  ///< the shared budget is spent (else: this address waits)
   };
 
   LoginGuard() = default;
-  explicit LoginGuard(Settings settings) : settings_(settings) {}
+  explicit LoginGuard(Settings settings) : settings_(settings), shared_(settings.shared_burst) {}
 
   /// How long `address` must still wait before its next try (nothing: it may try now).
-  [[nodiscard]] std::optional<std::chrono::milliseconds> wait(const std::string& address, SteadyTime now);
+  [[nodiscard]] std::optional<Wait> wait(const std::string& address, SteadyTime now);
   /// A wrong secret from `address`: returns how long it must now wait (zero: it may try again at once).
   std::chrono::milliseconds failed(const std::string& address, SteadyTime now);
   /// A right one.
@@ -81,9 +104,13 @@ class LoginGuard {
     SteadyTime until{};
   };
   void forget_old(SteadyTime now);
+  /// Refills the shared budget for the time since it was last refilled.
+  void refill(SteadyTime now);
 
   Settings settings_;
   std::unordered_map<std::string, Failures> failures_;
+  double shared_ = 0;  ///< wrong guesses everyone may still make now
+  SteadyTime refilled_{};
 };
 
 }  // namespace flockbridge::bridge

@@ -282,7 +282,20 @@ class Bridge final : public RobotDriver::Host,
   /// Their writes, several a system call where the kernel allows.
   SendBatch writes_;
   std::vector<std::uint64_t> closed_sessions_;
-  std::map<protocol::CommandToken, PendingCommand> pending_;
+  /// Commands on their way to the robot, answered when it has taken them
+  /// (a stop that rode on a standing stop waits under that stop's token).
+  std::multimap<protocol::CommandToken, PendingCommand> pending_;
+  /// The last stop handed to the robot, while no motion command has gone
+  /// after it: another stop then adds nothing to the robot's queue (a flood
+  /// of stops from someone who may not drive keeps no driver's command out)
+  /// and is answered as that one is. Motion, an emergency stop, a stop the
+  /// bridge sends of its own accord and any change of the link end it.
+  struct StandingStop {
+    protocol::CommandToken token = 0;
+    std::optional<bool> confirmed;  ///< set once the robot has taken it
+    std::size_t riders = 0;         ///< stops waiting for it to be taken
+  };
+  std::optional<StandingStop> standing_stop_;
   std::uint64_t next_session_ = 1;
   protocol::CommandToken next_token_ = 1;
   std::uint64_t sensor_seq_ = 0;
@@ -296,8 +309,11 @@ class Bridge final : public RobotDriver::Host,
   EmergencyLatch latch_;
   /// Connections on the family's own port waiting to be approved (native_port_mode paired).
   Pairing pairing_;
-  /// Wrong secrets make their address wait.
-  LoginGuard logins_;
+  /// Wrong secrets make their address wait; wrong PINs (and a teacher's
+  /// secret too short to be safe from many guesses) also draw on one budget
+  /// for everyone, which a long teacher's secret never waits for.
+  LoginGuard pin_logins_{{.shared_burst = kSharedPinGuesses, .shared_interval = kSharedPinInterval}};
+  LoginGuard teacher_logins_;
   bool moving_ = false;
   SteadyTime last_motion_{};
   /// A Stop owed because the driving client went away, sent after the

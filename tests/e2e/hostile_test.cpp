@@ -1,0 +1,194 @@
+// A hostile classmate on the class's network: every listener listens
+// exactly where its setting says; a flood of stops from someone who may
+// not drive takes no place from the driver's commands; JSON nested deeper
+// than any command needs is refused with a clear error, whatever the line
+// length allows.
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e/driving.hpp"
+#include "e2e/rig.hpp"
+
+using namespace flockbridge::testing;
+using nlohmann::json;
+
+namespace {
+
+/// The socket inodes among a process's open files.
+std::set<std::string> socket_inodes(pid_t pid) {
+  std::set<std::string> inodes;
+  const std::string folder = "/proc/" + std::to_string(pid) + "/fd";
+  DIR* dir = opendir(folder.c_str());
+  REQUIRE(dir != nullptr);
+  while (const dirent* entry = readdir(dir)) {
+    std::array<char, 64> target{};
+    const std::string path = folder + "/" + entry->d_name;
+    const ssize_t length = readlink(path.c_str(), target.data(), target.size() - 1);
+    if (length <= 0) continue;
+    const std::string link(target.data(), static_cast<std::size_t>(length));
+    if (link.rfind("socket:[", 0) == 0) inodes.insert(link.substr(8, link.size() - 9));
+  }
+  closedir(dir);
+  return inodes;
+}
+
+/// An address of /proc/net/tcp or tcp6 ("0100007F:1F90"; IPv6 as four
+/// 32-bit words in this machine's byte order) as "127.0.0.1:8080" or "[::1]:8080".
+std::string socket_address(const std::string& field, bool ipv6) {
+  const std::size_t colon = field.find(':');
+  const std::string hex = field.substr(0, colon);
+  const auto port = std::stoul(field.substr(colon + 1), nullptr, 16);
+  std::array<unsigned char, 16> bytes{};
+  for (std::size_t word = 0; word < hex.size() / 8; ++word) {
+    const auto value = static_cast<std::uint32_t>(std::stoul(hex.substr(word * 8, 8), nullptr, 16));
+    std::memcpy(bytes.data() + word * 4, &value, 4);
+  }
+  std::array<char, INET6_ADDRSTRLEN> text{};
+  inet_ntop(ipv6 ? AF_INET6 : AF_INET, bytes.data(), text.data(), text.size());
+  return ipv6 ? "[" + std::string(text.data()) + "]:" + std::to_string(port)
+              : std::string(text.data()) + ":" + std::to_string(port);
+}
+
+/// Where a process's TCP sockets listen, as the kernel says.
+std::set<std::string> listening_addresses(pid_t pid) {
+  const std::set<std::string> inodes = socket_inodes(pid);
+  std::set<std::string> addresses;
+  for (const bool ipv6 : {false, true}) {
+    std::ifstream table("/proc/" + std::to_string(pid) + "/net/" + (ipv6 ? "tcp6" : "tcp"));
+    std::string line;
+    std::getline(table, line);  // the heading
+    while (std::getline(table, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, inode;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >> timeout >> inode;
+      if (state == "0A" && inodes.count(inode) != 0) addresses.insert(socket_address(local, ipv6));
+    }
+  }
+  return addresses;
+}
+
+std::string with_port(const std::string& address, std::uint16_t port) {
+  return (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+}  // namespace
+
+TEST_CASE("every listener listens exactly where --bind says, IPv4 and IPv6, and nowhere else") {
+  for (const std::string bind : {"127.0.0.1", "::1", "0.0.0.0", "::"}) {
+    CAPTURE(bind);
+    RigOptions options;
+    options.bind = bind;
+    options.bridge_args = {"--foxglove"};
+    Rig rig(options);
+    REQUIRE(rig.foxglove_port() != 0);
+    const std::set<std::string> expected{with_port(bind, rig.port()), with_port(bind, rig.json_port()),
+                                         with_port(bind, rig.http_port()), with_port(bind, rig.foxglove_port())};
+    CHECK(listening_addresses(rig.bridge().pid()) == expected);
+  }
+}
+
+namespace {
+
+constexpr const char* kPin = "[access]\ndriver_pin = \"4711\"\n";
+
+/// The answer to the command with this id, skipping the rest.
+json answer_to(TcpClient& client, const json& id) {
+  for (;;) {
+    auto message = client.read_json(10s);
+    REQUIRE_MESSAGE(message, "no answer to " << id.dump());
+    if (message->contains("id") && (*message)["id"] == id) return *message;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a flood of stops from a viewer takes no place from the driver's commands, and no stop is refused") {
+  for (const std::string& family : robot_families()) {
+    CAPTURE(family);
+    RigOptions options;
+    options.robot = family;
+    options.config = kPin;
+    Rig rig(options);
+    TcpClient driver(rig.json_port());
+    driver.send(R"({"cmd":"unsubscribe","id":"quiet"})" "\n");
+    CHECK(answer_to(driver, "quiet")["type"] == "ok");
+    driver.send(R"({"cmd":"auth","pin":"4711","id":"pin"})" "\n");
+    REQUIRE(answer_to(driver, "pin")["type"] == "ok");
+    TcpClient viewer(rig.json_port());
+    viewer.send(R"({"cmd":"unsubscribe","id":"quiet"})" "\n");
+    CHECK(answer_to(viewer, "quiet")["type"] == "ok");
+
+    // Between each of the driver's commands, 200 stops from the viewer,
+    // written at once: thousands of stops a second, none waited for.
+    constexpr int kRounds = 20;
+    constexpr int kStopsEach = 200;
+    int sent = 0;
+    int moves_taken = 0;
+    for (int round = 0; round < kRounds; ++round) {
+      std::string flood;
+      for (int i = 0; i < kStopsEach; ++i) flood += R"({"cmd":"stop","id":)" + std::to_string(sent++) + "}\n";
+      viewer.send(flood);
+      json move = common_drive();
+      move["id"] = "move " + std::to_string(round);
+      driver.send(move.dump() + "\n");
+      // Answered, and never for want of room: a move may still meet a stop
+      // that came first in its bus period (an SMR's), which wins it.
+      const json moved = answer_to(driver, move["id"]);
+      if (moved["type"] == "ok") {
+        ++moves_taken;
+      } else {
+        CHECK_MESSAGE(moved["code"] != "queue_full", moved.dump());
+        CHECK_MESSAGE(moved["code"] != "rate_limited", moved.dump());
+      }
+    }
+    MESSAGE(family << ": " << moves_taken << " of " << kRounds << " moves taken, between floods of stops");
+    driver.send(R"({"cmd":"stop","id":"own stop"})" "\n");
+    const json stopped = answer_to(driver, "own stop");
+    CHECK_MESSAGE(stopped["type"] == "ok", stopped.dump());
+    // Every one of the viewer's stops is answered, and none refused.
+    int answered = 0;
+    int refused = 0;
+    while (answered < sent) {
+      auto message = viewer.read_json(10s);
+      REQUIRE_MESSAGE(message, answered << " of " << sent << " stops answered");
+      if (!message->contains("id") || !(*message)["id"].is_number()) continue;
+      ++answered;
+      if ((*message)["type"] != "ok") {
+        if (++refused == 1) MESSAGE("refused: " << message->dump());
+      }
+    }
+    CHECK(refused == 0);
+  }
+}
+
+TEST_CASE("JSON nested 80,000 deep is refused with a clear error, whatever --max-line allows, and the bridge serves on") {
+  RigOptions options;
+  options.bridge_args = {"--max-line", "1048576"};
+  Rig rig(options);
+  TcpClient client(rig.json_port());
+  client.send(R"({"cmd":"unsubscribe","id":"quiet"})" "\n");
+  CHECK(answer_to(client, "quiet")["type"] == "ok");
+  client.send(R"({"cmd":"stop","id":)" + std::string(80000, '[') + std::string(80000, ']') + "}\n");
+  auto refused = client.read_json(10s);
+  REQUIRE(refused);
+  CHECK((*refused)["type"] == "error");
+  CHECK((*refused)["id"].is_null());
+  CHECK((*refused)["error"].get<std::string>().find("nested deeper than 32") != std::string::npos);
+  // The same client, and everyone else, goes on.
+  client.send(R"({"cmd":"stop","id":[[["deep enough"]]]})" "\n");
+  CHECK(answer_to(client, json::parse(R"([[["deep enough"]]])"))["type"] == "ok");
+  TcpClient other(rig.json_port());
+  other.send(R"({"cmd":"stats","id":"alive"})" "\n");
+  CHECK(answer_to(other, "alive")["type"] == "stats");
+}
