@@ -135,8 +135,8 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
     // nothing to its queue, and is answered as that one is (at once once
     // the robot has taken it, or with it; a flood answered at once beyond
     // a bound, since the stop it rides on is on its way).
-    if (standing_stop_->confirmed || standing_stop_->riders >= kMostStopRiders) {
-      session.reply_ok(id, standing_stop_->confirmed.value_or(false));
+    if (standing_stop_->taken || standing_stop_->riders >= kMostStopRiders) {
+      session.reply_ok(id, standing_stop_->confirmed);
     } else {
       ++standing_stop_->riders;
       pending_.emplace(standing_stop_->token, PendingCommand{session.id(), id});
@@ -168,7 +168,7 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
   pending_.emplace(token, PendingCommand{session.id(), id});
   session.command_started();
   if (effect.stops && !effect.emergency) {
-    standing_stop_ = StandingStop{token, std::nullopt, 0};
+    standing_stop_ = StandingStop{token, false, std::nullopt, 0};
   } else if (effect.motion || effect.emergency) {
     standing_stop_.reset();
   }
@@ -267,6 +267,7 @@ void Bridge::on_command_done(const driver_event::CommandDone& done) {
     if (done.error) {
       standing_stop_.reset();
     } else {
+      standing_stop_->taken = true;
       standing_stop_->confirmed = done.confirmed;
       standing_stop_->riders = 0;
     }

@@ -148,7 +148,7 @@ json auth_from(const std::string& source, std::uint16_t port, const std::string&
 
 }  // namespace
 
-TEST_CASE("wrong PINs from hundreds of addresses draw on one budget for everyone; the teacher always gets in") {
+TEST_CASE("wrong PINs from hundreds of addresses draw on one budget for everyone - the teacher always gets in") {
   Rig rig({.config = kAccess});
   // A classmate with a new address for every guess: the first 20 wrong
   // ones are evaluated, then none (the right one neither) but one every 6 s.

@@ -169,6 +169,9 @@ TEST_CASE("a flood of stops from a viewer takes no place from the driver's comma
       }
     }
     CHECK(refused == 0);
+    // A stop to a robot that has taken the last one: answered at once.
+    viewer.send(R"({"cmd":"stop","id":"standing"})" "\n");
+    CHECK(answer_to(viewer, "standing")["type"] == "ok");
   }
 }
 

@@ -292,7 +292,8 @@ class Bridge final : public RobotDriver::Host,
   /// bridge sends of its own accord and any change of the link end it.
   struct StandingStop {
     protocol::CommandToken token = 0;
-    std::optional<bool> confirmed;  ///< set once the robot has taken it
+    bool taken = false;             ///< the robot has taken it
+    std::optional<bool> confirmed;  ///< then: whether the robot confirmed it (if its family does)
     std::size_t riders = 0;         ///< stops waiting for it to be taken
   };
   std::optional<StandingStop> standing_stop_;
