@@ -3,18 +3,28 @@
 # runs every test, in these stages:
 #   1. the whole suite (build/), with the dashboard's test in headless Chromium
 #      and the Debian package's test in a clean Debian root booted with systemd,
-#   2. the whole suite again built with clang 14 as a Debug build (no
+#      but the check runs of docs/performance.md's benchmark commands, which
+#      then run in the background beside stages 2 and 3 (they mostly wait
+#      for robots, clients and networks; those stages compute and time
+#      nothing, and their results are counted after stage 3);
+#   2. the libFuzzer targets, FUZZ_SECONDS (45 here) each (build-fuzz/), at
+#      nice 10, so that the benchmarks beside them get a core when they want one;
+#   3. the whole suite again built with clang 14 as a Debug build (no
 #      optimisation, assertions on), under AddressSanitizer and UBSan
-#      (build-asan/),
-#   3. clang-tidy over every source file, with that build's compile commands
-#      (scripts/tidy.sh): it starts with the first stage and runs beside all
-#      the others as the scheduler's idle class (SCHED_IDLE, and nice 19),
-#      so it only ever takes a core that no build or test wants (their
-#      tests leave cores idle while they wait for the robot, the network and
-#      the browser), and is waited for at the end,
-#   4. the libFuzzer targets, FUZZ_SECONDS (60) each (build-fuzz/),
+#      (build-asan/), its tests once the benchmarks are done;
+#   4. clang-tidy over the source files of what ships (bridge/, protocol/,
+#      sim/) and of the tests' shared support (tests/support/), with that
+#      build's compile commands (scripts/tidy.sh; the test cases themselves,
+#      half the files and half its time, are left to `scripts/tidy.sh`
+#      alone and to the two compilers' warnings): it starts with the first
+#      stage and runs beside all the others as the scheduler's idle class
+#      (SCHED_IDLE, and nice 19), so it only ever takes a core that no build
+#      or test wants, and is waited for at the end;
 #   5. the arm64 cross build's unit and end-to-end tests under qemu-user
-#      (build-arm64/, scripts/arm64.sh).
+#      (build-arm64/, scripts/arm64.sh); the cross build itself runs beside
+#      the stages above from the start, at nice 19: it takes a core when the
+#      tests leave one while they wait for the robot, the network and the
+#      browser, and almost none when anything else wants it.
 # `scripts/test.sh --quick` runs the first stage only. The last lines give
 # each stage's time and count every test of every stage.
 # (These are the commands docs/development.md lists: deps.sh, browser-deps.sh,
@@ -82,25 +92,39 @@ $(echo "$stage_failures" | sed 's/^/    /')"
   rm -f "$log"
 }
 
-# suite BUILD_DIR CMAKE_OPTION... [-E REGEX]: builds, and runs ctest there
-# (without the tests that REGEX matches).
+# suite BUILD_DIR CMAKE_OPTION... [-E REGEX] [--after-build COMMAND]: builds,
+# runs COMMAND, and runs ctest there (without the tests that REGEX matches).
 suite() {
   build_dir="$1"
   shift
   cmake_options=""
   exclude=""
+  after_build=true
   while [ "$#" -gt 0 ]; do
-    if [ "$1" = "-E" ]; then
-      exclude="$2"
-      shift 2
-    else
-      cmake_options="$cmake_options $1"
-      shift
-    fi
+    case "$1" in
+      -E)
+        exclude="$2"
+        shift 2
+        ;;
+      --after-build)
+        after_build="$2"
+        shift 2
+        ;;
+      *)
+        cmake_options="$cmake_options $1"
+        shift
+        ;;
+    esac
   done
   # shellcheck disable=SC2086
   BUILD_DIR="$build_dir" scripts/build.sh -DFLOCKBRIDGE_TESTS=ON $cmake_options &&
+    $after_build &&
     (cd "$build_dir" && ctest --output-on-failure --parallel 2 ${exclude:+-E "$exclude"})
+}
+
+# wait_for_file PATH: until a job in the background has written PATH.
+wait_for_file() {
+  while [ ! -s "$1" ]; do sleep 2; done
 }
 
 clang_build="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug"
@@ -115,16 +139,56 @@ if [ "${1:-}" != "--quick" ]; then
   tidy_log="$(mktemp)"
   tidy_began="$(date +%s)"
   # shellcheck disable=SC2086 # "chrt --idle 0", or nothing
-  $idle nice -n 19 scripts/tidy.sh build-asan >"$tidy_log" 2>&1 &
+  $idle nice -n 19 scripts/tidy.sh build-asan '(bridge|protocol|sim|tests/support)/' >"$tidy_log" 2>&1 &
   tidy_pid=$!
+  # The arm64 cross build, also beside the stages (its packages first: apt
+  # takes one install at a time): at nice 19 it takes a core whenever the
+  # first stages' tests leave one while they wait for the robot, the
+  # network and the browser, and almost none while something else wants
+  # it; clang-tidy gets what it leaves. Its tests run last, under qemu.
+  scripts/arm64.sh --prepare >/dev/null || exit 1
+  arm64_log="$(mktemp)"
+  arm64_began="$(date +%s)"
+  nice -n 19 scripts/arm64.sh --build-only >"$arm64_log" 2>&1 &
+  arm64_pid=$!
 fi
-run_stage "tests" suite build
-if [ "${1:-}" != "--quick" ]; then
+benchmarks="^docs: the benchmarks' commands"
+if [ "${1:-}" = "--quick" ]; then
+  run_stage "tests" suite build
+else
+  run_stage "tests" suite build -E "$benchmarks"
+  # The benchmarks' commands of docs/performance.md, in their check runs,
+  # mostly wait for robots, clients and networks: they run beside the
+  # fuzzers and the second build, which compute and time nothing, and
+  # before the second stage's tests, which they would disturb.
+  bench_log="$(mktemp)"
+  bench_done="$(mktemp -u)"
+  bench_began="$(date +%s)"
+  ( (cd build && ctest --output-on-failure -R "$benchmarks") >"$bench_log" 2>&1
+    echo $? >"$bench_done") &
+  run_stage "fuzzing (at nice 10, beside the benchmarks)" \
+    env FUZZ_SECONDS="${FUZZ_SECONDS:-45}" nice -n 10 scripts/fuzz.sh
   # shellcheck disable=SC2086
   run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer" \
-    suite build-asan $clang_build -E "^clang-tidy"
-  run_stage "fuzzing" scripts/fuzz.sh
-  run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh
+    suite build-asan $clang_build -E "^clang-tidy" --after-build "wait_for_file $bench_done"
+  run_stage "the benchmarks' commands (from the end of the first stage)" cat "$bench_log"
+  echo "==== the benchmarks' commands: $(($(stat -c %Y "$bench_done") - bench_began)) s beside the fuzzers and the second build"
+  rm -f "$bench_log" "$bench_done"
+  echo "==== arm64: the cross build (running beside the stages above)"
+  arm64_status=0
+  wait "$arm64_pid" || arm64_status=$?
+  tail -n 5 "$arm64_log"
+  echo "==== arm64: built in $(($(date +%s) - arm64_began)) s from the first stage's start"
+  if [ "$arm64_status" -eq 0 ]; then
+    run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh --test-only
+  else
+    cat "$arm64_log"
+    failed=$((failed + 1))
+    status=1
+    times="$times
+  arm64: the cross build failed"
+  fi
+  rm -f "$arm64_log"
   echo "==== clang-tidy (running beside the stages above, in the time they left idle)"
   tidy_status=0
   wait "$tidy_pid" || tidy_status=$?

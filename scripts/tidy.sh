@@ -2,12 +2,18 @@
 # clang-tidy over every source file of the project (the checks of
 # .clang-tidy; tests/.clang-tidy leaves the static analyzer out of the
 # tests/ folder), with the compile commands of a clang build: BUILD (default
-# build-asan, the test command's clang build). Prints every finding and
-# fails when there is one. The test command runs it as a ctest test of that
-# build; it needs clang-tidy (scripts/test.sh installs it).
+# build-asan, the test command's clang build), or over the files whose path
+# matches FOLDERS (a regular expression of folders, default every one:
+# '(bridge|protocol|sim|tests)/'). Prints every finding and fails when there
+# is one. A ctest test of the clang build runs it over everything; the test
+# command runs it over what ships and the tests' shared support (see
+# scripts/test.sh). It needs clang-tidy (scripts/test.sh installs it).
+#
+#   scripts/tidy.sh [BUILD] [FOLDERS]
 set -eu
 cd "$(dirname "$0")/.."
 build_dir="${1:-build-asan}"
+folders="${2:-(bridge|protocol|sim|tests)/}"
 if [ ! -f "$build_dir/compile_commands.json" ]; then
   echo "tidy: no $build_dir/compile_commands.json: configure a clang build there first" >&2
   exit 2
@@ -22,7 +28,7 @@ trap 'rm -f "$log"' EXIT
 # three times as long.
 analyzer_budget="-extra-arg=-Xclang -extra-arg=-analyzer-config -extra-arg=-Xclang -extra-arg=max-nodes=75000"
 # shellcheck disable=SC2086 # the budget's words are separate arguments
-run-clang-tidy -p "$build_dir" -j "$(nproc)" -quiet $analyzer_budget "$(pwd)/(bridge|protocol|sim|tests)/" 2>&1 |
+run-clang-tidy -p "$build_dir" -j "$(nproc)" -quiet $analyzer_budget "$(pwd)/$folders" 2>&1 |
   sed 's/\x1b\[[0-9;]*m//g' >"$log" || true
 files="$(grep -c "^clang-tidy" "$log" || true)"
 findings="$(grep -cE "(warning|error): " "$log" || true)"

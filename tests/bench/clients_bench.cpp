@@ -5,8 +5,8 @@
 // with some clients that never read. It prints the readers' sensor latency
 // (from the bridge's receive timestamp `ts` to the client's receive time,
 // both on this machine's clock), the sequence numbers they missed, and the
-// bridge's memory. Then the latency of Stop commands, from a client's send
-// to the simulated Uno receiving D S T, with the readers idle and with them
+// bridge's memory. Then the latency of Stop commands (each after a motion
+// command), from a client's send to the simulated Uno receiving D S T, with the readers idle and with them
 // reading: telemetry must not delay commands. It asserts nothing: figures only.
 //
 //   clients_bench [--kind json|websocket|foxglove] [--clients N] [--stalled K] [--rate-hz R] [--seconds S]
@@ -135,9 +135,10 @@ double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-/// Sends `count` Stops, one every 20 ms, and returns each one's latency to
-/// the simulated Uno in milliseconds, sorted. `during` runs meanwhile (the
-/// readers' phase, or nothing).
+/// Sends `count` Stops, one every 30 ms, each 10 ms after a motion command
+/// (a stop to a robot that stands adds nothing to its queue, and reaches no
+/// Uno), and returns each Stop's latency to the simulated Uno in
+/// milliseconds, sorted. `during` runs meanwhile (the readers' phase, or nothing).
 template <typename Client, typename During>
 std::vector<double> probe_stops(const Ports& ports, ChildProcess& sim, int count, During during) {
   Client commander = connect<Client>(ports);
@@ -145,9 +146,11 @@ std::vector<double> probe_stops(const Ports& ports, ChildProcess& sim, int count
   std::vector<double> sent;
   std::thread sender([&] {
     for (int i = 0; i < count; ++i) {
+      send_command(commander, R"({"cmd":"move","speed":20})");
+      std::this_thread::sleep_for(10ms);  // pacing of the load, not synchronisation
       sent.push_back(steady_seconds());
       send_command(commander, R"({"cmd":"stop"})");
-      std::this_thread::sleep_for(20ms);  // pacing of the load, not synchronisation
+      std::this_thread::sleep_for(20ms);
     }
   });
   during();

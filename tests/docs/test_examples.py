@@ -885,7 +885,7 @@ def test_commands_a_test_of_its_own_runs(block: Block) -> None:
 
 
 BENCHMARK_SHORTER = [
-    (r"--seconds \d+", "--seconds 1"),
+    (r"--seconds \d+", "--seconds 0.3"),
     (r"--commands \d+", "--commands 40"),
     (r"--trials \d+", "--trials 1"),
     (r"--clients \d+", "--clients 10"),
