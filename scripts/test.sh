@@ -149,7 +149,8 @@ if [ "${1:-}" != "--quick" ]; then
   scripts/arm64.sh --prepare >/dev/null || exit 1
   arm64_log="$(mktemp)"
   arm64_began="$(date +%s)"
-  nice -n 19 scripts/arm64.sh --build-only >"$arm64_log" 2>&1 &
+  # In a process group of its own, so that it can be paused as a whole.
+  setsid nice -n 19 scripts/arm64.sh --build-only >"$arm64_log" 2>&1 &
   arm64_pid=$!
 fi
 benchmarks="^docs: the benchmarks' commands"
@@ -168,9 +169,16 @@ else
     echo $? >"$bench_done") &
   run_stage "fuzzing (at nice 10, beside the benchmarks)" \
     env FUZZ_SECONDS="${FUZZ_SECONDS:-45}" nice -n 10 scripts/fuzz.sh
+  # The sanitizer build's tests run once the benchmarks are done, and with
+  # the cross build paused: they keep the machine to themselves and clang-tidy.
+  before_second_tests() {
+    wait_for_file "$bench_done"
+    kill -STOP "-$arm64_pid" 2>/dev/null || true
+  }
   # shellcheck disable=SC2086
   run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer" \
-    suite build-asan $clang_build -E "^clang-tidy" --after-build "wait_for_file $bench_done"
+    suite build-asan $clang_build -E "^clang-tidy" --after-build before_second_tests
+  kill -CONT "-$arm64_pid" 2>/dev/null || true
   run_stage "the benchmarks' commands (from the end of the first stage)" cat "$bench_log"
   echo "==== the benchmarks' commands: $(($(stat -c %Y "$bench_done") - bench_began)) s beside the fuzzers and the second build"
   rm -f "$bench_log" "$bench_done"

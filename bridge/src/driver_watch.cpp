@@ -10,24 +10,30 @@ DriverWatch::Changes DriverWatch::watch(std::optional<std::uint64_t> holder, std
   if (holder) wanted.push_back(*holder);
   if (mover && mover != holder) wanted.push_back(*mover);
   Changes changes;
+  std::vector<Watched> next;
   for (const std::uint64_t client : wanted) {
-    if (!watched(client)) {
+    if (const Watched* known = find(client)) {
+      next.push_back(*known);
+    } else {
       changes.started.push_back(client);
-      state_.push_back(Watched{client, std::nullopt, false});
+      next.push_back(Watched{client, std::nullopt, false});
     }
   }
-  for (const std::uint64_t client : clients_) {
-    if (std::find(wanted.begin(), wanted.end(), client) == wanted.end()) changes.ended.push_back(client);
+  for (const Watched& w : state_) {
+    if (std::find(wanted.begin(), wanted.end(), w.client) == wanted.end()) changes.ended.push_back(w.client);
   }
-  std::erase_if(state_, [&](const Watched& w) {
-    return std::find(wanted.begin(), wanted.end(), w.client) == wanted.end();
-  });
-  clients_ = std::move(wanted);
+  state_ = std::move(next);
   return changes;
 }
 
 bool DriverWatch::watched(std::uint64_t client) const noexcept {
-  return std::find(clients_.begin(), clients_.end(), client) != clients_.end();
+  return std::any_of(state_.begin(), state_.end(), [&](const Watched& w) { return w.client == client; });
+}
+
+std::vector<std::uint64_t> DriverWatch::clients() const {
+  std::vector<std::uint64_t> clients;
+  for (const Watched& w : state_) clients.push_back(w.client);
+  return clients;
 }
 
 DriverWatch::Watched* DriverWatch::find(std::uint64_t client) noexcept {

@@ -901,7 +901,7 @@
     }
     const id = send({ ...family.motion(held, speed()), deadman_ms: DEADMAN_MS });
     if (id === null) {
-      endHold();
+      stopDriving();
       return;
     }
     motion = held;
@@ -914,14 +914,14 @@
   /** The held key or button was let go, or the page can no longer hold it (`why`, said in the log). */
   function release(why) {
     if (held === null) return;
-    endHold();
+    stopDriving();
     send({ cmd: "stop" });
     if (why) log(why, "warning");
   }
 
   /** Stops the robot now, whatever is held (the Stop button, space, Escape). */
   function stopNow() {
-    endHold();
+    stopDriving();
     send({ cmd: "stop" });
   }
 
@@ -940,13 +940,7 @@
   }
 
   /** The page drives no more, without a word to the bridge (it stopped the robot, or refused the command). */
-  function endHold() {
-    held = null;
-    clearInterval(holdTimer);
-    holdTimer = null;
-    stopDriving();
-  }
-
+  /** Nothing is held or driving any more: the repeat ends, the buttons are let go. */
   function stopDriving() {
     held = null;
     clearInterval(holdTimer);
@@ -1004,7 +998,7 @@
   }
   $("emergency").addEventListener("click", () => {
     if (send({ cmd: "emergency" }) !== null) {
-      endHold();
+      stopDriving();
       log("Emergency stop sent.", "warning");
     }
   });

@@ -140,7 +140,10 @@ for (const robot of ["flockbot", "pioneer", "smr"]) {
           const between = view.messages.slice(view.messages.indexOf(sensors[i - 1]), view.messages.indexOf(sensors[i]));
           assert.ok(
             between.some((m) => m.topic === "/bridge" && m.json.type === "dropped"),
-            `none lost without a dropped notice: ${sensors[i - 1].json.seq} then ${sensors[i].json.seq}`,
+            `none lost without a dropped notice: ${sensors[i - 1].json.seq} then ${sensors[i].json.seq}; what came around: ` +
+              JSON.stringify(view.messages.slice(Math.max(0, view.messages.indexOf(sensors[i - 1]) - 3),
+                                                 view.messages.indexOf(sensors[i]) + 4)
+                .map((m) => `${m.topic} ${m.json.type ?? ""} ${m.json.seq ?? m.json.count ?? ""}`)),
           );
         }
         if (i > 0) {

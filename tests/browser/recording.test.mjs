@@ -217,12 +217,22 @@ test("a replay on the dashboard: the recorded robot, its readings, and a banner 
     const banner = page.getByTestId("replay");
     await banner.waitFor({ state: "visible" });
     assert.match(await banner.textContent(), new RegExp(`Replay of ${path.basename(file)} \\(recorded .*0\\.5× speed\\)`));
-    // The recorded periods, as the robot's: the page gets to a period the
-    // file is known to hold (waiting for "20 more" could begin after a slow
-    // page load had seen the replay to its end).
-    const tick = recorded.json.tick;
-    await page.waitForFunction(
-      (least) => Number(document.querySelector('[data-testid="smr-tick"]').textContent) >= least, tick);
+    // The recorded periods, as the robot's: the page gets 20 periods past
+    // the first the recording holds (the file has 200 or more; the page,
+    // which asks for fewer periods than the robot's 100 a second, shows
+    // some of them, and perhaps not the last; and waiting for "20 more"
+    // than the page showed could begin after a slow page load had seen the
+    // replay to its end).
+    const first = client.messages.find((m) => m.json.type === "sensor").json.tick;
+    assert.ok(recorded.json.tick >= first + 100, `${first} to ${recorded.json.tick}: not a recording long enough`);
+    const tick = first + 20;
+    try {
+      await page.waitForFunction(
+        (least) => Number(document.querySelector('[data-testid="smr-tick"]').textContent) >= least, tick);
+    } catch (error) {
+      const shown = await page.getByTestId("smr-tick").textContent();
+      throw new Error(`the page shows period ${shown}, never ${tick}: ${error.message}\n${replay.tail()}`);
+    }
     await checkLayout(page, "dashboard-replay");
     await replay.waitFor("the replay of " + path.basename(file) + " has ended", 20000);
   } finally {

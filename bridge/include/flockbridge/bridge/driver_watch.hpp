@@ -62,7 +62,7 @@ class DriverWatch {
   /// moving (either may be none, or both the same), and no one else.
   [[nodiscard]] Changes watch(std::optional<std::uint64_t> holder, std::optional<std::uint64_t> mover);
   [[nodiscard]] bool watched(std::uint64_t client) const noexcept;
-  [[nodiscard]] const std::vector<std::uint64_t>& clients() const noexcept { return clients_; }
+  [[nodiscard]] std::vector<std::uint64_t> clients() const;
 
   /// A watched client's connection as its kernel sees it at `now`: why its
   /// network counts as lost, once (then nothing, until it is watched anew).
@@ -78,8 +78,7 @@ class DriverWatch {
   [[nodiscard]] Watched* find(std::uint64_t client) noexcept;
 
   std::chrono::milliseconds lost_after_;
-  std::vector<std::uint64_t> clients_;
-  std::vector<Watched> state_;
+  std::vector<Watched> state_;  ///< the watched clients, the holder first
 };
 
 }  // namespace flockbridge::bridge
