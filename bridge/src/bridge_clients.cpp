@@ -167,7 +167,8 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   if (active >= limit) {
     const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
                              std::to_string(port) + " (the limit is " + std::to_string(limit) + "); try again later";
-    log_warning("refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
+    added.log_event(LogLevel::Warning, log_cause::kRefusedConnections,
+                    "refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
     if (recorder_.active()) {
       nlohmann::ordered_json event = client_json(added);
@@ -179,8 +180,9 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
     return;
   }
   ++counters_.clients_accepted;
-  log_info("client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
-           ") connected");
+  added.log_event(LogLevel::Info, log_cause::kConnections,
+                  "client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
+                      ") connected");
   added.start(wire::json_only(added.encoding(), hello_text(id, added.role())));
   if (recorder_.active()) {
     nlohmann::ordered_json event = client_json(added);
@@ -193,7 +195,8 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   if (recorder_.active()) added.send(wire::json_only(added.encoding(), recording_message()));
   if (kind == ClientKind::Native && native_mode == NativePortMode::Paired) {
     pairing_.wait(id, unix_seconds_now());
-    log_info("client " + std::to_string(id) + " (" + added.peer() +
+    added.log_event(LogLevel::Info, log_cause::kConnections,
+                    "client " + std::to_string(id) + " (" + added.peer() +
              ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
     broadcast_pairing();
   }

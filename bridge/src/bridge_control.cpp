@@ -17,7 +17,8 @@ using protocol::Error;
 void Bridge::take_lease(const Session& session, SteadyTime now) {
   lease_.take(session.id(), unix_seconds_now(), now);
   ++counters_.control_changes;
-  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") drives the robot");
+  session.log_event(LogLevel::Info, log_cause::kControl,
+                    "client " + std::to_string(session.id()) + " (" + session.peer() + ") drives the robot");
   broadcast_lease();
 }
 
@@ -25,7 +26,7 @@ void Bridge::end_lease(const Session& session, const std::string& why, bool at_o
   if (!lease_.end(session.id())) return;
   const std::string reason =
       "client " + std::to_string(session.id()) + " (" + session.peer() + "), which drove the robot, " + why;
-  log_info(reason);
+  session.log_event(LogLevel::Info, log_cause::kControl, reason);
   broadcast_lease(reason);
   // Stopped whether or not the bridge thinks it moves: what it cannot see
   // (a raw command, a move whose DMC was lost) must not keep it driving.
@@ -139,7 +140,8 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
     const std::string wait = delay.count() == 0
                                  ? std::string("try again")
                                  : "the next try is taken in " + std::to_string((delay.count() + 999) / 1000) + " s";
-    log_warning("client " + std::to_string(session.id()) + " (" + session.peer() + ") gave a wrong " + what +
+    session.log_event(LogLevel::Warning, log_cause::kWrongSecrets,
+                      "client " + std::to_string(session.id()) + " (" + session.peer() + ") gave a wrong " + what +
                 (delay.count() == 0 ? std::string() : "; its address waits " + std::to_string(delay.count()) + " ms"));
     session.reply_error(id, Error{std::string("wrong ") + what + "; " + wait, protocol::ErrorCode::Denied});
     return;
@@ -147,7 +149,8 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
   guard.succeeded(address);
   const Role role = auth.teacher ? Role::Teacher : std::max(session.role(), Role::Driver);
   session.set_role(role);
-  log_info("client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +
+  session.log_event(LogLevel::Info, log_cause::kControl,
+                    "client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +
            std::string(role_name(role)));
   session.send(wire::json_only(session.encoding(), protocol::json::authorised(id, role_name(role))));
 }

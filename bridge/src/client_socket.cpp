@@ -15,6 +15,11 @@ std::string host_port(const std::string& address, std::uint16_t port) {
   return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
 }
 
+std::string address_of(const std::string& peer) {
+  const std::size_t colon = peer.rfind(':');
+  return colon == std::string::npos ? peer : peer.substr(0, colon);
+}
+
 std::string peer_name(int fd) {
   sockaddr_storage address{};
   socklen_t length = sizeof(address);

@@ -77,6 +77,15 @@ struct Repeats {
   std::uint64_t count = 0;    ///< repeats not written
 };
 
+/// Lines of one cause in its window.
+struct CauseLines {
+  Clock::time_point window_start;
+  LogLevel level;
+  std::uint64_t written = 0;  ///< lines written in this window
+  std::uint64_t count = 0;    ///< lines not written
+  std::string last;           ///< the last line not written
+};
+
 struct Logger {
   LogLevel level = LogLevel::Info;
   std::string name = "flockbridge";
@@ -84,6 +93,11 @@ struct Logger {
   std::function<void(std::string_view)> output;
   std::function<Clock::time_point()> clock;
   std::map<std::string, Repeats, std::less<>> repeats;
+  std::map<std::string, CauseLines, std::less<>> causes;
+  double client_budget = kClientLinesBurst;  ///< lines about clients that may be written now
+  Clock::time_point budget_refilled{};
+  std::uint64_t left_out = 0;  ///< lines about clients neither written nor summarised
+  Clock::time_point left_out_since{};
   std::string pending;        ///< written before anything newer (kPendingLimit)
   std::uint64_t dropped = 0;  ///< whole lines dropped since the last written
 
@@ -157,8 +171,66 @@ struct Logger {
                            " in the last " + std::to_string(std::max<long long>(1, seconds)) + " s) " + message);
   }
 
+  /// Forgets what was counted (for tests, as their output or clock changes).
+  void reset_counts() {
+    repeats.clear();
+    causes.clear();
+    client_budget = kClientLinesBurst;
+    budget_refilled = {};
+    left_out = 0;
+  }
+
+  /// Takes one line from the clients' budget, if there is one.
+  bool take_client_line(Clock::time_point at) {
+    if (budget_refilled != Clock::time_point{}) {
+      const double seconds = std::chrono::duration<double>(at - budget_refilled).count();
+      client_budget = std::min<double>(kClientLinesBurst, client_budget + seconds * kClientLinesPerSecond);
+    }
+    budget_refilled = at;
+    if (client_budget < 1) return false;
+    client_budget -= 1;
+    return true;
+  }
+
+  void leave_out(std::uint64_t lines, Clock::time_point at) {
+    if (left_out == 0) left_out_since = at;
+    left_out += lines;
+  }
+
+  /// Writes a cause's summary, if it has one, within the clients' budget.
+  void summarise_cause(const std::string& key, const CauseLines& entry, Clock::time_point at) {
+    if (entry.count == 0) return;
+    if (!take_client_line(at)) {
+      leave_out(entry.count, at);
+      return;
+    }
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(at - entry.window_start).count();
+    write(entry.level, std::to_string(entry.count) + " more " + key + " in the last " +
+                           std::to_string(std::max<long long>(1, seconds)) + " s; the last: " + entry.last);
+  }
+
+  void flush_causes(Clock::time_point at, bool everything) {
+    for (auto it = causes.begin(); it != causes.end();) {
+      if (everything || at - it->second.window_start >= kCauseWindow) {
+        summarise_cause(it->first, it->second, at);
+        it = causes.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    if (left_out > 0 && (everything || at - left_out_since >= kCauseWindow)) {
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(at - left_out_since).count();
+      write(LogLevel::Warning, std::to_string(left_out) + " lines about clients were left out of the log in the last " +
+                                   std::to_string(std::max<long long>(1, seconds)) + " s: it takes " +
+                                   std::to_string(kClientLinesPerSecond) + " a second about clients (" +
+                                   std::to_string(kClientLinesBurst) + " at once); the counters in stats say more");
+      left_out = 0;
+    }
+  }
+
   /// Summarises what has been counted, and forgets the messages whose window closed.
   void flush(Clock::time_point at, bool everything) {
+    flush_causes(at, everything);
     for (auto it = repeats.begin(); it != repeats.end();) {
       if (everything || at - it->second.window_start >= kRepeatWindow) {
         summarise(it->first, it->second, at);
@@ -189,11 +261,11 @@ void set_log_name(std::string_view name) noexcept {
   logger().name = name;
 }
 void set_log_output(std::function<void(std::string_view)> output) {
-  logger().repeats.clear();
+  logger().reset_counts();
   logger().output = std::move(output);
 }
 void set_log_clock(std::function<Clock::time_point()> clock) {
-  logger().repeats.clear();
+  logger().reset_counts();
   logger().clock = std::move(clock);
 }
 
@@ -226,6 +298,37 @@ void log(LogLevel level, std::string_view message) {
   }
   l.repeats.emplace(std::string(message), Repeats{now, level});
   l.write(level, message);
+}
+
+void log_about(LogLevel level, const LogCause& cause, std::string_view message) {
+  Logger& l = logger();
+  if (level < l.level) return;
+  const Clock::time_point now = l.now();
+  std::string key;
+  key.reserve(cause.what.size() + cause.from.size() + 6);
+  key.append(cause.what).append(" from ").append(cause.from);
+  auto found = l.causes.find(key);
+  if (found != l.causes.end() && now - found->second.window_start >= kCauseWindow) {
+    l.summarise_cause(found->first, found->second, now);
+    l.causes.erase(found);
+    found = l.causes.end();
+  }
+  if (found == l.causes.end()) {
+    if (l.causes.size() >= kMostCauses) {
+      l.leave_out(1, now);
+      return;
+    }
+    found = l.causes.emplace(std::move(key), CauseLines{now, level, 0, 0, {}}).first;
+  }
+  CauseLines& entry = found->second;
+  if (entry.written < kLinesPerCause && l.take_client_line(now)) {
+    ++entry.written;
+    l.write(level, message);
+    return;
+  }
+  ++entry.count;
+  entry.level = std::max(entry.level, level);
+  entry.last.assign(message);
 }
 
 void log_lines(LogLevel level, std::string_view lines) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/overloaded.hpp"
 #include "flockbridge/bridge/uv.hpp"
@@ -77,8 +78,9 @@ void Session::close(std::string_view reason, CloseKind kind) {
       break;
   }
   close_transport(reason, kind);
-  log_info("client " + std::to_string(id_) + " (" + std::string(client_kind_name(kind_)) + ", " + peer_ +
-           ") closed: " + std::string(reason));
+  log_event(LogLevel::Info, log_cause::kConnections,
+            "client " + std::to_string(id_) + " (" + std::string(client_kind_name(kind_)) + ", " + peer_ +
+                ") closed: " + std::string(reason));
   host_.session_closed(*this);
 }
 
@@ -130,7 +132,8 @@ void Session::report_incomplete(std::size_t bytes) {
 
 void Session::set_extensions(std::uint8_t version) {
   extensions_ = std::min(version, protocol::kExtensionsVersion);
-  log_info("client " + std::to_string(id_) + " (" + peer_ + ") " +
+  log_event(LogLevel::Info, log_cause::kConnections,
+            "client " + std::to_string(id_) + " (" + peer_ + ") " +
            (extended() ? "asked for the bridge's own messages (EXT " + std::to_string(extensions_) + ")"
                        : "asked for the original dialect only (EXT 0)"));
   if (SharedBuffer answer = encode(notice::Extensions{extensions_})) queue_message(std::move(answer));
@@ -207,7 +210,8 @@ void Session::reply_error(const nlohmann::json& id, const protocol::Error& error
   host_.session_answered(*this, id, &error, std::nullopt, extended());
   if (!extended()) {
     // The client would die on ERR: the operator hears of it instead.
-    log_info("client " + std::to_string(id_) + " (" + peer_ + ", original dialect, not told): " + error.message);
+    log_event(LogLevel::Info, log_cause::kRefusedCommands,
+              "client " + std::to_string(id_) + " (" + peer_ + ", original dialect, not told): " + error.message);
     return;
   }
   log_debug("client " + std::to_string(id_) + ": " + error.message);
@@ -220,8 +224,11 @@ SharedBuffer Session::encode(const Notice& notice, const nlohmann::json& id) con
 }
 
 std::string Session::address() const {
-  const std::size_t colon = peer_.rfind(':');
-  return colon == std::string::npos ? peer_ : peer_.substr(0, colon);
+  return address_of(peer_);
+}
+
+void Session::log_event(LogLevel level, std::string_view cause, std::string_view message) const {
+  log_about(level, {cause, address()}, message);
 }
 
 protocol::ClientSnapshot Session::snapshot() const {

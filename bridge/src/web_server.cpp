@@ -491,9 +491,11 @@ bool WebServerCallbacks::accepts_origin(const WebServer& server, lws* wsi) {
   // The machine's names are looked up at each upgrade: its addresses change
   // (a DHCP lease, a Wi-Fi network that comes up after the bridge).
   if (bridge::origin_allowed(origin, own_host_names(), server.settings_.allowed_origins)) return true;
-  log_warning("refused a WebSocket from " + peer_name(lws_get_socket_fd(wsi)) + ": its page comes from " + *origin +
-              ", not from this robot; a page that may drive it from elsewhere needs its host name in "
-              "access.allowed_origins");
+  const std::string peer = peer_name(lws_get_socket_fd(wsi));
+  log_about(LogLevel::Warning, {log_cause::kRefusedWebSockets, address_of(peer)},
+            "refused a WebSocket from " + peer + ": its page comes from " + *origin +
+                ", not from this robot; a page that may drive it from elsewhere needs its host name in "
+                "access.allowed_origins");
   return false;
 }
 

@@ -85,6 +85,61 @@ TEST_CASE("a link that flaps twice still shows every change, and the summary com
         "warning: (repeated 1 more time in the last 1 s) robot link down: the serial device vanished");
 }
 
+TEST_CASE("lines about clients: ten a cause in a minute, then one summary of the rest") {
+  CapturedLog log;
+  for (int i = 0; i < 422; ++i) {
+    log_about(LogLevel::Warning, {"refused WebSockets", "10.0.3.17"},
+              "refused a WebSocket from 10.0.3.17:" + std::to_string(40000 + i) + ": its page comes from elsewhere");
+    log.now += 100ms;
+  }
+  // Another cause, and the same kind of event from another address, have their own ten.
+  log_about(LogLevel::Info, {"connections and closings", "10.0.3.17"}, "client 1 (json, 10.0.3.17:5000) connected");
+  log_about(LogLevel::Warning, {"refused WebSockets", "10.0.3.18"}, "refused a WebSocket from 10.0.3.18:5001");
+  CHECK(log.lines.size() == 12);
+  CHECK(log.lines[9] == "warning: refused a WebSocket from 10.0.3.17:40009: its page comes from elsewhere");
+  flush_log_repeats();  // 42 s: the first cause's window is still open
+  CHECK(log.lines.size() == 12);
+  log.now += kCauseWindow;
+  flush_log_repeats();
+  REQUIRE(log.lines.size() == 13);
+  CHECK(log.lines.back() ==
+        "warning: 412 more refused WebSockets from 10.0.3.17 in the last 102 s; the last: refused a WebSocket from "
+        "10.0.3.17:40421: its page comes from elsewhere");
+  // A new window: written again.
+  log_about(LogLevel::Warning, {"refused WebSockets", "10.0.3.17"}, "refused a WebSocket from 10.0.3.17:1");
+  CHECK(log.lines.back() == "warning: refused a WebSocket from 10.0.3.17:1");
+}
+
+TEST_CASE("lines about clients from any number of addresses share one budget, and what it leaves out is told") {
+  CapturedLog log;
+  // 100,000 connections, each from an address of its own, in 100 s.
+  for (int i = 0; i < 100000; ++i) {
+    log_about(LogLevel::Info, {"connections and closings", "10." + std::to_string(i / 65536) + "." +
+                                                               std::to_string(i / 256 % 256) + "." +
+                                                               std::to_string(i % 256)},
+              "client " + std::to_string(i) + " connected");
+    log.now += 1ms;
+    if (i % 1000 == 0) flush_log_repeats();
+  }
+  log.now += kCauseWindow;
+  flush_log_repeats();
+  // At most the burst, two a second after it, and one line a window for what was left out.
+  const std::size_t most = kClientLinesBurst + kClientLinesPerSecond * 160 + 3;
+  CHECK(log.lines.size() <= most);
+  CHECK(log.lines.size() >= kClientLinesBurst);
+  REQUIRE(!log.lines.empty());
+  CHECK(log.lines.back().starts_with("warning: "));
+  CHECK(log.lines.back().find("lines about clients were left out of the log in the last") != std::string::npos);
+  // The lines of a program on the robot itself are not lost in the flood for
+  // long: the budget refills.
+  log.now += 10s;
+  log_about(LogLevel::Info, {"connections and closings", "127.0.0.1"}, "client 100001 connected");
+  CHECK(log.lines.back() == "info: client 100001 connected");
+  // Lines that are not about clients are never held back by it.
+  log_warning("robot link down: unplugged");
+  CHECK(log.lines.back() == "warning: robot link down: unplugged");
+}
+
 TEST_CASE("a text of several lines is logged as one event per line") {
   CapturedLog log;
   log_lines(LogLevel::Error, "a.toml:2: first\na.toml:5: second");

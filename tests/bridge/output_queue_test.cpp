@@ -54,6 +54,25 @@ TEST_CASE("the notice of dropped sensor messages comes just before the one that 
   CHECK(texts(queue.take(10, notice)) == std::vector<std::string>{"s4"});  // nothing lost, no notice
 }
 
+TEST_CASE("after a burst, the notice of a gap goes where the gap is, not before the burst's first message") {
+  OutputQueue queue(8);
+  const auto notice = [](std::uint64_t count) { return make_buffer("dropped " + std::to_string(count)); };
+  queue.push_sensor(make_buffer("s1"), false);
+  queue.push_sensor(make_buffer("s2"), false);
+  queue.push_sensor(make_buffer("s3"));  // replaces s2
+  queue.push_sensor(make_buffer("s4"));  // replaces s3
+  CHECK(texts(queue.take(1, notice)) == std::vector<std::string>{"s1"});
+  CHECK(texts(queue.take(1, notice)) == std::vector<std::string>{"dropped 2"});
+  CHECK(texts(queue.take(10, notice)) == std::vector<std::string>{"s4"});
+  CHECK(queue.dropped_total() == 2);
+  // Without a notice (a client of the original dialect), nothing of it is left over.
+  queue.push_sensor(make_buffer("s5"), false);
+  queue.push_sensor(make_buffer("s6"));
+  CHECK(texts(queue.take(10)) == std::vector<std::string>{"s6"});
+  queue.push_sensor(make_buffer("s7"));
+  CHECK(texts(queue.take(10, notice)) == std::vector<std::string>{"s7"});
+}
+
 TEST_CASE("other messages are all kept, up to the limit") {
   OutputQueue queue(3);
   CHECK(queue.push(make_buffer("a")));

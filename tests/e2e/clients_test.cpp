@@ -119,9 +119,13 @@ TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every pack
       CHECK(message->size() == 28);
     }
   }
+  // 200 connections from one address in less than a minute: the first ten
+  // are logged, the rest are summarised when the minute is over.
   const auto log = rig.bridge().lines(Stream::Stderr);
-  CHECK(std::count_if(log.begin(), log.end(),
-                      [](const std::string& l) { return l.find(") connected") != std::string::npos; }) == 200);
+  const auto connected =
+      std::count_if(log.begin(), log.end(), [](const std::string& l) { return l.find(") connected") != std::string::npos; });
+  CHECK(connected >= 1);
+  CHECK(connected <= 10);
   CHECK_FALSE(rig.bridge().seen(Stream::Stderr, "refused"));
 }
 

@@ -8,13 +8,16 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "e2e/driving.hpp"
@@ -22,6 +25,7 @@
 
 using namespace flockbridge::testing;
 using nlohmann::json;
+using Stream = ChildProcess::Stream;
 
 namespace {
 
@@ -194,4 +198,65 @@ TEST_CASE("JSON nested 80,000 deep is refused with a clear error, whatever --max
   TcpClient other(rig.json_port());
   other.send(R"({"cmd":"stats","id":"alive"})" "\n");
   CHECK(answer_to(other, "alive")["type"] == "stats");
+}
+
+namespace {
+
+/// Lines of the bridge's log that contain `needle`.
+std::size_t log_lines_with(Rig& rig, std::string_view needle) {
+  const auto lines = rig.bridge().lines(Stream::Stderr);
+  return static_cast<std::size_t>(
+      std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
+}
+
+/// Clients made by this thread connect from `source` while it lives.
+struct ConnectFrom {
+  explicit ConnectFrom(const std::string& source) { TcpClient::connect_thread_from(source); }
+  ~ConnectFrom() { TcpClient::connect_thread_from(""); }
+  ConnectFrom(const ConnectFrom&) = delete;
+  ConnectFrom& operator=(const ConnectFrom&) = delete;
+};
+
+}  // namespace
+
+TEST_CASE("churning connections and refused WebSockets from one address or hundreds cannot flood the log") {
+  Rig rig(RigOptions{});
+  const auto started = std::chrono::steady_clock::now();
+  TcpClient watcher = rig.json_client();
+  const std::size_t before = rig.bridge().lines(Stream::Stderr).size();
+  // One address: 300 connections opened and closed at once.
+  for (int i = 0; i < 300; ++i) TcpClient churn(rig.json_port());
+  // Another: 200 WebSockets from a page of elsewhere, each refused.
+  {
+    const ConnectFrom other("127.0.0.2");
+    for (int i = 0; i < 200; ++i) CHECK_FALSE(WebSocketClient(rig.http_port(), "/ws", 0, "http://evil.example").accepted());
+  }
+  // Hundreds of addresses: a connection from each.
+  for (int i = 0; i < 400; ++i) {
+    const ConnectFrom each("127.0." + std::to_string(10 + i / 250) + "." + std::to_string(1 + i % 250));
+    TcpClient churn(rig.json_port());
+  }
+  // The bridge has seen them all (its answer to the watcher comes after
+  // their connections in its loop), and serves on.
+  watcher.send(R"({"cmd":"stop","id":"after"})" "\n");
+  for (;;) {
+    auto message = watcher.read_json(10s);
+    REQUIRE_MESSAGE(message, "the watcher's stop was answered");
+    if (message->contains("id") && (*message)["id"] == "after") {
+      CHECK((*message)["type"] == "ok");
+      break;
+    }
+  }
+  REQUIRE(read_until(10s, [&](auto left) { return watcher.read_json(left); },
+                     [](const json& m) { return m["type"] == "sensor"; }));
+
+  // Ten lines of a cause a minute: the rest is summarised when it is over.
+  CHECK(log_lines_with(rig, "(json, 127.0.0.1:") <= 10);
+  CHECK(log_lines_with(rig, "refused a WebSocket from 127.0.0.2") <= 10);
+  // And every client together, whatever its address: a budget of 120 lines
+  // at once, two a second after.
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  const std::size_t written = rig.bridge().lines(Stream::Stderr).size() - before;
+  MESSAGE(written << " log lines about 900 connections in " << seconds << " s");
+  CHECK(static_cast<double>(written) <= 120 + 2 * seconds + 2);
 }

@@ -11,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -50,8 +51,19 @@ namespace {
 
 /// Where the calling thread's new clients connect (IPv4, network order).
 thread_local in_addr_t t_connect_to = htonl(INADDR_LOOPBACK);
+thread_local std::optional<in_addr_t> t_connect_from;
 
 }  // namespace
+
+void TcpClient::connect_thread_from(const std::string& source) {
+  if (source.empty()) {
+    t_connect_from.reset();
+    return;
+  }
+  in_addr parsed{};
+  if (::inet_pton(AF_INET, source.c_str(), &parsed) != 1) throw std::runtime_error("not an IPv4 address: " + source);
+  t_connect_from = parsed.s_addr;
+}
 
 void TcpClient::connect_thread_to(const std::string& address) {
   in_addr parsed{};
@@ -64,6 +76,15 @@ TcpClient::TcpClient(std::uint16_t port, int receive_buffer, int max_segment) {
   if (fd_ < 0) throw std::runtime_error("socket failed");
   if (receive_buffer > 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof(receive_buffer));
   if (max_segment > 0) ::setsockopt(fd_, IPPROTO_TCP, TCP_MAXSEG, &max_segment, sizeof(max_segment));
+  if (t_connect_from) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    from.sin_addr.s_addr = *t_connect_from;
+    if (::bind(fd_, reinterpret_cast<sockaddr*>(&from), sizeof(from)) != 0) {
+      ::close(fd_);
+      throw std::runtime_error("cannot bind a client to its source address");
+    }
+  }
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(port);

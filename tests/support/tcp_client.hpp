@@ -53,6 +53,10 @@ class TcpClient {
   /// (IPv4) instead of 127.0.0.1: a test's laptop on another network
   /// (test_network.hpp). Every client of the support library is a TcpClient.
   static void connect_thread_to(const std::string& address);
+  /// Clients made by the calling thread from now on connect from `source`
+  /// (IPv4, one of loopback's 127.0.x.y: another classmate's computer); an
+  /// empty one lets the kernel choose again.
+  static void connect_thread_from(const std::string& source);
   TcpClient(const TcpClient&) = delete;
   TcpClient& operator=(const TcpClient&) = delete;
   TcpClient(TcpClient&& other) noexcept;

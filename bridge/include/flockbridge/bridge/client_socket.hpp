@@ -15,6 +15,9 @@ namespace flockbridge::bridge {
 /// "10.0.3.17:8080", or "[fe80::1]:8080" for an IPv6 address.
 [[nodiscard]] std::string host_port(const std::string& address, std::uint16_t port);
 
+/// A peer's address without its port ("10.0.3.17", "[fe80::1]").
+[[nodiscard]] std::string address_of(const std::string& peer);
+
 /// The socket's peer as host_port() writes it; "unknown peer" when the socket has none.
 [[nodiscard]] std::string peer_name(int fd);
 

@@ -9,6 +9,18 @@
 // and then summarised in one line,
 // "(repeated 57 more times in the last 10 s) <message>".
 //
+// No flood from clients either: a line about something a client did (it
+// connected or closed, was refused, gave a wrong PIN) names its cause, the
+// kind of event and the address it came from. Each cause has
+// kLinesPerCause lines in kCauseWindow; its further lines are counted and
+// summarised once the window closes, "412 more refused WebSockets from
+// 10.0.3.17 in the last 60 s; the last: <message>". Lines about clients,
+// summaries included, share one budget whatever the number of addresses
+// (kClientLinesBurst at once, kClientLinesPerSecond after); what the budget
+// leaves out is counted and told once a window ("N lines about clients were
+// left out of the log ..."), so clients can make the log grow by little more
+// than 7,200 lines an hour, and never fill an SD card.
+//
 // Never a wait: a line standard error cannot take at once (journald or a
 // pipe whose reader has fallen behind) waits in memory, up to 64 KiB, and is
 // written before anything newer; beyond that, lines are dropped and counted,
@@ -18,6 +30,8 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string_view>
 
@@ -26,6 +40,21 @@
 namespace flockbridge::bridge {
 
 inline constexpr std::chrono::seconds kRepeatWindow{10};
+/// Lines about clients: per cause, and for all causes together.
+inline constexpr std::chrono::seconds kCauseWindow{60};
+inline constexpr std::uint64_t kLinesPerCause = 10;
+inline constexpr std::size_t kClientLinesBurst = 120;
+inline constexpr std::size_t kClientLinesPerSecond = 2;
+/// Causes counted at once; lines of a further cause are counted as left out.
+inline constexpr std::size_t kMostCauses = 512;
+
+/// What a line about a client is about: the kind of event, as its summary
+/// names it ("connections and closings", "refused WebSockets", "wrong
+/// PINs"), and the address it came from.
+struct LogCause {
+  std::string_view what;
+  std::string_view from;
+};
 
 /// "debug", "info", "warning", "error": the names in log lines and in the configuration.
 inline constexpr std::array<LogLevel, 4> kLogLevels{LogLevel::Debug, LogLevel::Info, LogLevel::Warning,
@@ -35,6 +64,19 @@ inline constexpr std::array<LogLevel, 4> kLogLevels{LogLevel::Debug, LogLevel::I
 void set_log_level(LogLevel level) noexcept;
 void set_log_name(std::string_view name) noexcept;
 void log(LogLevel level, std::string_view message);
+/// The kinds of event the bridge logs about clients.
+namespace log_cause {
+inline constexpr std::string_view kConnections = "connections and closings";
+inline constexpr std::string_view kRefusedConnections = "refused connections";
+inline constexpr std::string_view kRefusedWebSockets = "refused WebSockets";
+inline constexpr std::string_view kRefusedCommands = "refused commands";
+inline constexpr std::string_view kWrongSecrets = "wrong PINs and secrets";
+inline constexpr std::string_view kControl = "changes of who drives";
+}  // namespace log_cause
+
+/// Logs a line about something a client did, within its cause's and all
+/// clients' bounds.
+void log_about(LogLevel level, const LogCause& cause, std::string_view message);
 /// Logs each line of a text of several lines as its own event.
 void log_lines(LogLevel level, std::string_view lines);
 /// Writes the summary of each repeated message whose window has closed (of

@@ -44,7 +44,8 @@ class OutputQueue {
   /// Takes up to `most` messages, oldest first. When sensor messages were
   /// dropped, the notice of how many goes just before the sensor message
   /// that replaced them (so after everything queued earlier: the hello
-  /// stays first), and counts as one of the `most`.
+  /// stays first, and so do the sensor messages of a burst that came before
+  /// the gap), and counts as one of the `most`.
   [[nodiscard]] std::vector<SharedBuffer> take(std::size_t most, const DroppedNotice& notice = {});
   /// The same, appended to `into` (a vector kept from one write to the next
   /// allocates nothing).
@@ -58,10 +59,10 @@ class OutputQueue {
   struct Entry {
     SharedBuffer message;
     bool sensor;
+    std::uint64_t dropped_before;  ///< sensor messages lost just before this one, not yet told
   };
   std::size_t limit_;
   std::deque<Entry> queue_;
-  std::uint64_t dropped_unreported_ = 0;
   std::uint64_t dropped_total_ = 0;
 };
 

@@ -188,6 +188,9 @@ class Session {
   [[nodiscard]] bool follows_fleet() const noexcept { return follows_fleet_; }
   /// The peer's address without its port: whom a wrong secret makes wait.
   [[nodiscard]] std::string address() const;
+  /// Logs a line about what this client did, within the log's bounds for
+  /// its cause (log_cause) and address.
+  void log_event(LogLevel level, std::string_view cause, std::string_view message) const;
 
   /// Closes a client whose output has been stuck too long, then lets the
   /// transport expire what it must. Call it a few times a second.
