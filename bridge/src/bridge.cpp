@@ -353,6 +353,7 @@ void Bridge::on_housekeeping() {
   // The list, not the map: a thousand clients ten times a second.
   for (Session* session : session_list_) session->housekeeping(now);
   recorder_.housekeeping(now);
+  web_.sweep_connections();
   service_.update(service_status_text());
   flush_log_repeats();
   if (const auto& lease = lease_.holder()) {

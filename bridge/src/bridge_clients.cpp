@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "flockbridge/bridge/address_slots.hpp"
 #include "flockbridge/bridge/client_socket.hpp"
 #include "flockbridge/bridge/foxglove_session.hpp"
 #include "flockbridge/bridge/log.hpp"
@@ -27,6 +28,12 @@ using protocol::Result;
 /// their SYNs dropped and retried a second or more later. The kernel caps it
 /// at net.core.somaxconn.
 constexpr int kListenBacklog = SOMAXCONN;
+
+/// The slots of a port that only the robot's own programs (loopback) may
+/// take: an eighth of them, when there are eight or more.
+std::size_t local_room(std::size_t port_limit) {
+  return port_limit >= 8 ? port_limit / 8 : 0;
+}
 
 }  // namespace
 
@@ -49,6 +56,7 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
   settings.tls_cert = config_.http_tls_cert;
   settings.tls_key = config_.http_tls_key;
   settings.allowed_origins = host_list(config_.access.allowed_origins);
+  settings.slots = &slots_;
   return web_.start(std::move(settings));
 }
 
@@ -162,11 +170,31 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
     added.set_role(config_.access.driver_pin.empty() ? Role::Driver : Role::Viewer);
   }
   const std::size_t active = active_clients(kind) - 1;
-  const std::size_t limit =
+  const std::size_t port_limit =
       kind == ClientKind::Native ? std::min(config_.max_clients, driver_->native_client_limit()) : config_.max_clients;
+  // The robot's own programs (loopback) are never limited by address, and
+  // the last of each port's slots are theirs: a class that fills a port
+  // leaves room for them.
+  const std::optional<std::string> computer = AddressSlots::computer_of(added.address());
+  const std::size_t limit = computer ? port_limit - local_room(port_limit) : port_limit;
+  std::string text;
   if (active >= limit) {
-    const std::string text = "too many clients: " + std::to_string(active) + " already connected to port " +
-                             std::to_string(port) + " (the limit is " + std::to_string(limit) + "); try again later";
+    text = "too many clients: " + std::to_string(active) + " already connected to port " + std::to_string(port) +
+           " (the limit is " + std::to_string(limit) +
+           (limit < port_limit ? ", and " + std::to_string(port_limit - limit) + " more for the robot's own programs"
+                               : std::string()) +
+           "); try again later";
+  } else if (computer && (kind == ClientKind::Native || kind == ClientKind::Json)) {
+    // A WebSocket's connection was counted as the web server took it.
+    if (slots_.take(*computer)) {
+      slot_of_.emplace(id, *computer);
+    } else {
+      text = "too many connections from " + added.address() + ": " + std::to_string(slots_.held(*computer)) +
+             " already, to this robot's ports together (the limit for one computer is " +
+             std::to_string(slots_.per_address()) + ", listen.max_per_address); close some and try again";
+    }
+  }
+  if (!text.empty()) {
     added.log_event(LogLevel::Warning, log_cause::kRefusedConnections,
                     "refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
@@ -245,6 +273,10 @@ void Bridge::end_departed() {
 
 void Bridge::session_closed(Session& session) {
   closed_sessions_.push_back(session.id());
+  if (const auto slot = slot_of_.find(session.id()); slot != slot_of_.end()) {
+    slots_.give_back(slot->second);
+    slot_of_.erase(slot);
+  }
   if (recorder_.active() && !session.refusing()) {
     nlohmann::ordered_json event = client_json(session);
     event["event"] = "closed";

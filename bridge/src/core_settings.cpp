@@ -207,6 +207,13 @@ CoreRows core_settings(const FamiliesHelp& families) {
   s.push_back(whole(
       {"listen", "max_clients", "--max-clients", "Most clients per port; more are told so and closed.", kRestart},
       [](auto& c) -> auto& { return c.max_clients; }, 1, 10000));
+  s.push_back(whole(
+      {"listen", "max_per_address", "--max-per-address",
+       "Most connections of one computer (an IPv4 address, an IPv6 /64) to every port together; the robot's own "
+       "programs (connecting to localhost: from 127.0.0.1 or ::1) are never limited, and an eighth of each port's "
+       "clients are kept for them.",
+       kRestart},
+      [](auto& c) -> auto& { return c.max_per_address; }, 1, 10000));
   s.push_back(text(
       {"native", "bind", "--native-bind",
        "Address of the listener of the robot family's own client programs (\"\": [listen] bind).", kRestart},

@@ -2,6 +2,8 @@
 
 #include <arpa/inet.h>
 #include <libwebsockets.h>
+#include <strings.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -30,6 +32,9 @@ using protocol::Result;
 constexpr auto kCloseTryAgainLater = static_cast<lws_close_status>(1013);
 /// A close frame's reason fits in 123 bytes.
 constexpr std::size_t kMaxCloseReason = 123;
+/// Seconds a connection may take to say what it wants (a request's
+/// headers, a TLS handshake) and to finish any exchange lws waits on.
+constexpr unsigned kHandshakeSeconds = 5;
 
 /// lws writes a WebSocket frame's header into the LWS_PRE bytes in front of
 /// the payload, so every message is copied behind such room before it is
@@ -175,6 +180,26 @@ const lws_protocols kFoxgloveProtocols[] = {
      nullptr, 0},
     {nullptr, nullptr, 0, 0, 0, nullptr, 0},
 };
+
+/// Whether an upgrade asks for Foxglove's subprotocol among those it names
+/// (Sec-WebSocket-Protocol: a list separated by commas).
+bool asks_for_foxglove(lws* wsi) {
+  const int length = lws_hdr_total_length(wsi, WSI_TOKEN_PROTOCOL);
+  if (length <= 0) return false;
+  std::string header(static_cast<std::size_t>(length) + 1, '\0');
+  header.resize(
+      static_cast<std::size_t>(std::max(lws_hdr_copy(wsi, header.data(), length + 1, WSI_TOKEN_PROTOCOL), 0)));
+  std::string_view rest(header);
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    std::string_view name = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!name.empty() && name.front() == ' ') name.remove_prefix(1);
+    while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
+    if (name == protocol::foxglove::kSubprotocol) return true;
+  }
+  return false;
+}
 
 }  // namespace
 
@@ -417,8 +442,12 @@ Result<Done> WebServer::start(Settings settings) {
     // look, so that it listens on every address: an IPv4 address gets an
     // IPv4 socket, as the native and JSON listeners have.
     if (in_addr v4{}; inet_pton(AF_INET, bind.c_str(), &v4) == 1) vhost.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+    // A connection that says nothing, a TLS handshake left half done, a
+    // request that never ends: each holds a descriptor and lws's memory
+    // (a TLS session about 50 KB), so none is kept long.
     vhost.keepalive_timeout = 5;
-    vhost.timeout_secs = 10;
+    vhost.timeout_secs = kHandshakeSeconds;
+    vhost.timeout_secs_ah_idle = kHandshakeSeconds;
     if (tls) {
       vhost.ssl_cert_filepath = settings_.tls_cert.c_str();
       vhost.ssl_private_key_filepath = settings_.tls_key.c_str();
@@ -458,6 +487,50 @@ Result<Done> WebServer::start(Settings settings) {
     bound_foxglove_port_ = static_cast<std::uint16_t>(lws_get_vhost_listen_port(created.value()));
   }
   return Done{};
+}
+
+bool WebServer::admit_connection(int fd) {
+  if (settings_.slots == nullptr) return true;
+  const std::string peer = peer_name(fd);
+  const std::optional<std::string> computer = AddressSlots::computer_of(address_of(peer));
+  if (!computer) return true;  // the robot's own programs
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) return false;
+  // A descriptor still counted is one lws has closed and the kernel given again.
+  if (const auto stale = counted_.find(fd); stale != counted_.end()) {
+    settings_.slots->give_back(stale->second.computer);
+    counted_.erase(stale);
+  }
+  // Other computers may have half of what lws can hold: the rest is the robot's own.
+  const std::size_t most = settings_.fd_limit / 2;
+  const auto admitted = [&] { return counted_.size() < most && settings_.slots->take(*computer); };
+  if (!admitted()) {
+    sweep_connections();  // closes lws has not told of may have made room
+    if (!admitted()) {
+      const bool full = counted_.size() >= most;
+      log_about(LogLevel::Warning, {log_cause::kRefusedConnections, address_of(peer)},
+                "refused a connection from " + peer + " to the web server: " +
+                    (full ? std::to_string(counted_.size()) + " connections from other computers already"
+                          : std::to_string(settings_.slots->held(*computer)) +
+                                " from it already, to this robot's ports together (the limit for one computer is " +
+                                std::to_string(settings_.slots->per_address()) + ", listen.max_per_address)"));
+      return false;
+    }
+  }
+  counted_.emplace(fd, Counted{*computer, status.st_ino});
+  return true;
+}
+
+void WebServer::sweep_connections() {
+  for (auto it = counted_.begin(); it != counted_.end();) {
+    struct stat status {};
+    if (::fstat(it->first, &status) != 0 || status.st_ino != it->second.inode) {
+      if (settings_.slots != nullptr) settings_.slots->give_back(it->second.computer);
+      it = counted_.erase(it);
+    } else {
+      ++it;
+    }
+  }
 }
 
 void WebServer::stop() {
@@ -503,6 +576,12 @@ int WebServerCallbacks::callback(lws* wsi, lws_callback_reasons reason, void* us
   auto* connection = static_cast<WebSocketConnection*>(user);
   auto* link = static_cast<ServerLink*>(lws_context_user(lws_get_context(wsi)));
   switch (reason) {
+    case LWS_CALLBACK_FILTER_NETWORK_CONNECTION: {
+      WebServer* server = link != nullptr ? link->server : nullptr;
+      const auto* accepted = static_cast<const lws_filter_network_conn_args*>(user);
+      if (server == nullptr || accepted == nullptr) return 1;
+      return server->admit_connection(static_cast<int>(accepted->accept_fd)) ? 0 : 1;
+    }
     case LWS_CALLBACK_FILTER_PROTOCOL_CONNECTION: {
       // On the dashboard's port, WebSocket upgrades are for /ws only; the
       // Foxglove live view's port takes them at any path (its clients
@@ -513,9 +592,17 @@ int WebServerCallbacks::callback(lws* wsi, lws_callback_reasons reason, void* us
         std::array<char, 64> uri{};
         const int n = lws_hdr_copy(wsi, uri.data(), static_cast<int>(uri.size()), WSI_TOKEN_GET_URI);
         if (n <= 0 || std::string_view(uri.data(), static_cast<std::size_t>(n)) != "/ws") return 1;
+      } else if (!asks_for_foxglove(wsi)) {
+        // lws would bind an upgrade that names no subprotocol to the
+        // vhost's first (and only) one; the protocol says a client asks.
+        return 1;
       }
       return WebServerCallbacks::accepts_origin(*server, wsi) ? 0 : 1;
     }
+    case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
+      // WebSocket only: lws would also take an upgrade to cleartext HTTP/2
+      // (h2c), which nothing of the bridge uses.
+      return in != nullptr && ::strcasecmp(static_cast<const char*>(in), "websocket") == 0 ? 0 : -1;
     case LWS_CALLBACK_ESTABLISHED: {
       WebServer* server = link != nullptr ? link->server : nullptr;
       if (server == nullptr || connection == nullptr) return -1;

@@ -22,6 +22,8 @@
 
 #include "e2e/driving.hpp"
 #include "e2e/rig.hpp"
+#include "support/temp_dir.hpp"
+#include "support/web_client.hpp"
 
 using namespace flockbridge::testing;
 using nlohmann::json;
@@ -259,4 +261,114 @@ TEST_CASE("churning connections and refused WebSockets from one address or hundr
   const std::size_t written = rig.bridge().lines(Stream::Stderr).size() - before;
   MESSAGE(written << " log lines about 900 connections in " << seconds << " s");
   CHECK(static_cast<double>(written) <= 120 + 2 * seconds + 2);
+}
+
+namespace {
+
+/// A client's first message: its hello, or the refusal that comes instead.
+json first_message(TcpClient& client) {
+  auto message = client.read_json(10s);
+  REQUIRE_MESSAGE(message, "nothing came to a new client");
+  return *message;
+}
+
+/// Whether the server ends a connection that has sent `bytes` (maybe
+/// nothing) within `within`.
+bool closed_within(std::uint16_t port, const std::string& bytes, std::chrono::seconds within) {
+  TcpClient client(port);
+  if (!bytes.empty()) client.send(bytes);
+  return client.wait_closed(within);
+}
+
+}  // namespace
+
+TEST_CASE("one computer cannot take every client slot: each has a share, and the robot's own programs have room") {
+  Rig rig(RigOptions{});  // 32 clients a port; 16 connections a computer
+  std::vector<TcpClient> first;
+  {
+    const ConnectFrom from("127.0.5.5");
+    for (int i = 0; i < 16; ++i) {
+      first.emplace_back(rig.json_port());
+      REQUIRE(first_message(first.back())["type"] == "hello");
+    }
+    TcpClient one_more(rig.json_port());
+    const json refused = first_message(one_more);
+    CHECK(refused["type"] == "error");
+    CHECK(refused["error"].get<std::string>().starts_with("too many connections from 127.0.5.5: 16 already"));
+    CHECK(one_more.wait_closed());
+    // Its share is over every port together: the web server hangs up on it.
+    CHECK(closed_within(rig.http_port(), "", 5s));
+  }
+  rig.expect_log("refused a connection from 127.0.5.5:");
+  std::vector<TcpClient> second;
+  {
+    // Another computer fills the port, but for the robot's own four slots.
+    const ConnectFrom from("127.0.5.6");
+    for (int i = 0; i < 12; ++i) {
+      second.emplace_back(rig.json_port());
+      REQUIRE(first_message(second.back())["type"] == "hello");
+    }
+    TcpClient one_more(rig.json_port());
+    const json refused = first_message(one_more);
+    CHECK(refused["type"] == "error");
+    CHECK(refused["error"].get<std::string>().find("4 more for the robot's own programs") != std::string::npos);
+  }
+  // A program on the robot still connects, and the dashboard is served.
+  TcpClient local = rig.json_client();
+  const auto page = http_get(rig.http_port(), "/");
+  REQUIRE(page);
+  CHECK(page->status == 200);
+  // The first computer's slots come back as its connections close.
+  first.clear();
+  const ConnectFrom from("127.0.5.5");
+  bool served = false;
+  for (int attempt = 0; attempt < 50 && !served; ++attempt) {
+    TcpClient again(rig.json_port());
+    served = first_message(again)["type"] == "hello";
+  }
+  CHECK(served);
+}
+
+TEST_CASE("a connection that says nothing, or leaves its request or TLS handshake half done, is closed within seconds") {
+  TempDir folder;
+  const std::string cert = (folder / "cert.pem").string();
+  const std::string key = (folder / "key.pem").string();
+  ChildProcess openssl({"openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                        "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"},
+                       {}, ChildProcess::Program::System);
+  REQUIRE(openssl.wait_exit() == 0);
+  for (const bool tls : {false, true}) {
+    CAPTURE(tls);
+    RigOptions options;
+    options.start_sim = false;
+    if (tls) options.bridge_args = {"--http-tls-cert", cert, "--http-tls-key", key};
+    Rig rig(options);
+    // 5 s to say what it wants, and lws's timers go by whole seconds.
+    CHECK(closed_within(rig.http_port(), "", 8s));
+    if (tls) {
+      CHECK(closed_within(rig.http_port(), std::string("\x16\x03\x01\x02\x00", 5), 8s));  // a ClientHello begun
+    } else {
+      CHECK(closed_within(rig.http_port(), "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n", 8s));  // no end of headers
+    }
+  }
+}
+
+TEST_CASE("only what the bridge serves is served: the Foxglove port wants its subprotocol, and no upgrade but WebSocket") {
+  RigOptions options;
+  options.start_sim = false;
+  options.bridge_args = {"--foxglove"};
+  Rig rig(options);
+  CHECK_FALSE(WebSocketClient(rig.foxglove_port(), "/").accepted());
+  CHECK_FALSE(WebSocketClient(rig.foxglove_port(), "/", 0, {}, "something.else").accepted());
+  const WebSocketClient viewer(rig.foxglove_port(), "/", 0, {}, "foxglove.websocket.v1");
+  CHECK(viewer.accepted());
+  // The dashboard's browsers name no subprotocol, and need none.
+  CHECK(WebSocketClient(rig.http_port()).accepted());
+
+  // An upgrade to cleartext HTTP/2 (RFC 7540 3.2) is not taken.
+  TcpClient h2c(rig.http_port());
+  h2c.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade, HTTP2-Settings\r\nUpgrade: h2c\r\n"
+           "HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n");
+  CHECK(h2c.wait_closed(10s));
+  CHECK_MESSAGE(h2c.buffer().find("101") == std::string::npos, h2c.buffer());
 }

@@ -26,11 +26,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "flockbridge/bridge/access.hpp"
+#include "flockbridge/bridge/address_slots.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/control_lease.hpp"
 #include "flockbridge/bridge/driver.hpp"
@@ -310,6 +312,10 @@ class Bridge final : public RobotDriver::Host,
   EmergencyLatch latch_;
   /// Connections on the family's own port waiting to be approved (native_port_mode paired).
   Pairing pairing_;
+  /// Connections per computer over every port (the web server counts its
+  /// own), and the slot each native or JSON session holds.
+  AddressSlots slots_{config_.max_per_address};
+  std::unordered_map<std::uint64_t, std::string> slot_of_;
   /// Wrong secrets make their address wait; wrong PINs (and a teacher's
   /// secret too short to be safe from many guesses) also draw on one budget
   /// for everyone, which a long teacher's secret never waits for.

@@ -97,6 +97,7 @@ struct Config {
   std::string json_bind;          ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;  ///< per listener
+  std::size_t max_per_address = 16;  ///< connections of one computer, over every listener
 
   // The web server: the dashboard at /, the WebSocket JSON feed at /ws.
   bool http = true;

@@ -12,6 +12,7 @@
 // closed, and the destructor finishes it.
 #pragma once
 
+#include <sys/types.h>
 #include <uv.h>
 
 #include <chrono>
@@ -19,8 +20,10 @@
 #include <deque>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
+#include "flockbridge/bridge/address_slots.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 
@@ -117,6 +120,9 @@ class WebServer {
     std::string tls_key;
     /// Host names whose pages may open /ws besides the bridge's own (access.allowed_origins).
     std::vector<std::string> allowed_origins;
+    /// Connections per computer over every port (the bridge's), which each
+    /// connection of this server takes one of; none: not limited.
+    AddressSlots* slots = nullptr;
   };
 
   WebServer(uv_loop_t* loop, Host& host);
@@ -136,6 +142,13 @@ class WebServer {
   /// New access.allowed_origins (a reload), for the upgrades to come.
   void set_allowed_origins(std::vector<std::string> hosts) { settings_.allowed_origins = std::move(hosts); }
 
+  /// Gives back the slots of connections lws has closed since (the
+  /// bridge's housekeeping calls it; lws tells of no close of a connection
+  /// that never became a WebSocket).
+  void sweep_connections();
+  /// Connections from other computers than this one, now.
+  [[nodiscard]] std::size_t remote_connections() const noexcept { return counted_.size(); }
+
   /// The default folder of the dashboard: share/flockbridge/www beside the
   /// program's own bin/ folder (as installed, and as built in build/).
   [[nodiscard]] static std::string default_root();
@@ -148,6 +161,16 @@ class WebServer {
   Settings settings_;
   lws_context* context_ = nullptr;
   ServerLink* link_ = nullptr;  ///< freed once lws has finished with it
+  /// The connections from other computers, by descriptor: whose slot each
+  /// holds, and its socket's inode (a descriptor that is closed, or is
+  /// another socket's now, has given its slot back).
+  struct Counted {
+    std::string computer;
+    ino_t inode;
+  };
+  std::unordered_map<int, Counted> counted_;
+  /// Whether a connection just accepted may stay (FILTER_NETWORK_CONNECTION).
+  [[nodiscard]] bool admit_connection(int fd);
   std::uint16_t bound_port_ = 0;
   std::uint16_t bound_foxglove_port_ = 0;
 };
