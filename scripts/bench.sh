@@ -64,6 +64,11 @@ for robot in flockbot pioneer smr; do
   run as_root "$bin/compare_bench" --robot "$robot" --seconds "$seconds"
 done
 run as_root "$bin/compare_bench" --robot smr --no-ser2net --in-place --real-time --seconds "$seconds"
+# A classmate's attacks: a flood of stops, and each attack of docs/deployment.md.
+for robot in flockbot pioneer smr; do
+  run env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/stop_flood_bench.py --robot "$robot" --seconds "$seconds"
+  run env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/attack_bench.py --robot "$robot" --seconds "$seconds"
+done
 # Three trials of the slower benchmarks (fewer when --trials asks for fewer).
 few=$(( trials < 3 ? trials : 3 ))
 run as_root env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/burst_bench.py --trials "$few" --real-time

@@ -187,6 +187,18 @@ Result<Done> Bridge::start() {
 }
 
 void Bridge::session_request(Session& session, protocol::ClientRequest request, const nlohmann::json& id) {
+  if (session.knocking()) {
+    // In the teacher's room: the teacher's secret lets it in, and a stop is
+    // never refused; anything else waits for a place.
+    const auto* command = std::get_if<protocol::SendCommand>(&request);
+    const bool stop = command != nullptr && driver_->motion_effect(command->payload).stops;
+    if (!std::holds_alternative<protocol::Authenticate>(request) && !stop) {
+      session.reply_error(id, Error{"this port is full: only the teacher's secret lets this connection in now "
+                                    "(auth with \"teacher\"); anything else: try again later",
+                                    protocol::ErrorCode::Denied});
+      return;
+    }
+  }
   std::visit(Overloaded{
                  [&](const protocol::SendCommand& command) {
                    submit_command(session, command.payload, driver_->motion_effect(command.payload), id);

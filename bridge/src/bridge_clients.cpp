@@ -86,9 +86,15 @@ Result<Done> Bridge::listen(Listener& listener) {
 std::size_t Bridge::active_clients(ClientKind kind) const {
   std::size_t count = 0;
   for (const auto& [id, session] : sessions_) {
-    if (session->kind() == kind && !session->closing() && !session->refusing()) ++count;
+    if (session->kind() == kind && !session->closing() && !session->refusing() && !session->knocking()) ++count;
   }
   return count;
+}
+
+std::size_t Bridge::knocking_clients(ClientKind kind) const {
+  return static_cast<std::size_t>(std::count_if(session_list_.begin(), session_list_.end(), [&](const Session* s) {
+    return s->kind() == kind && s->knocking() && !s->closing();
+  }));
 }
 
 void Bridge::on_connection(Listener& listener, int status) {
@@ -178,13 +184,23 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   const std::optional<std::string> computer = AddressSlots::computer_of(added.address());
   const std::size_t limit = computer ? port_limit - local_room(port_limit) : port_limit;
   std::string text;
+  // The teacher's room: a JSON or WebSocket client that finds its port full
+  // may still come in with the teacher's secret (not beyond its computer's
+  // share).
+  bool knock = false;
   if (active >= limit) {
-    text = "too many clients: " + std::to_string(active) + " already connected to port " + std::to_string(port) +
-           " (the limit is " + std::to_string(limit) +
-           (limit < port_limit ? ", and " + std::to_string(port_limit - limit) + " more for the robot's own programs"
-                               : std::string()) +
-           "); try again later";
-  } else if (computer && (kind == ClientKind::Native || kind == ClientKind::Json)) {
+    if (!config_.access.teacher_secret.empty() && kind != ClientKind::Native &&
+        knocking_clients(kind) < kTeacherRoom) {
+      knock = true;
+    } else {
+      text = "too many clients: " + std::to_string(active) + " already connected to port " + std::to_string(port) +
+             " (the limit is " + std::to_string(limit) +
+             (limit < port_limit ? ", and " + std::to_string(port_limit - limit) + " more for the robot's own programs"
+                                 : std::string()) +
+             "); try again later";
+    }
+  }
+  if (text.empty() && computer && (kind == ClientKind::Native || kind == ClientKind::Json)) {
     // A WebSocket's connection was counted as the web server took it.
     if (slots_.take(*computer)) {
       slot_of_.emplace(id, *computer);
@@ -212,6 +228,17 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
                   "client " + std::to_string(id) + " (" + std::string(client_kind_name(kind)) + ", " + added.peer() +
                       ") connected");
   added.start(wire::json_only(added.encoding(), hello_text(id, added.role())));
+  if (knock) {
+    const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(kTeacherWait).count();
+    added.log_event(LogLevel::Info, log_cause::kConnections,
+                    "client " + std::to_string(id) + " (" + added.peer() + ") found port " + std::to_string(port) +
+                        " full: it waits " + std::to_string(seconds) + " s for the teacher's secret");
+    added.knock(added.encode(notice::Failed{Error{
+                    "too many clients: " + std::to_string(active) + " already connected to port " +
+                    std::to_string(port) + "; only the teacher may come in now: give the teacher's secret " +
+                    "(auth with \"teacher\") within " + std::to_string(seconds) + " s, or try again later"}}),
+                steady_now() + kTeacherWait);
+  }
   if (recorder_.active()) {
     nlohmann::ordered_json event = client_json(added);
     event["event"] = "connected";

@@ -149,6 +149,7 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
   guard.succeeded(address);
   const Role role = auth.teacher ? Role::Teacher : std::max(session.role(), Role::Driver);
   session.set_role(role);
+  if (role == Role::Teacher) session.let_in();
   session.log_event(LogLevel::Info, log_cause::kControl,
                     "client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +
            std::string(role_name(role)));

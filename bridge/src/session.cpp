@@ -58,6 +58,17 @@ void Session::refuse(SharedBuffer refusal) {
   after_write();  // a client in the original dialect is not told, only closed
 }
 
+void Session::knock(SharedBuffer notice, SteadyTime until) {
+  knocking_until_ = until;
+  subscribed_ = false;
+  send(std::move(notice));
+}
+
+void Session::let_in() {
+  if (!std::exchange(knocking_until_, std::nullopt)) return;
+  if (encoding() == Encoding::Json) subscribe(0);
+}
+
 void Session::close(std::string_view reason, CloseKind kind) {
   if (closing_) return;
   closing_ = true;
@@ -190,7 +201,8 @@ void Session::flush_output(SendBatch& batch) {
 }
 
 bool Session::wants_sensor(SteadyTime now) const noexcept {
-  return subscribed_ && !closing_ && !refusing_ && (interval_.count() == 0 || now - last_sensor_ >= interval_);
+  return subscribed_ && !closing_ && !refusing_ && !knocking_until_ &&
+         (interval_.count() == 0 || now - last_sensor_ >= interval_);
 }
 
 void Session::subscribe(std::uint32_t interval_ms) {
@@ -287,6 +299,10 @@ void Session::housekeeping(SteadyTime now) {
               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - write_started_).count()) +
               " ms",
           CloseKind::Stalled);
+    return;
+  }
+  if (knocking_until_ && now >= *knocking_until_) {
+    close("refused: too many clients, and the teacher's secret did not come");
     return;
   }
   transport_housekeeping(now);

@@ -1,5 +1,7 @@
 #include "flockbridge/protocol/json_depth.hpp"
 
+#include <string>
+
 namespace flockbridge::protocol {
 
 bool nests_deeper_than(std::string_view text, std::size_t limit) {
@@ -34,6 +36,10 @@ bool nests_deeper_than(std::string_view text, std::size_t limit) {
     }
   }
   return false;
+}
+
+std::string nesting_error() {
+  return "nested deeper than " + std::to_string(kJsonDepthLimit) + " arrays and objects inside one another";
 }
 
 }  // namespace flockbridge::protocol

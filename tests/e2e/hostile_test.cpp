@@ -337,20 +337,23 @@ TEST_CASE("a connection that says nothing, or leaves its request or TLS handshak
                         "-nodes", "-keyout", key, "-out", cert, "-days", "1", "-subj", "/CN=127.0.0.1"},
                        {}, ChildProcess::Program::System);
   REQUIRE(openssl.wait_exit() == 0);
-  for (const bool tls : {false, true}) {
-    CAPTURE(tls);
-    RigOptions options;
-    options.start_sim = false;
-    if (tls) options.bridge_args = {"--http-tls-cert", cert, "--http-tls-key", key};
-    Rig rig(options);
-    // 5 s to say what it wants, and lws's timers go by whole seconds.
-    CHECK(closed_within(rig.http_port(), "", 8s));
-    if (tls) {
-      CHECK(closed_within(rig.http_port(), std::string("\x16\x03\x01\x02\x00", 5), 8s));  // a ClientHello begun
-    } else {
-      CHECK(closed_within(rig.http_port(), "GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n", 8s));  // no end of headers
-    }
-  }
+  RigOptions plain_options;
+  plain_options.start_sim = false;
+  RigOptions tls_options = plain_options;
+  tls_options.bridge_args = {"--http-tls-cert", cert, "--http-tls-key", key};
+  Rig plain(plain_options);
+  Rig tls(tls_options);
+  // All at once: each has 5 s to say what it wants, and lws's timers go by whole seconds.
+  TcpClient plain_silent(plain.http_port());
+  TcpClient plain_unfinished(plain.http_port());
+  plain_unfinished.send("GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n");  // no end of headers
+  TcpClient tls_silent(tls.http_port());
+  TcpClient tls_unfinished(tls.http_port());
+  tls_unfinished.send(std::string("\x16\x03\x01\x02\x00", 5));  // a ClientHello begun
+  CHECK(plain_silent.wait_closed(8s));
+  CHECK(plain_unfinished.wait_closed(8s));
+  CHECK(tls_silent.wait_closed(8s));
+  CHECK(tls_unfinished.wait_closed(8s));
 }
 
 TEST_CASE("only what the bridge serves is served: the Foxglove port wants its subprotocol, and no upgrade but WebSocket") {
@@ -371,4 +374,39 @@ TEST_CASE("only what the bridge serves is served: the Foxglove port wants its su
            "HTTP2-Settings: AAMAAABkAAQAAP__\r\n\r\n");
   CHECK(h2c.wait_closed(10s));
   CHECK_MESSAGE(h2c.buffer().find("101") == std::string::npos, h2c.buffer());
+}
+
+TEST_CASE("a full port keeps room for the teacher: a newcomer waits 10 s for the teacher's secret, and a stop is taken") {
+  RigOptions options;
+  options.config = "[access]\nteacher_secret = \"chalk-and-cheese-42\"\n";
+  options.bridge_args = {"--max-clients", "2"};
+  Rig rig(options);
+  TcpClient first = rig.json_client();
+  TcpClient second = rig.json_client();
+  // The port is full: the teacher's room takes two more, for 10 s each.
+  TcpClient teacher(rig.json_port());
+  CHECK(first_message(teacher)["type"] == "hello");
+  const json full = first_message(teacher);
+  CHECK(full["type"] == "error");
+  CHECK(full["error"].get<std::string>().find("only the teacher may come in now") != std::string::npos);
+  TcpClient waiting(rig.json_port());
+  CHECK(first_message(waiting)["type"] == "hello");
+  TcpClient refused(rig.json_port());
+  const json beyond = first_message(refused);
+  CHECK(beyond["type"] == "error");
+  CHECK(beyond["error"].get<std::string>().find("try again later") != std::string::npos);
+  CHECK(refused.wait_closed());
+
+  // In the room: nothing of the robot's, only the secret lets it in, and a stop is never refused.
+  teacher.send(R"({"cmd":"subscribe","id":"sub"})" "\n");
+  CHECK(answer_to(teacher, "sub")["code"] == "denied");
+  teacher.send(R"({"cmd":"stop","id":"stop"})" "\n");
+  CHECK(answer_to(teacher, "stop")["type"] == "ok");
+  teacher.send(R"({"cmd":"auth","teacher":"chalk-and-cheese-42","id":"in"})" "\n");
+  CHECK(answer_to(teacher, "in")["role"] == "teacher");
+  REQUIRE(read_until(10s, [&](auto left) { return teacher.read_json(left); },
+                     [](const json& m) { return m["type"] == "sensor"; }));
+  // Who did not give it is closed once its 10 s are over.
+  CHECK(waiting.wait_closed(15s));
+  rig.expect_log("the teacher's secret did not come");
 }

@@ -143,7 +143,7 @@ Bytes message_data(std::uint32_t subscription, std::uint64_t unix_ns, ByteView p
 
 Result<ClientOp> parse_client_text(std::string_view text) {
   if (nests_deeper_than(text)) {
-    return Error{"nested deeper than " + std::to_string(kJsonDepthLimit) + " arrays and objects inside one another"};
+    return Error{nesting_error()};
   }
   const Json message = Json::parse(text, nullptr, false);
   if (message.is_discarded() || !message.is_object()) return Error{"not a JSON object"};

@@ -518,8 +518,7 @@ nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::or
 ParsedLine parse_line(std::string_view line) {
   if (nests_deeper_than(line)) {
     return {nullptr,
-            Error{"nested deeper than " + std::to_string(kJsonDepthLimit) +
-                  " arrays and objects inside one another; a command needs no more than four"},
+            Error{nesting_error() + "; a command needs no more than four"},
             {}};
   }
   json object = json::parse(line, nullptr, false);

@@ -56,6 +56,10 @@ inline constexpr std::chrono::milliseconds kSharedPinInterval{6000};
 /// that nobody's guessing of the PIN ever keeps the teacher out; a shorter
 /// one is guarded as the PIN is.
 inline constexpr std::size_t kLongSecret = 12;
+/// Clients of a full JSON or WebSocket port that may still wait for the
+/// teacher's secret (when one is set), and how long each waits.
+inline constexpr std::size_t kTeacherRoom = 2;
+inline constexpr std::chrono::seconds kTeacherWait{10};
 
 /// Wrong secrets from one address make it wait, longer each time: a few
 /// mistyped ones (`free_tries`) cost nothing, so a quick retry is taken;

@@ -257,6 +257,8 @@ class Bridge final : public RobotDriver::Host,
   void end_departed();
   void sweep_closed();
   [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
+  /// Clients of that kind in the teacher's room (Session::knock()).
+  [[nodiscard]] std::size_t knocking_clients(ClientKind kind) const;
 
   /// Sends one message to every client, encoded once per encoding.
   template <typename Encode>

@@ -117,6 +117,13 @@ class Session {
   void start(SharedBuffer greeting);
   /// Sends `refusal` and closes without reading anything.
   void refuse(SharedBuffer refusal);
+  /// A client that found its port full, let in on probation: it is sent
+  /// `notice` and nothing of the robot's, and is closed at `until` unless
+  /// let_in() first (the teacher's room: only the teacher's secret lets it
+  /// in).
+  void knock(SharedBuffer notice, SteadyTime until);
+  void let_in();
+  [[nodiscard]] bool knocking() const noexcept { return knocking_until_.has_value(); }
   /// Closes the connection (idempotent) and logs why.
   void close(std::string_view reason, CloseKind kind = CloseKind::Normal);
   /// Ends what the transport reported through input_over(): the session
@@ -279,6 +286,7 @@ class Session {
   bool closing_ = false;
   CloseKind close_kind_ = CloseKind::Normal;
   bool refusing_ = false;
+  std::optional<SteadyTime> knocking_until_;
   bool input_closed_ = false;
   bool input_over_waiting_ = false;  ///< reported, not yet finished by the Host
   std::string lost_;                 ///< why the connection was lost ("": the client finished sending)

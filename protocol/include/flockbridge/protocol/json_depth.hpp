@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace flockbridge::protocol {
@@ -17,6 +18,10 @@ inline constexpr std::size_t kJsonDepthLimit = 32;
 /// inside one another (brackets inside strings do not count). Linear in the
 /// text; allocates nothing; says nothing of whether the rest is valid.
 [[nodiscard]] bool nests_deeper_than(std::string_view text, std::size_t limit = kJsonDepthLimit);
+
+/// Why such JSON is refused: "nested deeper than 32 arrays and objects
+/// inside one another".
+[[nodiscard]] std::string nesting_error();
 
 /// Json::parse without exceptions (a value that is_discarded() when the
 /// text is not JSON), refusing JSON that nests deeper than kJsonDepthLimit
