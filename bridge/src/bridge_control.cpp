@@ -149,7 +149,12 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
   guard.succeeded(address);
   const Role role = auth.teacher ? Role::Teacher : std::max(session.role(), Role::Driver);
   session.set_role(role);
-  if (role == Role::Teacher) session.let_in();
+  if (role == Role::Teacher && session.knocking()) {
+    // In from the teacher's room: what it was not told while it waited.
+    session.let_in();
+    if (lease_.holder()) session.send(wire::json_only(session.encoding(), lease_message({})));
+    if (latch_.latched()) session.send(wire::json_only(session.encoding(), latch_.message(config_.access)));
+  }
   session.log_event(LogLevel::Info, log_cause::kControl,
                     "client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +
            std::string(role_name(role)));

@@ -375,7 +375,7 @@ void Bridge::broadcast(Encode&& encode, MessageOrigin origin) {
   std::array<SharedBuffer, 2> encoded;
   std::array<bool, 2> done{};
   for (Session* session : session_list_) {
-    if (session->closing() || session->refusing()) continue;
+    if (session->closing() || session->refusing() || session->knocking()) continue;
     const std::size_t k = encoding_index(session->encoding());
     if (!done[k]) {
       encoded[k] = encode(*session);
