@@ -146,8 +146,6 @@ class WebServer {
   /// bridge's housekeeping calls it; lws tells of no close of a connection
   /// that never became a WebSocket).
   void sweep_connections();
-  /// Connections from other computers than this one, now.
-  [[nodiscard]] std::size_t remote_connections() const noexcept { return counted_.size(); }
 
   /// The default folder of the dashboard: share/flockbridge/www beside the
   /// program's own bin/ folder (as installed, and as built in build/).
