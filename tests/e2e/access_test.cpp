@@ -115,34 +115,13 @@ namespace {
 /// Gives `field` = `secret` from a connection whose source is `source`
 /// (one of loopback's many addresses: 127.0.x.y), and returns the answer.
 json auth_from(const std::string& source, std::uint16_t port, const std::string& field, const std::string& secret) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in from{};
-  from.sin_family = AF_INET;
-  REQUIRE(inet_pton(AF_INET, source.c_str(), &from.sin_addr) == 1);
-  REQUIRE(::bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) == 0);
-  sockaddr_in to{};
-  to.sin_family = AF_INET;
-  to.sin_port = htons(port);
-  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<const sockaddr*>(&to), sizeof to) == 0);
-  const std::string line = json{{"cmd", "auth"}, {field, secret}, {"id", "auth"}}.dump() + "\n";
-  REQUIRE(::send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size()));
-  std::string buffer;
-  std::array<char, 4096> chunk{};
+  const ConnectFrom from(source);
+  TcpClient client(port);
+  client.send(json{{"cmd", "auth"}, {field, secret}, {"id", "auth"}}.dump() + "\n");
   for (;;) {
-    std::size_t end = 0;
-    while ((end = buffer.find('\n')) != std::string::npos) {
-      const json message = json::parse(buffer.substr(0, end));
-      buffer.erase(0, end + 1);
-      if (message.contains("id") && message["id"] == "auth") {
-        ::close(fd);
-        return message;
-      }
-    }
-    const ssize_t got = ::recv(fd, chunk.data(), chunk.size(), 0);
-    REQUIRE_MESSAGE(got > 0, "no answer to auth from " << source);
-    buffer.append(chunk.data(), static_cast<std::size_t>(got));
+    auto message = client.read_json();
+    REQUIRE_MESSAGE(message, "no answer to auth from " << source);
+    if (message->contains("id") && (*message)["id"] == "auth") return *message;
   }
 }
 

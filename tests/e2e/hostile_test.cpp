@@ -211,14 +211,6 @@ std::size_t log_lines_with(Rig& rig, std::string_view needle) {
       std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; }));
 }
 
-/// Clients made by this thread connect from `source` while it lives.
-struct ConnectFrom {
-  explicit ConnectFrom(const std::string& source) { TcpClient::connect_thread_from(source); }
-  ~ConnectFrom() { TcpClient::connect_thread_from(""); }
-  ConnectFrom(const ConnectFrom&) = delete;
-  ConnectFrom& operator=(const ConnectFrom&) = delete;
-};
-
 }  // namespace
 
 TEST_CASE("churning connections and refused WebSockets from one address or hundreds cannot flood the log") {

@@ -104,4 +104,13 @@ class TcpClient {
   bool eof_ = false;
 };
 
+/// Clients made by the calling thread connect from `source` while it lives
+/// (TcpClient::connect_thread_from).
+struct ConnectFrom {
+  explicit ConnectFrom(const std::string& source) { TcpClient::connect_thread_from(source); }
+  ~ConnectFrom() { TcpClient::connect_thread_from(""); }
+  ConnectFrom(const ConnectFrom&) = delete;
+  ConnectFrom& operator=(const ConnectFrom&) = delete;
+};
+
 }  // namespace flockbridge::testing
