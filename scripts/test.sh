@@ -157,7 +157,9 @@ benchmarks="^docs: the benchmarks' commands"
 if [ "${1:-}" = "--quick" ]; then
   run_stage "tests" suite build
 else
-  run_stage "tests" suite build -E "$benchmarks"
+  # Warnings are errors here: the build scripts/start.sh makes stays
+  # warning-free (a new warning fails the first stage, not a newcomer's start).
+  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -E "$benchmarks"
   # The benchmarks' commands of docs/performance.md, in their check runs,
   # mostly wait for robots, clients and networks: they run beside the
   # fuzzers and the second build, which compute and time nothing, and

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <random>
 #include <tuple>
 #include <variant>
@@ -67,13 +68,55 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
   native_listener_.kind = ClientKind::Native;
   native_listener_.bind = config_.effective_native_bind();
   native_listener_.port = config_.native_port;
+  native_listener_.what = "the robot's own programs";
+  native_listener_.port_option = "--port";
+  native_listener_.bind_option = "--native-bind";
   json_listener_.kind = ClientKind::Json;
   json_listener_.bind = config_.effective_json_bind();
   json_listener_.port = config_.json_port;
+  json_listener_.what = "JSON clients";
+  json_listener_.port_option = "--json-port";
+  json_listener_.bind_option = "--json-bind";
 }
 
 Bridge::~Bridge() {
   stop();
+}
+
+void Bridge::say_welcome() const {
+  // A listener on every address is reached here as localhost.
+  const auto host = [](const std::string& bind) {
+    return bind.empty() || bind == "0.0.0.0" || bind == "::" ? std::string("localhost") : bind;
+  };
+  const auto where = [&host](const std::string& bind, std::uint16_t port) { return host_port(host(bind), port); };
+  const bool tls = !config_.http_tls_cert.empty();
+  std::string text = "\nflockbridge serves ";
+  text += driver_->replay() != nullptr ? "a replay of a recording of " : "";
+  text += std::string(driver_->simulated() ? "a simulated " : "the ") + std::string(driver_->family()) + " robot" +
+          (driver_->has_robot() ? "" : " (none: the class's hub)") +
+          ". Connect to it from this machine, or from the network by its name or address:\n";
+  const auto line = [&text](std::string_view who, const std::string& how) {
+    text += "  " + std::string(who) + std::string(who.size() < 34 ? 34 - who.size() : 1, ' ') + how + "\n";
+  };
+  if (config_.http) {
+    const std::string http = where(config_.effective_http_bind(), http_port());
+    line("the dashboard, in any browser:", (tls ? "https://" : "http://") + http + "/");
+  }
+  if (native_listener_.tcp && !driver_->native_programs().empty()) {
+    line(std::string(driver_->native_programs()) + ":", "TCP port " + std::to_string(native_port()));
+  }
+  line("JSON-lines clients:", "TCP port " + std::to_string(json_port()) + ", e.g.  nc " + host(json_listener_.bind) +
+                                  " " + std::to_string(json_port()));
+  if (config_.http) {
+    line("WebSocket JSON clients:",
+         (tls ? "wss://" : "ws://") + where(config_.effective_http_bind(), http_port()) + "/ws");
+  }
+  if (config_.foxglove) {
+    line("Foxglove or Lichtblick, live:",
+         (tls ? "wss://" : "ws://") + where(config_.effective_foxglove_bind(), foxglove_port()));
+  }
+  text += "Stop it with Ctrl-C.\n\n";
+  std::fputs(text.c_str(), stderr);
 }
 
 Result<Done> Bridge::start() {
@@ -175,6 +218,7 @@ Result<Done> Bridge::start() {
                  host_port(config_.effective_foxglove_bind(), foxglove_port());
   }
   log_info(listening + "; session " + session_id_);
+  if (config_.welcome) say_welcome();
   log_info("client writes: " + writes_.summary());
   log_info("scheduling: " + scheduling_summary() + ", timer slack " + std::to_string(timer_slack_ns()) + " ns" +
            (real_time_scheduling()

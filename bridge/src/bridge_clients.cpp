@@ -75,7 +75,7 @@ Result<Done> Bridge::listen(Listener& listener) {
                      if (auto* l = owner_of<Listener>(server)) l->bridge->on_connection(*l, status);
                    });
   }
-  if (rc < 0) return Error{"cannot listen on " + where + ": " + uv_error_text(rc)};
+  if (rc < 0) return Error{listen_failure(where, listener.what, listener.port_option, listener.bind_option, -rc)};
   sockaddr_storage bound{};
   int length = sizeof(bound);
   uv_tcp_getsockname(listener.tcp.get(), reinterpret_cast<sockaddr*>(&bound), &length);

@@ -4,10 +4,13 @@
 // emergency latch's changes, and the safety stop the bridge sends on its own.
 #include "flockbridge/bridge/bridge.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "flockbridge/bridge/json_arguments.hpp"
 #include "flockbridge/bridge/log.hpp"
+#include "flockbridge/bridge/suggest.hpp"
 #include "flockbridge/bridge/wire.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
@@ -26,6 +29,15 @@ constexpr std::chrono::milliseconds kLongestDeadman{60000};
 constexpr std::size_t kMostStopRiders = 256;
 
 }  // namespace
+
+protocol::Error Bridge::with_suggestion(std::string_view cmd, protocol::Error refusal) const {
+  const auto& commands = driver_->commands();
+  if (std::find(commands.begin(), commands.end(), cmd) != commands.end()) return refusal;  // known, refused
+  std::vector<std::string_view> names(protocol::json::kBridgeRequests.begin(), protocol::json::kBridgeRequests.end());
+  names.insert(names.end(), commands.begin(), commands.end());
+  if (const auto meant = nearest(cmd, names)) refusal.message += "; did you mean '" + *meant + "'?";
+  return refusal;
+}
 
 void Bridge::session_robot_command(Session& session, std::string_view cmd, const nlohmann::json& object,
                                    const nlohmann::json& id) {
@@ -60,7 +72,7 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
   }
   auto command = driver_->command_from_json(cmd, *arguments);
   if (!command) {
-    session.reply_error(id, command.error());
+    session.reply_error(id, with_suggestion(cmd, command.error()));
     return;
   }
   MotionEffect effect = driver_->motion_effect(command.value());

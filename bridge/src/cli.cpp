@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <deque>
 #include <optional>
+#include <vector>
 
 #include "flockbridge/bridge/cli_support.hpp"
 #include "flockbridge/bridge/log.hpp"
@@ -13,6 +15,9 @@
 #include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
+
+static_assert(kConfigErrorExit == kCommandLineErrorExit, "a bad option and a bad file end the same way");
+
 namespace {
 
 /// A default as --help shows it: text without the file's quotes.
@@ -35,10 +40,23 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
   // A later option overrides an earlier one (a wrapper script's defaults, then the user's).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 
+  // What a newcomer needs comes first in --help: which robot, simulated or
+  // on which device, and where to connect.
+  constexpr std::string_view kStartHere = "Start here";
+  constexpr std::array<std::string_view, 6> kNewcomers{"--robot",     "--simulate",  "--device",
+                                                       "--http-port", "--json-port", "--port"};
+  const auto for_newcomers = [&](const Setting& setting) {
+    return std::find(kNewcomers.begin(), kNewcomers.end(), setting.option) != kNewcomers.end();
+  };
+  app.get_help_ptr()->group(std::string(kStartHere));
+  app.get_version_ptr()->group(std::string(kStartHere));
+  app.option_defaults()->group("The configuration file");
+
   std::string config_path = default_config_path();
   bool no_config = false;
   bool print_config = false;
   bool print_default_config = false;
+  bool welcome = false;
   auto* config_option =
       app.add_option("--config", config_path,
                      "Configuration file (TOML); the default path may be missing, a path given must exist")
@@ -48,6 +66,8 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
   app.add_flag("--print-config", print_config, "Print the configuration in force, as a file, and exit");
   app.add_flag("--print-default-config", print_default_config,
                "Print the default configuration file, every value commented out, and exit");
+  app.add_flag("--welcome", welcome, "Once listening, say where to connect, for a person at a terminal")
+      ->group(std::string(kStartHere));
 
   // Each setting's option, read as text and checked by the same rules as the
   // file's values, so that a bad value gets the same message either way.
@@ -59,8 +79,17 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
   };
   std::deque<Given> given;
   const Config defaults = settings.defaults();
+  std::vector<const Setting*> in_order;
+  for (const std::string_view option : kNewcomers) {
+    for (const Setting& setting : settings.rows()) {
+      if (setting.option == option) in_order.push_back(&setting);
+    }
+  }
   for (const Setting& setting : settings.rows()) {
-    if (setting.option.empty()) continue;
+    if (!setting.option.empty() && !for_newcomers(setting)) in_order.push_back(&setting);
+  }
+  for (const Setting* row : in_order) {
+    const Setting& setting = *row;
     Given& slot = given.emplace_back(Given{&setting, nullptr, {}});
     const std::string help = std::string(setting.help) + " [" + setting.key() + "]";
     const std::string names =
@@ -74,6 +103,7 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
                                     : setting.kind == ValueKind::Real ? "NUMBER"
                                                                       : "TEXT");
     }
+    slot.option->group(for_newcomers(setting) ? std::string(kStartHere) : "Every setting");
   }
 
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
@@ -142,6 +172,7 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
     return 0;
   }
   command_line.config = std::move(loaded).value();
+  command_line.config.welcome = welcome;
   for (const std::string& notice : command_line.config.notices) log_warning(notice);
   return command_line;
 }

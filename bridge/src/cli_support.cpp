@@ -13,15 +13,20 @@ const char* version_text() noexcept {
 
 namespace {
 
-/// Names each mistyped option with the one that was likely meant.
-void suggest_options(const CLI::App& app) {
+/// Says what is wrong with each word the command line did not take, naming
+/// for a mistyped option the one that was likely meant.
+void explain_extras(const CLI::App& app) {
   std::vector<std::string> names;
   for (const CLI::Option* option : app.get_options()) {
     for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
   }
   const std::vector<std::string_view> views(names.begin(), names.end());
   for (const std::string& extra : app.remaining()) {
-    if (!extra.starts_with("-")) continue;
+    if (!extra.starts_with("-")) {
+      std::cerr << app.get_name() << ": '" << extra << "' is not an option's value here; " << app.get_name()
+                << " takes options only\n";
+      continue;
+    }
     const std::string option = extra.substr(0, extra.find('='));
     std::cerr << app.get_name() << ": there is no option " << option;
     if (const auto meant = nearest(option, views)) {
@@ -36,13 +41,16 @@ void suggest_options(const CLI::App& app) {
 std::optional<int> parse_or_exit(CLI::App& app, int argc, const char* const* argv) {
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ExtrasError& error) {
-    suggest_options(app);
-    return app.exit(error);
+    return std::nullopt;
+  } catch (const CLI::ExtrasError&) {
+    explain_extras(app);
   } catch (const CLI::ParseError& error) {
-    return app.exit(error);
+    // --help and --version end parsing as errors whose exit code is 0.
+    if (error.get_exit_code() == 0) return app.exit(error);
+    std::cerr << app.get_name() << ": " << error.what() << "\n";
   }
-  return std::nullopt;
+  std::cerr << "Run " << app.get_name() << " --help for its options.\n";
+  return kCommandLineErrorExit;
 }
 
 }  // namespace flockbridge::bridge

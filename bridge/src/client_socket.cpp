@@ -4,15 +4,61 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
+#include <cstring>
 
 namespace flockbridge::bridge {
 
 std::string host_port(const std::string& address, std::uint16_t port) {
   const bool v6 = address.find(':') != std::string::npos;
   return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+std::string listen_failure(const std::string& where, std::string_view what, std::string_view option,
+                           std::string_view bind_option, int error) {
+  std::string text = "cannot listen on " + where + " for " + std::string(what) + ": ";
+  switch (error) {
+    case EADDRINUSE:
+      return text + "the port is in use (another flockbridge, or another server); choose another with " +
+             std::string(option) + " (0: any free port)";
+    case EACCES:
+      return text + "ports below 1024 need root or CAP_NET_BIND_SERVICE; choose another with " + std::string(option);
+    case EADDRNOTAVAIL:
+      return text + "the address is not one of this machine's; see " + std::string(bind_option);
+    default:
+      return text + std::strerror(error);
+  }
+}
+
+int try_listening(const std::string& bind, std::uint16_t port) {
+  if (port == 0) return 0;
+  sockaddr_storage address{};
+  socklen_t length = 0;
+  auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
+  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
+  const std::string host = bind.empty() ? "0.0.0.0" : bind;
+  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
+    v4->sin_family = AF_INET;
+    v4->sin_port = htons(port);
+    length = sizeof(sockaddr_in);
+  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
+    v6->sin6_family = AF_INET6;
+    v6->sin6_port = htons(port);
+    length = sizeof(sockaddr_in6);
+  } else {
+    return 0;  // a name: the listener's own error says what it is
+  }
+  const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return 0;
+  const int on = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));  // as every listener sets it
+  const int error = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0 ? 0 : errno;
+  ::close(fd);
+  return error;
 }
 
 std::string address_of(const std::string& peer) {

@@ -134,12 +134,11 @@ FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
   const auto add = [&](std::uint32_t id, std::string_view topic, std::string schema_name, std::string schema) {
     channels.push_back({id, std::string(topic), "json", std::move(schema_name), std::move(schema), "jsonschema"});
   };
-  const auto named = [](Topic topic) { return "flockbridge" + std::string(topic_name(topic)).replace(0, 1, "."); };
   for (const Topic topic : {Topic::Sensor, Topic::Hello, Topic::Link, Topic::Lease, Topic::Emergency, Topic::Robot,
                             Topic::Answer, Topic::Recording}) {
     switch (topic) {
       case Topic::Sensor:
-        add(channel(topic), topic_name(topic), "flockbridge." + identity.family + ".sensor", identity.sensor_schema);
+        add(channel(topic), topic_name(topic), topic_schema_name(topic, identity.family), identity.sensor_schema);
         break;
       case Topic::Answer:  // the answers themselves, as the JSON port sends them (a recording wraps them)
         add(channel(topic), topic_name(topic), "flockbridge.reply",
@@ -156,7 +155,7 @@ FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
                         R"(["type","active"])"));
         break;
       default:
-        add(channel(topic), topic_name(topic), named(topic), topic_schema(topic));
+        add(channel(topic), topic_name(topic), topic_schema_name(topic, identity.family), topic_schema(topic));
     }
   }
   add(kFoxgloveBridgeChannel, kFoxgloveBridgeTopic, "flockbridge.bridge",

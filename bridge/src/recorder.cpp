@@ -20,6 +20,11 @@ namespace mcap = protocol::mcap;
 
 namespace {
 
+/// What to do about a recording folder the bridge cannot write.
+constexpr std::string_view kChooseAFolder =
+    "; start the bridge with --record DIR (a folder it may write, e.g. ~/recordings), or give the bridge's user "
+    "that folder";
+
 constexpr std::string_view kProfile = "";  // not a ROS profile: plain JSON messages
 constexpr std::string_view kExtension = ".mcap";
 /// zstd's level: a few percent of a Raspberry Pi's core at a robot's full rate (docs/performance.md).
@@ -93,6 +98,16 @@ std::string topic_schema(Topic topic) {
       break;
   }
   return schema_text("flockbridge message", R"({"type":{"type":"string"}})");
+}
+
+std::string topic_schema_name(Topic topic, std::string_view family) {
+  std::string name = "flockbridge.";
+  if (topic == Topic::Sensor) {
+    name.append(family).append(".sensor");
+  } else {
+    name += topic_name(topic).substr(1);
+  }
+  return name;
 }
 
 std::string_view topic_name(Topic topic) noexcept {
@@ -222,12 +237,16 @@ struct Recorder::Worker {
                               file_stem(identity.robot, static_cast<std::time_t>(job.now_unix_ns / 1'000'000'000ULL)))
                                  .string();
     for (int n = 1; n < 100 && fd < 0; ++n) {
-      path = stem + (n == 1 ? "" : "-" + std::to_string(n)) + std::string(kExtension);
+      path = stem;
+      if (n > 1) path.append("-").append(std::to_string(n));
+      path += kExtension;
       fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
       if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-      job.error = "cannot create a file in " + settings.directory + ": " + errno_text(errno);
+      const int error = errno;
+      job.error = "cannot create a file in " + settings.directory + ": " + errno_text(error);
+      job.error += kChooseAFolder;
       wait_before_retry(job);
       return false;
     }
@@ -240,11 +259,8 @@ struct Recorder::Worker {
     const auto add = [&](const protocol::Bytes& bytes) { head.insert(head.end(), bytes.begin(), bytes.end()); };
     for (std::uint16_t id = 1; id <= kTopicCount; ++id) {
       const auto topic = static_cast<Topic>(id);
-      const bool sensor = topic == Topic::Sensor;
-      add(writer->schema({id,
-                          sensor ? "flockbridge." + identity.family + ".sensor"
-                                 : "flockbridge" + std::string(topic_name(topic)).replace(0, 1, "."),
-                          "jsonschema", sensor ? identity.sensor_schema : topic_schema(topic)}));
+      add(writer->schema({id, topic_schema_name(topic, identity.family), "jsonschema",
+                          topic == Topic::Sensor ? identity.sensor_schema : topic_schema(topic)}));
       add(writer->channel({id, id, std::string(topic_name(topic)), "json", {}}));
     }
     add(writer->metadata({"flockbridge",
@@ -361,8 +377,8 @@ protocol::Result<protocol::Done> Recorder::start(const RecordSettings& settings,
   std::filesystem::create_directories(settings.directory, error);
   if (error || ::access(settings.directory.c_str(), W_OK) != 0) {
     const std::string why = error ? error.message() : errno_text(errno);
-    return protocol::Error{"cannot record into " + settings.directory + ": " + why +
-                               " (record.directory; the bridge needs to write there)",
+    return protocol::Error{"cannot record into " + settings.directory + " (record.directory): " + why +
+                               std::string(kChooseAFolder),
                            protocol::ErrorCode::Invalid};
   }
   status_.active = true;

@@ -59,7 +59,7 @@ std::string describe_terminal(const termios& settings) {
   const int in = baud_of(cfgetispeed(&settings));
   const int out = baud_of(cfgetospeed(&settings));
   std::string text = std::to_string(in);
-  if (out != in) text += "/" + std::to_string(out);
+  if (out != in) text.append("/").append(std::to_string(out));
   text += " baud, ";
   switch (settings.c_cflag & CSIZE) {
     case CS5:

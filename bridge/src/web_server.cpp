@@ -428,8 +428,13 @@ Result<Done> WebServer::start(Settings settings) {
 
   // One vhost per listening port: the dashboard's, the Foxglove live view's.
   const auto add_vhost = [&](const char* name, const std::string& bind, std::uint16_t port,
-                             const lws_protocols* protocols, const lws_http_mount* mounts,
-                             const char* what) -> Result<lws_vhost*> {
+                             const lws_protocols* protocols, const lws_http_mount* mounts, const char* what,
+                             std::string_view port_option, std::string_view bind_option) -> Result<lws_vhost*> {
+    // A port in use, or an address not this machine's, is said here with
+    // the option that moves it, before lws would log its own words for it.
+    if (const int error = try_listening(bind, port); error != 0) {
+      return Error{listen_failure(host_port(bind, port), std::string("the ") + what, port_option, bind_option, error)};
+    }
     lws_context_creation_info vhost{};
     vhost.vhost_name = name;
     vhost.port = port;
@@ -462,14 +467,15 @@ Result<Done> WebServer::start(Settings settings) {
                    settings_.tls_key + "' (see the lines before: is the key the certificate's, and both PEM?)"};
     }
     if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
-      return Error{"cannot listen on " + host_port(bind, port) + " for the " + what +
-                   " (is the port in use, or the address not this machine's?)"};
+      return Error{listen_failure(host_port(bind, port), std::string("the ") + what, port_option, bind_option,
+                                  errno != 0 ? errno : EADDRINUSE)};
     }
     return created;
   };
   if (settings_.http) {
     auto created =
-        add_vhost("flockbridge", settings_.bind, settings_.port, kProtocols, &link_->fleet_mount, "web server");
+        add_vhost("flockbridge", settings_.bind, settings_.port, kProtocols, &link_->fleet_mount, "web server",
+                  "--http-port", "--http-bind");
     if (!created) {
       stop();
       return created.error();
@@ -478,7 +484,7 @@ Result<Done> WebServer::start(Settings settings) {
   }
   if (settings_.foxglove) {
     auto created = add_vhost("foxglove", settings_.foxglove_bind, settings_.foxglove_port, kFoxgloveProtocols, nullptr,
-                             "Foxglove live view");
+                             "Foxglove live view", "--foxglove-port", "--foxglove-bind");
     if (!created) {
       stop();
       return created.error();

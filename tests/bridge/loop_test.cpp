@@ -147,7 +147,8 @@ TEST_CASE("a bridge whose port is taken fails to start with a clear reason") {
   expect_second_bridge_fails([](bridge::Config& config, const bridge::Bridge& first) { config.native_port = first.native_port(); },
                              [](const bridge::Bridge& first) {
                                return "cannot listen on 127.0.0.1:" + std::to_string(first.native_port()) +
-                                      ": address already in use (EADDRINUSE)";
+                                      " for the robot's own programs: the port is in use (another flockbridge, or "
+                                      "another server); choose another with --port (0: any free port)";
                              });
 }
 

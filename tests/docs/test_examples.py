@@ -779,6 +779,8 @@ def test_the_first_command_starts_the_bridge(block: Block) -> None:
         output = started.communicate(timeout=30)[0]
     assert started.returncode == 0, output
     assert "flockbridge is starting" in said and "nc localhost 2006" in said, said
+    # Where to connect, for the robot it serves: its own programs' port, no other family's.
+    assert "TCP port 2005" in said and "8101" not in said and "24901" not in said, said
 
 
 @pytest.mark.parametrize("block", of_kind("by-hand"))

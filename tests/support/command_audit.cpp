@@ -52,7 +52,7 @@ Numbered command_of(int number) {
       char text[16];
       std::snprintf(text, sizeof(text), "n%05d", number);
       std::string hex = hex_of({'D', 'L', 'S'});
-      for (const char c : std::string(text)) hex += " " + hex_of({c});
+      for (const char c : std::string(text)) hex.append(" ").append(hex_of({c}));
       return {"lcd_write", R"({"cmd":"lcd_write","text":")" + std::string(text) + "\"", hex + " 00"};
     }
   }

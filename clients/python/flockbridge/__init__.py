@@ -21,6 +21,7 @@ from .errors import (
     FlockbridgeError,
     InvalidCommand,
     LinkDown,
+    ReplayWarning,
     Timeout,
 )
 from .message import Message
@@ -41,6 +42,7 @@ __all__ = [
     "InvalidCommand",
     "LinkDown",
     "Message",
+    "ReplayWarning",
     "Robot",
     "Timeout",
     "connect",

@@ -63,6 +63,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return 1
     except KeyboardInterrupt:
         return 0
+    except BrokenPipeError:
+        # The reader of the output has gone (`watch ROBOT | head`): end
+        # quietly, and let nothing try to flush into the closed pipe again.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
 
 
 def list_robots(hub: Optional[str], timeout: float) -> int:
@@ -132,15 +138,34 @@ def _short(value: Any) -> str:
     return json.dumps(value) if isinstance(value, str) else str(value)
 
 
+def _robot_name(robot: Robot) -> str:
+    """The robot's family, and its model where that says more ("pioneer p3dx", "smr")."""
+    if not robot.model or robot.model == robot.family:
+        return str(robot.family)
+    return f"{robot.family} {robot.model}"
+
+
 def watch_robot(address: str, interval_ms: int, as_json: bool) -> int:
     printing = threading.Lock()
 
     def say(line: str) -> None:
         with printing:
-            print(line, flush=True)
+            try:
+                print(line, flush=True)
+            except BrokenPipeError:
+                # Said on the reader's thread too; the main thread's next
+                # line ends the program.
+                if threading.current_thread() is threading.main_thread():
+                    raise
 
     with Robot(address) as robot:
-        say(f"{robot.family} {robot.model} at {robot.host}:{robot.port}, link {robot.link}; Ctrl-C ends")
+        # With --json, the output is JSON lines only (for jq and the like):
+        # the header goes to stderr.
+        print(
+            f"{_robot_name(robot)} at {robot.host}:{robot.port}, link {robot.link}; Ctrl-C ends",
+            file=sys.stderr if as_json else sys.stdout,
+            flush=True,
+        )
 
         def event(message: Message) -> None:
             kind = message.get("type")
@@ -327,7 +352,7 @@ def drive_robot(address: str, pin: Optional[str], speed: float, turn: float) -> 
     with Robot(address, pin=pin) as robot:
         if robot.role == "viewer":
             robot.auth(pin=getpass.getpass(f"Driver PIN for {address}: "))
-        print(f"{robot.family} {robot.model} at {robot.host}:{robot.port}")
+        print(f"{_robot_name(robot)} at {robot.host}:{robot.port}")
         fd = sys.stdin.fileno()
         saved = termios.tcgetattr(fd)
         tty.setcbreak(fd)  # keys one at a time, no echo; Ctrl-C still interrupts

@@ -61,8 +61,20 @@ class CommandFailed(FlockbridgeError):
 
     The code says why: `queue_full`, `rate_limited`, `refused` (the robot
     answered NAK to every try), `no_ack`, `link_lost`, `cancelled` (an
-    emergency stop cancelled it), `replay` (the bridge replays a recording:
-    there is no robot to command).
+    emergency stop cancelled it). A bridge that replays a recording answers
+    every command but `stop` and `emergency` with the code `replay`, which
+    is not raised: see ReplayWarning.
+    """
+
+
+class ReplayWarning(UserWarning):
+    """The bridge replays a recording: commands are answered, the robot is not moved.
+
+    Given once per connection, by Python's warnings (printed to stderr),
+    at the first command the replay did not send; the program runs on and
+    reads the recorded run as it was, so that a program can be run again
+    on a run that went wrong. `warnings.simplefilter("error", ReplayWarning)`
+    makes it an exception.
     """
 
 

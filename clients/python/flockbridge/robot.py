@@ -14,11 +14,23 @@ import json
 import logging
 import socket
 import threading
+import sys
 import time
+import warnings
 import weakref
+from pathlib import Path
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
-from .errors import AuthFailed, ConnectionLost, FlockbridgeError, InvalidCommand, LinkDown, Timeout, error_for
+from .errors import (
+    AuthFailed,
+    ConnectionLost,
+    FlockbridgeError,
+    InvalidCommand,
+    LinkDown,
+    ReplayWarning,
+    Timeout,
+    error_for,
+)
 from .message import Message
 from .model import nearest
 
@@ -73,6 +85,19 @@ def split_address(address: str, port: Optional[int] = None) -> Tuple[str, int]:
     return host, port or DEFAULT_PORT
 
 
+_PACKAGE = str(Path(__file__).resolve().parent)
+
+
+def _outside_this_package() -> int:
+    """The stacklevel for warnings.warn that names the first caller outside this package."""
+    level = 1
+    frame = sys._getframe(1)
+    while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE):
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 class _Pending:
     __slots__ = ("name", "reply", "lost", "was_moving")
 
@@ -122,6 +147,7 @@ class Robot:
         self._cond = threading.Condition(threading.RLock())
         self._send_lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._replay_warned = False
         self._sock: Optional[socket.socket] = None
         self._buffer = b""
         self._skipping = False
@@ -400,8 +426,24 @@ class Robot:
                 )
             raise Timeout(f"{name}: no answer from the bridge within {limit:g} s", command=name)
         if reply.get("type") == "error":
+            if reply.get("code") == "replay":
+                self._warn_replay(str(reply.get("error", "not sent: a replay")))
+                return Message(reply)
             raise error_for(reply.get("code"), str(reply.get("error", "refused")), name)
         return Message(reply)
+
+    def _warn_replay(self, words: str) -> None:
+        # Once per connection: a program that drives in a loop would say it
+        # at every reading. The warning names the program's own line.
+        with self._cond:
+            if self._replay_warned:
+                return
+            self._replay_warned = True
+        warnings.warn(
+            f"{words}; the program runs on, reading the recorded run (commands are not sent)",
+            ReplayWarning,
+            stacklevel=_outside_this_package(),
+        )
 
     def drive(self, v_mm_s: float, w_deg_s: float = 0.0, *, deadman: Optional[float] = None) -> None:
         """Drives at v_mm_s (mm/s, negative: backwards) turning at w_deg_s (degrees/s, positive: left).
@@ -477,12 +519,34 @@ class Robot:
             family = hello.get("robot", "this robot") if hello is not None else "this robot"
             raise AttributeError(f"{family} has no command {name!r}; it takes: {', '.join(names) or 'none'}")
 
-        def family_command(**arguments: Any) -> Message:
+        def family_command(*values: Any, **arguments: Any) -> Message:
+            if values:
+                raise TypeError(self._by_name(name, values))
             return self.command(name, **arguments)
 
         family_command.__name__ = name
         family_command.__doc__ = f"The robot's {name!r} command; arguments by keyword, as the bridge names them."
         return family_command
+
+    def _by_name(self, name: str, values: Tuple[Any, ...]) -> str:
+        """What to say of a family command given values without names: the names it takes."""
+        said = f"{name}() takes its arguments by name"
+        try:
+            # An argument no command has: the bridge refuses it before
+            # anything reaches the robot, and says which ones it takes.
+            self.command(name, **{"?": None})
+        except InvalidCommand as e:
+            words = str(e)
+            taken = words.rpartition("it takes ")[2]
+            if words.endswith("it takes none"):
+                return f"{name}() takes no arguments"
+            if taken and taken != words:
+                names = [n.strip() for n in taken.split(",")]
+                shown = ", ".join(f"{n}={v!r}" for n, v in zip(names, values))
+                return f"{said}: {name}({shown})" + (f" ({', '.join(names)})" if len(values) != len(names) else "")
+        except FlockbridgeError:
+            pass
+        return f"{said}, as docs/clients.md names them: {name}(speed=..., ...)"
 
     def __dir__(self) -> List[str]:
         return sorted(set(super().__dir__()) | set(self.capabilities))

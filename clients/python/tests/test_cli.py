@@ -32,8 +32,9 @@ def test_watch_prints_readings_and_ends_on_ctrl_c(smr: Bridge) -> None:
     watching = cli("watch", smr.address, "--interval-ms", "100", "--json", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         assert watching.stdout is not None
-        first = watching.stdout.readline()
-        assert first.startswith("smr smr at 127.0.0.1:"), first
+        assert watching.stderr is not None
+        first = watching.stderr.readline()  # stdout is JSON lines only
+        assert first.startswith("smr at 127.0.0.1:"), first
         readings = [json.loads(watching.stdout.readline()) for _ in range(3)]
         assert all(r["type"] == "sensor" for r in readings)
         assert readings[0]["seq"] < readings[1]["seq"] < readings[2]["seq"]
@@ -42,6 +43,22 @@ def test_watch_prints_readings_and_ends_on_ctrl_c(smr: Bridge) -> None:
     finally:
         if watching.poll() is None:
             watching.kill()
+
+
+def test_watch_into_a_reader_that_stops_reading_ends_quietly(smr: Bridge) -> None:
+    # `python3 -m flockbridge watch ROBOT --json | head -n 2`: head leaves
+    # after two lines, and watch ends at its next line, without a traceback.
+    done = subprocess.run(
+        f"{sys.executable} -m flockbridge watch {smr.address} --interval-ms 50 --json | head -n 2",
+        shell=True,
+        env=client_env(),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2 and all(json.loads(line)["type"] in ("sensor", "link", "lease") for line in lines), lines
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
 
 
 def test_watch_says_what_is_wrong_with_the_address() -> None:

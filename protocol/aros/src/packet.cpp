@@ -15,7 +15,12 @@ std::uint16_t packet_checksum(ByteView body) noexcept {
 
 Bytes encode_packet(Byte type, ByteView payload) {
   assert(payload.size() <= kMaxPayload);
-  Bytes packet{kSync0, kSync1, static_cast<Byte>(payload.size() + kMinCount), type};
+  Bytes packet;
+  packet.reserve(kHeaderLength + 1 + payload.size() + 2);
+  packet.push_back(kSync0);
+  packet.push_back(kSync1);
+  packet.push_back(static_cast<Byte>(payload.size() + kMinCount));
+  packet.push_back(type);
   packet.insert(packet.end(), payload.begin(), payload.end());
   const std::uint16_t checksum = packet_checksum(ByteView(packet).subspan(kHeaderLength));
   packet.push_back(static_cast<Byte>(checksum >> 8));

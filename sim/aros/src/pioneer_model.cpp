@@ -108,7 +108,9 @@ void PioneerModel::on_packet(protocol::Byte type, ByteView payload, SteadyTime n
 void PioneerModel::on_command(const protocol::aros::Command& c, SteadyTime now) {
   const std::optional<int> value = int_argument(c);
   if (c.number != command::kPulse) {
-    log("rx " + protocol::aros::command_name(c.number) + (value ? " " + std::to_string(*value) : ""));
+    std::string line = "rx " + protocol::aros::command_name(c.number);
+    if (value) line.append(" ").append(std::to_string(*value));
+    log(line);
   }
   const bool motion = c.number == command::kVel || c.number == command::kRVel || c.number == command::kRotate ||
                       c.number == command::kVel2 || c.number == command::kMove || c.number == command::kHead ||

@@ -106,6 +106,9 @@ class Bridge final : public RobotDriver::Host,
     std::string bind;
     std::uint16_t port = 0;
     std::uint16_t bound_port = 0;
+    std::string_view what;         ///< who it is for, in messages ("JSON clients")
+    std::string_view port_option;  ///< the options that move it, for a message about it
+    std::string_view bind_option;
     UvHandle<uv_tcp_t> tcp;
   };
   struct PendingCommand {
@@ -181,6 +184,10 @@ class Bridge final : public RobotDriver::Host,
   [[nodiscard]] protocol::Result<protocol::Done> start_web_server(std::uint64_t file_limit);
   /// mDNS: fills in the Avahi service file with the robot's name, family and ports.
   void announce() const;
+  /// A refused command's error, with the command likely meant when `cmd` is none.
+  [[nodiscard]] protocol::Error with_suggestion(std::string_view cmd, protocol::Error refusal) const;
+  /// --welcome: tells the person at the terminal where to connect, with the ports in use.
+  void say_welcome() const;
   /// Sends a command in the robot family's form, under the safety rules;
   /// `effect` is what it does to the robot's motion.
   /// What the command gate calls instead of the driver's submit(command), when given.

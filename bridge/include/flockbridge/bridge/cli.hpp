@@ -10,8 +10,9 @@
 
 namespace flockbridge::bridge {
 
-/// Exit status for a bad configuration (sysexits' EX_CONFIG): the unit does
-/// not restart the daemon over it (RestartPreventExitStatus).
+/// Exit status for a bad configuration (sysexits' EX_CONFIG), the same as
+/// for a bad option (kCommandLineErrorExit): the unit does not restart the
+/// daemon over it (RestartPreventExitStatus).
 inline constexpr int kConfigErrorExit = 78;
 
 struct BridgeCommandLine {

@@ -34,8 +34,13 @@ class MillisecondOptions {
   std::deque<Slot> slots_;
 };
 
+/// Exit status for a bad command line or configuration (sysexits' EX_CONFIG):
+/// the unit does not restart the daemon over it (RestartPreventExitStatus).
+inline constexpr int kCommandLineErrorExit = 78;
+
 /// Parses; when the program should stop at once (help, version, a bad
-/// option), prints why and returns the exit code.
+/// option), prints why, in one message, and returns the exit code: 0, or
+/// kCommandLineErrorExit.
 [[nodiscard]] std::optional<int> parse_or_exit(CLI::App& app, int argc, const char* const* argv);
 
 }  // namespace flockbridge::bridge

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/driver_watch.hpp"
@@ -14,6 +15,16 @@ namespace flockbridge::bridge {
 
 /// "10.0.3.17:8080", or "[fe80::1]:8080" for an IPv6 address.
 [[nodiscard]] std::string host_port(const std::string& address, std::uint16_t port);
+
+/// Why a listener could not be opened, for a person: "cannot listen on
+/// 0.0.0.0:8080 for the web server: the port is in use (...); choose
+/// another with --http-port". `error` is errno's value.
+[[nodiscard]] std::string listen_failure(const std::string& where, std::string_view what, std::string_view option,
+                                         std::string_view bind_option, int error);
+
+/// Whether `bind`:`port` can be listened on now: 0, or errno's value (a
+/// socket bound and closed, as a listener would bind it; port 0 is always free).
+[[nodiscard]] int try_listening(const std::string& bind, std::uint16_t port);
 
 /// A peer's address without its port ("10.0.3.17", "[fe80::1]").
 [[nodiscard]] std::string address_of(const std::string& peer);

@@ -154,6 +154,10 @@ struct Config {
 
   LogLevel log_level = LogLevel::Info;
 
+  /// Once listening, say to the person at the terminal where to connect
+  /// (--welcome, which scripts/start.sh gives; not a setting of the file).
+  bool welcome = false;
+
   /// What reading the configuration has to tell its owner (settings under
   /// old names), logged once as a warning by whoever loaded it.
   std::vector<std::string> notices;

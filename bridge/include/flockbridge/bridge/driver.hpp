@@ -164,6 +164,8 @@ class RobotDriver {
   /// Where the family's robot is usually found, for someone looking for a
   /// missing one ("... is usually on a USB serial adapter, /dev/ttyUSB0").
   [[nodiscard]] virtual std::string_view device_hint() const noexcept { return {}; }
+  /// Who connects to the family's own port, for a person ("ARIA programs"); "": no such port.
+  [[nodiscard]] virtual std::string_view native_programs() const noexcept { return {}; }
   /// Whether the robot is a simulated one (--simulate).
   [[nodiscard]] virtual bool simulated() const noexcept { return false; }
   /// The room a simulated robot drives in, as its simulator says (mm, in the

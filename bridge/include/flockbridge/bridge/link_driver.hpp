@@ -113,10 +113,14 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
     return protocol::Done{};
   }
 
-  /// Queues an event for the core and tells it (never after stop()).
-  void push(DriverEvent event) {
+  /// Queues an event for the core and tells it (never after stop()). The
+  /// event is built in its place in the queue, from one of DriverEvent's
+  /// kinds: no DriverEvent is made only to be moved (GCC 12 at -O2 takes
+  /// the moved-from variant's members for uninitialised).
+  template <typename Event>
+  void push(Event&& event) {
     if (stopped_) return;
-    events_.push_back(std::move(event));
+    events_.emplace_back(std::forward<Event>(event));
     host_.driver_has_events();
   }
 

@@ -61,6 +61,9 @@ inline constexpr std::size_t kTopicCount = 11;
 /// (a JSON object's text) and its required ones (a JSON array's text, or "").
 [[nodiscard]] std::string schema_text(std::string_view title, std::string_view properties,
                                       std::string_view required = "");
+/// The name of a topic's schema: "flockbridge.link" for /link, and for
+/// /sensor the family's ("flockbridge.FAMILY.sensor").
+[[nodiscard]] std::string topic_schema_name(Topic topic, std::string_view family);
 /// The JSON Schema of a topic's messages in a recording; for /sensor, whose
 /// schema is the family's, a message with a type.
 [[nodiscard]] std::string topic_schema(Topic topic);

@@ -47,7 +47,7 @@ Result<ClientRequest> parse_table_command(const CommandSpec& spec, const json& o
   std::size_t index = 0;
   for (const FieldSpec& field : spec.fields()) {
     const auto it = object.find(std::string(field.name));
-    if (it == object.end()) return codec::argument_error(spec.name, "needs", "'" + std::string(field.name) + "'");
+    if (it == object.end()) return codec::argument_error(spec.name, "needs", std::string("'").append(field.name) + "'");
     if (field.type == FieldType::Text) {
       if (!it->is_string()) return codec::argument_error(spec.name, field.name, "must be a string");
       text = it->get<std::string>();

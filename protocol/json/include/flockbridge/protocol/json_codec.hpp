@@ -187,6 +187,11 @@ struct ParsedLine {
 /// Reads one line from a client. Never throws.
 [[nodiscard]] ParsedLine parse_line(std::string_view line);
 
+/// The names of the bridge's own requests, which parse_bridge_request reads.
+inline constexpr std::array<std::string_view, 14> kBridgeRequests{
+    "subscribe", "unsubscribe",  "stats", "release",     "take",          "clear_emergency", "approve",
+    "set",       "auth",         "fleet", "record_start", "record_stop", "fleet_emergency", "fleet_clear"};
+
 /// The bridge's own requests (subscribe, unsubscribe, stats); nothing when
 /// `cmd` names none of them (it is then a command for the robot).
 [[nodiscard]] std::optional<Result<ClientRequest>> parse_bridge_request(std::string_view cmd,

@@ -56,6 +56,9 @@ class ReplayDriver final : public RobotDriver {
   [[nodiscard]] std::optional<DriverEvent> next_event() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] std::size_t native_client_limit() const noexcept override;
+  [[nodiscard]] std::string_view native_programs() const noexcept override {
+    return native_ ? "the recorded robot's own programs" : "";
+  }
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& object) const override;
   [[nodiscard]] MotionEffect motion_effect(protocol::ByteView command) const override;

@@ -45,6 +45,7 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
   [[nodiscard]] std::string_view model() const noexcept override { return "smr"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override;
   [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
+  [[nodiscard]] std::string_view native_programs() const noexcept override { return "SMR programs (SMRD's clients)"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   /// The next event; the stream's messages taken are the ones the clients have.
   [[nodiscard]] std::optional<DriverEvent> next_event() override;
