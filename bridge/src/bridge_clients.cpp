@@ -244,10 +244,18 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
     event["event"] = "connected";
     record(Topic::Client, event.dump());
   }
-  if (lease_.holder()) added.send(wire::json_only(added.encoding(), lease_message({})));  // who drives, from the start
-  if (latch_.latched()) added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));
+  // What is so now, from the start. A Foxglove viewer is told each state
+  // even when it is the usual one (the link's, nobody drives, not latched,
+  // not recording): it keeps the latest of each topic for a panel that
+  // subscribes later, and a panel must not stay empty.
+  const bool every_state = kind == ClientKind::Foxglove;
+  if (every_state) added.send(added.encode(notice::Link{driver_->link_state(), driver_->link_reason()}));
+  if (lease_.holder() || every_state) added.send(wire::json_only(added.encoding(), lease_message({})));
+  if (latch_.latched() || every_state) {
+    added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));
+  }
   if (!pairing_.list().empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
-  if (recorder_.active()) added.send(wire::json_only(added.encoding(), recording_message()));
+  if (recorder_.active() || every_state) added.send(wire::json_only(added.encoding(), recording_message()));
   if (kind == ClientKind::Native && native_mode == NativePortMode::Paired) {
     pairing_.wait(id, unix_seconds_now());
     added.log_event(LogLevel::Info, log_cause::kConnections,

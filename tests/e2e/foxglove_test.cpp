@@ -221,7 +221,11 @@ TEST_CASE(
   // The emergency stop latches for everyone; the viewer cannot clear it (the teacher only).
   viewer.publish(5, json{{"cmd", "emergency"}, {"id", 4}});
   CHECK(answer(viewer, 4)["type"] == "ok");
+  // (Subscribed before: it was told first that nothing was latched.)
   auto latched = viewer.next_on("/emergency");
+  REQUIRE(latched);
+  CHECK(latched->message["latched"] == false);
+  latched = viewer.next_on("/emergency");
   REQUIRE(latched);
   CHECK(latched->message["latched"] == true);
   auto told = watcher.read_json_type("emergency_latch");
@@ -288,6 +292,39 @@ TEST_CASE(
   Rig allowed(live_rig("smr", {"--allowed-origins", "app.example.org"}));
   Viewer welcome(allowed.foxglove_port(), "https://app.example.org");
   CHECK(welcome.accepted());
+}
+
+TEST_CASE(
+    "foxglove: a viewer that subscribes late gets each state at once: the link, nobody driving, not latched, not "
+    "recording") {
+  Rig rig(live_rig("smr"));
+  TcpClient client = rig.json_client();
+  REQUIRE(client.read_json_type("sensor"));  // the link is up, the robot reports
+  Viewer viewer(rig.foxglove_port());
+  REQUIRE(viewer.accepted());
+  REQUIRE(viewer.open());
+  // A panel opened after the start: only then does it subscribe.
+  REQUIRE(client.read_json_type("sensor"));
+  viewer.subscribe(1, "/link");
+  viewer.subscribe(2, "/lease");
+  viewer.subscribe(3, "/emergency");
+  viewer.subscribe(4, "/recording");
+  const auto link = viewer.next_on("/link");
+  REQUIRE(link);
+  CHECK(link->message["type"] == "link");
+  CHECK(link->message["state"] == "up");
+  const auto lease = viewer.next_on("/lease");
+  REQUIRE(lease);
+  CHECK(lease->message["type"] == "lease");
+  CHECK(lease->message["holder"].is_null());  // nobody drives
+  const auto latch = viewer.next_on("/emergency");
+  REQUIRE(latch);
+  CHECK(latch->message["type"] == "emergency_latch");
+  CHECK(latch->message["latched"] == false);
+  const auto recording = viewer.next_on("/recording");
+  REQUIRE(recording);
+  CHECK(recording->message["type"] == "recording");
+  CHECK(recording->message["active"] == false);
 }
 
 TEST_CASE("foxglove: a viewer that stops reading is closed after the stall timeout - the others carry on") {

@@ -19,6 +19,7 @@ import time
 import warnings
 import weakref
 from pathlib import Path
+from types import FrameType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from .errors import (
@@ -91,7 +92,7 @@ _PACKAGE = str(Path(__file__).resolve().parent)
 def _outside_this_package() -> int:
     """The stacklevel for warnings.warn that names the first caller outside this package."""
     level = 1
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None and str(Path(frame.f_code.co_filename).resolve()).startswith(_PACKAGE):
         frame = frame.f_back
         level += 1
@@ -534,7 +535,8 @@ class Robot:
         try:
             # An argument no command has: the bridge refuses it before
             # anything reaches the robot, and says which ones it takes.
-            self.command(name, **{"?": None})
+            unknown: Dict[str, Any] = {"?": None}
+            self.command(name, **unknown)
         except InvalidCommand as e:
             words = str(e)
             taken = words.rpartition("it takes ")[2]

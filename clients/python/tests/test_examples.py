@@ -47,84 +47,147 @@ def started(bridges: Callable[..., Bridge], *families: str) -> Dict[str, Bridge]
     return running
 
 
+# Each program is run twice in a row against the same robot, as a student
+# runs it again: the second run starts where the first left the robot.
+TWICE = (1, 2)
+
+
 def test_the_first_programs(bridges: Callable[..., Bridge]) -> None:
     robots = started(bridges, "flockbot", "pioneer", "smr")
-    programs = {family: run(f"first_{family}.py", robot.address) for family, robot in robots.items()}
-    flockbot = finish(programs["flockbot"])
-    assert flockbot.startswith("battery: ") and "back; odometer:" in flockbot
-    pioneer = finish(programs["pioneer"])
-    assert "closest sonar:" in pioneer
-    smr = finish(programs["smr"])
-    # The simulated room's wall is 2 m ahead of the start.
-    x_mm = float(smr.split("a wall ahead at x =")[1].split()[0])
-    assert 1000 < x_mm < 1800, smr
-    with flockbridge.connect(robots["smr"].address) as watch:
-        watch.wait_for(still, timeout=5)
+    for run_number in TWICE:
+        programs = {family: run(f"first_{family}.py", robot.address) for family, robot in robots.items()}
+        flockbot = finish(programs["flockbot"])
+        assert flockbot.startswith("battery: ") and "back; odometer:" in flockbot, run_number
+        pioneer = finish(programs["pioneer"])
+        assert "closest sonar:" in pioneer, run_number
+        smr = finish(programs["smr"])
+        # The simulated room's wall is 2 m ahead of the start.
+        x_mm = float(smr.split("a wall ahead at x =")[1].split()[0])
+        assert 1000 < x_mm < 1800, (run_number, smr)
+        with flockbridge.connect(robots["pioneer"].address) as watch:
+            # A metre on and a quarter turn left at each run: the second ends
+            # a metre left of where the first did.
+            pose = watch.wait_for(still, timeout=5).pose
+            assert abs(pose.x_mm - 1000) < 150 and abs(pose.y_mm - 1000 * (run_number - 1)) < 150, (run_number, pose)
+        with flockbridge.connect(robots["smr"].address) as watch:
+            watch.wait_for(still, timeout=5)
 
 
 def test_a_square_with_every_family(bridges: Callable[..., Bridge]) -> None:
     robots = started(bridges, "flockbot", "pioneer", "smr")
-    programs = {family: run("square.py", robot.address) for family, robot in robots.items()}
-    for family, program in programs.items():
-        output = finish(program)
-        if family != "flockbot":
-            assert output.count("corner") == 4, output
-    # Back where each started, give or take a wheel's slip.
-    for family in ("pioneer", "smr"):
-        with flockbridge.connect(robots[family].address) as robot:
-            pose = robot.wait_for(still, timeout=5).pose
-            assert abs(pose.x_mm) < 100 and abs(pose.y_mm) < 100, (family, pose)
+    for run_number in TWICE:
+        programs = {family: run("square.py", robot.address) for family, robot in robots.items()}
+        for family, program in programs.items():
+            output = finish(program)
+            if family != "flockbot":
+                assert output.count("corner") == 4, (run_number, output)
+        # Back where each started, give or take a wheel's slip.
+        for family in ("pioneer", "smr"):
+            with flockbridge.connect(robots[family].address) as robot:
+                pose = robot.wait_for(still, timeout=5).pose
+                assert abs(pose.x_mm) < 100 * run_number and abs(pose.y_mm) < 100 * run_number, (family, pose)
 
 
 def test_one_wall_follower_for_every_robot(bridges: Callable[..., Bridge]) -> None:
     robots = started(bridges, "flockbot", "pioneer", "smr")
-    tracks: Dict[str, List[flockbridge.Message]] = {family: [] for family in robots}
-    watchers = {family: flockbridge.connect(robot.address) for family, robot in robots.items()}
+    for run_number in TWICE:
+        tracks: Dict[str, List[flockbridge.Message]] = {family: [] for family in robots}
+        watchers = {family: flockbridge.connect(robot.address) for family, robot in robots.items()}
+        try:
+            for family, watch in watchers.items():
+                watch.on("sensor", tracks[family].append)
+            programs = {family: run("wall_follow.py", robot.address, "6") for family, robot in robots.items()}
+            for family, program in programs.items():
+                finish(program)
+                watchers[family].wait_for(still, timeout=5)
+        finally:
+            for watch in watchers.values():
+                watch.close()
+        for family, track in tracks.items():
+            # The first run: along the wall at x = 2 m, which each met first
+            # and turned right at. Each run: a wall on its left, kept at
+            # about 300 mm at the end; and nothing ever touched.
+            if run_number == 1:
+                along = [s for s in track if s.pose.y_mm < -300]
+                assert along, f"the {family} never went along the wall"
+                assert all(s.pose.x_mm > 1200 for s in along[-20:]), family
+            kept = [flockbridge.nearest(s, 60, 120) for s in track[-20:]]
+            assert all(left is not None and 150 < left.mm < 500 for left in kept), (
+                family,
+                run_number,
+                [k and k.mm for k in kept],
+            )
+            assert all(s.bumped == [] for s in track), (family, run_number)
+
+
+def finish_with_errors(program: "subprocess.Popen[str]", timeout: float = 90) -> Tuple[str, str]:
     try:
-        for family, watch in watchers.items():
-            watch.on("sensor", tracks[family].append)
-        programs = {family: run("wall_follow.py", robot.address, "6") for family, robot in robots.items()}
-        for family, program in programs.items():
-            finish(program)
-            watchers[family].wait_for(still, timeout=5)
+        output, errors = program.communicate(timeout=timeout)
     finally:
-        for watch in watchers.values():
-            watch.close()
-    for family, track in tracks.items():
-        # Along the wall at x = 2 m, which each met first and turned right at:
-        # that wall on its left, kept at about 300 mm; and nothing ever touched.
-        along = [s for s in track if s.pose.y_mm < -300]
-        assert along, f"the {family} never went along the wall"
-        assert all(s.pose.x_mm > 1200 for s in along[-20:]), family
-        kept = [flockbridge.nearest(s, 60, 120) for s in along[-20:]]
-        assert all(left is not None and 150 < left.mm < 500 for left in kept), (family, [k and k.mm for k in kept])
-        assert all(s.bumped == [] for s in track), family
+        if program.poll() is None:
+            program.kill()
+    assert program.returncode == 0, errors
+    return output, errors
+
+
+@pytest.mark.parametrize("family", ["flockbot", "pioneer", "smr"])
+def test_a_program_runs_again_on_a_replay_of_its_run(bridges: Callable[..., Bridge], tmp_path: Path, family: str) -> None:
+    # The README's promise: a student runs their program again on the run
+    # that went wrong. Their first program and the wall follower, each
+    # recorded as it drove the simulated robot, then run against the replay
+    # of that recording: each runs to its end, told once that nothing is sent.
+    # (The wall follower is the same program on every robot: once, on the SMR.)
+    examples = [(f"first_{family}.py", ())] + ([("wall_follow.py", ("4",))] if family == "smr" else [])
+    for example, arguments in examples:
+        recordings = tmp_path / example
+        robot = bridges(family, "--record", str(recordings))
+        robot.wait_link_up()
+        robot.wait_log("recording into ")
+        first_output, _ = finish_with_errors(run(example, robot.address, *arguments))
+        # The recording goes on a little after the program's end, as a
+        # robot's would: the replay must not end before the program does.
+        with flockbridge.connect(robot.address) as watch:
+            now = watch.wait_for(lambda reading: True, timeout=5).seq
+            watch.wait_for(lambda reading: bool(reading.seq >= now + 30), timeout=10)
+        robot.stop()
+        (recording,) = recordings.glob("*.mcap")
+        replay = bridges(family, "--replay", str(recording), simulate=False)
+        replay.wait_log("listening: ")
+        output, errors = finish_with_errors(run(example, replay.address, *arguments))
+        assert errors.count("ReplayWarning") == 1, errors
+        assert f"not sent: this bridge replays a recording ({recording.name})" in errors, errors
+        assert f"{example}:" in errors  # the warning names the program's line
+        # It said what it said then, of the run as it was.
+        assert [line.split()[:2] for line in output.splitlines()] == [
+            line.split()[:2] for line in first_output.splitlines()
+        ], (output, first_output)
 
 
 @pytest.mark.parametrize("family", ["smr", "flockbot"])
 def test_logging_the_battery_to_csv(bridges: Callable[..., Bridge], tmp_path: Path, family: str) -> None:
     robot = bridges(family)
     robot.wait_link_up()
-    path = tmp_path / "battery.csv"
-    program = run("battery_csv.py", robot.address, str(path))
-    written = threading.Event()
+    for run_number in TWICE:
+        path = tmp_path / f"battery-{run_number}.csv"
+        program = run("battery_csv.py", robot.address, str(path))
+        written = threading.Event()
 
-    def watch_file() -> None:
-        while program.poll() is None and not written.is_set():
-            if path.exists() and len(path.read_text().splitlines()) >= 3:
-                written.set()
-                return
-            written.wait(0.2)
+        def watch_file() -> None:
+            while program.poll() is None and not written.is_set():
+                if path.exists() and len(path.read_text().splitlines()) >= 3:
+                    written.set()
+                    return
+                written.wait(0.2)
 
-    watcher = threading.Thread(target=watch_file)
-    watcher.start()
-    watcher.join(timeout=30)
-    program.send_signal(signal.SIGINT)
-    output = finish(program)
-    assert output.strip() == f"saved {path}"
-    with path.open() as file:
-        rows = list(csv.reader(file))
-    assert rows[0] == ["time", "battery_v", "link"]  # the simulated Uno's volts are known
-    assert len(rows) >= 3
-    for row in rows[1:]:
-        assert float(row[1]) > 0 and row[2] == "up"
+        watcher = threading.Thread(target=watch_file)
+        watcher.start()
+        watcher.join(timeout=30)
+        program.send_signal(signal.SIGINT)
+        output = finish(program)
+        assert output.strip() == f"saved {path}"
+        with path.open() as file:
+            rows = list(csv.reader(file))
+        assert rows[0] == ["time", "battery_v", "link"]  # the simulated Uno's volts are known
+        assert len(rows) >= 3
+        for row in rows[1:]:
+            assert float(row[1]) > 0 and row[2] == "up"
