@@ -107,6 +107,12 @@
   let room = null;  // a simulated robot's room: [min x, min y, max x, max y] in mm, from hello
   let boxes = [];  // the boxes in it, the same way
   let geometry = null;  // what the robot is, from hello (the robot model's geometry)
+  let connected = false;  // to the bridge
+  let linkState = "unknown";  // the robot link's, from hello and link messages
+  let replaying = false;  // the bridge replays a recording (hello's replay)
+  // What needs the robot there: the drive buttons (but Stop) and its own commands.
+  const ROBOT_CONTROLS = "[data-drive]:not([data-drive=stop]), [data-command], [data-command-on], #claw-set, " +
+                         "#camera-set, #lcd-form button, #speed";
   let lastModel = null;  // the robot model's fields of the latest reading
   const rateWindow = [];
 
@@ -214,6 +220,7 @@
         boxes = message.simulated && Array.isArray(message.simulated.boxes_mm) ? message.simulated.boxes_mm : [];
         geometry = message.geometry || null;
         showRobot(message.robot || "", message.model || "");
+        showGeometry();
         showReplay(message.replay || null);
         stats.lastSeq = null;
         setLink(message.link, message.reason || "");
@@ -328,6 +335,12 @@
   function showReplay(replay) {
     const element = $("replay");
     element.hidden = !replay;
+    replaying = Boolean(replay);
+    // A recording cannot be driven, handed over or recorded again: no such controls.
+    for (const selector of ["[data-drive]:not([data-drive=stop])", "#take", "#record", "#speed", ".slider", "[data-testid=drive-help]"]) {
+      for (const e of document.querySelectorAll(selector)) e.classList.toggle("in-replay", replaying);
+    }
+    updateRobotControls();
     if (!replay) return;
     const when = new Date(replay.recorded_at * 1000).toLocaleString();
     element.textContent = "Replay of " + replay.file + " (recorded " + when + (replay.speed !== 1 ? ", " + replay.speed + "× speed" : "") + ")";
@@ -472,7 +485,28 @@
     }
   }
 
+  /**
+   * Whether the robot can be commanded: its link up, and no replay. The
+   * drive buttons and the robot's own commands are offered only then; the
+   * emergency stop and Stop always are.
+   */
+  function updateRobotControls() {
+    const present = linkState === "up" && !replaying;
+    for (const element of document.querySelectorAll("button, input, select")) {
+      if (element.id === "emergency") continue;  // always
+      const needsRobot = element.matches(ROBOT_CONTROLS);
+      element.disabled = !connected || (needsRobot && !present);
+      if (needsRobot) {
+        element.title = present ? "" : replaying ? "A replay of a recording: nothing to drive" : "The robot is not connected";
+      }
+    }
+  }
+
   function setLink(state, reason) {
+    linkState = state;
+    updateRobotControls();
+    if (state !== "up") release();
+    $("sonar-none").hidden = state !== "up" || sonar.size > 0;
     const labels = { up: "Robot connected", handshaking: "Robot starting", stale: "Robot silent", down: "Robot not connected" };
     const kinds = { up: "ok", handshaking: "warn", stale: "warn", down: "bad" };
     setStatus($("link"), labels[state] || "Robot: unknown", kinds[state] || "unknown");
@@ -527,6 +561,7 @@
     $("robot-battery").textContent = known(s.battery_v, (v) => v.toFixed(2) + " V");
     const bumped = s.bumped || [];
     $("robot-bumped").textContent = bumped.length ? "pressed: " + bumped.join(", ") : "none pressed";
+    showRanges(s.ranges);
     $("robot-bumped").classList.toggle("pressed", bumped.length > 0);
     if (pose) addToTrace(pose, now);
     // Where each sensor's ray ends, in the room: its mounting turned by the pose.
@@ -543,6 +578,37 @@
     $("view").dataset.echoes = String(echoes.size);
     $("view").dataset.points = String(trace.length);
     scheduleView();
+  }
+
+  /** Every range reading as a number: each sensor's name (where it looks) and its mm. */
+  function showRanges(ranges) {
+    const box = $("robot-ranges");
+    if (box.children.length !== ranges.length) {
+      box.replaceChildren(...ranges.map(() => {
+        const item = document.createElement("span");
+        item.className = "range";
+        return item;
+      }));
+    }
+    ranges.forEach((r, i) => {
+      box.children[i].textContent = String(r.name).replaceAll("_", " ") + " " +
+        (typeof r.mm === "number" ? Math.round(r.mm) : "–");
+    });
+  }
+
+  /** What the robot has, from hello's geometry: no Bumpers row on a robot without any, where its IR sensors look. */
+  function showGeometry() {
+    const bumpers = geometry && Array.isArray(geometry.bumpers) ? geometry.bumpers : null;
+    for (const e of document.querySelectorAll('[data-has="bumpers"]')) e.hidden = bumpers !== null && bumpers.length === 0;
+    const ranges = geometry && Array.isArray(geometry.ranges) ? geometry.ranges : [];
+    for (const e of document.querySelectorAll('[data-has="ranges"]')) e.hidden = ranges.length === 0;
+    const ir = ranges.filter((r) => r.kind === "ir" && typeof r.deg === "number");
+    $("ir-places").textContent = ir.length === 5
+      ? "In the order of the sensor packet, where each looks: " +
+        ir.map((r, i) => "IR " + i + " " + direction(r.deg) + " (" + Math.round(r.deg) + "°)").join(", ") +
+        ". Nearer reads higher."
+      : "In the order of the sensor packet (ir0 to ir4); nearer reads higher. Where each sits on the robot is not " +
+        "configured ([flockbot.geometry]).";
   }
 
   /** A robot the page has no panel for: each field of its readings on a line, as the bridge sent it. */
@@ -633,8 +699,9 @@
     $("pioneer-seq").textContent = String(s.seq);
     $("pioneer-rate").textContent = String(rateWindow.length);
     $("pioneer-motors").textContent = s.motors ? "on" : "off";
-    $("stall-left").classList.toggle("pressed", s.stall && s.stall.left);
-    $("stall-right").classList.toggle("pressed", s.stall && s.stall.right);
+    const stalled = ["left", "right"].filter((side) => s.stall && s.stall[side]);
+    $("stall").textContent = stalled.length ? stalled.join(" and ") + " wheel stalled" : "turning freely";
+    $("stall").classList.toggle("pressed", stalled.length > 0);
     for (const reading of s.sonar || []) {
       if (typeof reading.deg === "number") sonar.set(reading.n, { deg: reading.deg, mm: reading.mm, t: now });
     }
@@ -657,7 +724,7 @@
   function showSonar(now) {
     const box = $("sonar");
     const discs = [...sonar.entries()].sort((a, b) => a[0] - b[0]);
-    $("sonar-none").hidden = discs.length > 0;
+    $("sonar-none").hidden = discs.length > 0 || linkState !== "up";
     if (box.children.length !== discs.length) {
       box.replaceChildren();
       for (const [n, disc] of discs) {
@@ -874,6 +941,10 @@
 
   /** Drives `direction` for as long as its key or button is held (release() ends it). */
   function hold(direction) {
+    if (linkState !== "up" || replaying) {
+      if (held === null) log(replaying ? "A replay of a recording cannot be driven." : "Not sent: the robot is not connected.", "warning");
+      return;
+    }
     if (role === "viewer") {
       // Stopping is anyone's; driving takes the PIN. Say so in words, and ask for it.
       log(inWords({ code: "denied" }), "warning");
@@ -950,10 +1021,10 @@
     for (const button of document.querySelectorAll("[data-drive]")) button.classList.remove("active");
   }
 
+  /** Whether the page is connected to the bridge: without it, nothing but the emergency stop is offered. */
   function setControlsEnabled(enabled) {
-    for (const element of document.querySelectorAll("button, input, select")) {
-      if (element.id !== "emergency") element.disabled = !enabled;
-    }
+    connected = enabled;
+    updateRobotControls();
   }
 
   function log(text, kind) {

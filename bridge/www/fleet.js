@@ -18,6 +18,8 @@
   let role = null;
   let secret = null;  // the teacher's secret, in memory only, given again after a reconnection
   let robots = [];
+  // The robots whose details the teacher opened: still open after the page's next redraw.
+  const opened = new Set();
   let clockOffset = 0;  // the hub's clock minus this page's, in seconds
 
   function send(message) {
@@ -143,17 +145,36 @@
     return b;
   }
 
-  /** A robot's state in words: online or not, and its emergency stop: who stopped it, who may clear it. */
-  function describeState(robot) {
+  /**
+   * A robot's state at a glance: "online", "STOPPED" (its emergency stop
+   * latched), "no robot link", "offline 3 min ago"; and in full, for the
+   * details: who stopped it and who may clear it.
+   */
+  function stateOf(robot) {
     const status = robot.status || {};
-    if (!robot.online) return "offline " + ago(robot.since);
+    if (!robot.online) return { short: "offline " + ago(robot.since), kind: "offline", full: "" };
     const latch = status.latch;
-    if (!status.emergency) return "online";
-    if (!latch) return "online, stop latched";
-    const clear = latch.source === "fleet"
-      ? (latch.local_too ? "Clear here, then on its own dashboard" : "Clear here or its teacher clears it")
-      : "cleared on its own dashboard (" + latch.clear_by + ")";
-    return "online, stopped by " + latch.by + (latch.reason ? " (" + latch.reason + ")" : "") + "; " + clear;
+    if (status.emergency) {
+      if (!latch) return { short: "STOPPED", kind: "stopped", full: "online, stop latched" };
+      const clear = latch.source === "fleet"
+        ? (latch.local_too ? "Clear here, then on its own dashboard" : "Clear here or its teacher clears it")
+        : "cleared on its own dashboard (" + latch.clear_by + ")";
+      return {
+        short: "STOPPED", kind: "stopped",
+        full: "online, stopped by " + latch.by + (latch.reason ? " (" + latch.reason + ")" : "") + "; " + clear,
+      };
+    }
+    if (status.link && status.link.state !== "up") {
+      return { short: "robot " + status.link.state, kind: "warn", full: "online; its robot's link is " + status.link.state };
+    }
+    return { short: "online", kind: "ok", full: "" };
+  }
+
+  /** Whether it moves, from its telemetry: "moving", "still", or "" when not known. */
+  function motionOf(robot) {
+    const t = robot.telemetry || {};
+    if (!robot.online || typeof t.v_mm_s !== "number") return "";
+    return Math.abs(t.v_mm_s) > 5 || Math.abs(t.w_deg_s || 0) > 2 ? "moving" : "still";
   }
 
   function render() {
@@ -181,22 +202,50 @@
         name.textContent = robot.robot;
       }
       cell(row, status.family || "", null, labels[1]);
-      const state = cell(row, describeState(robot), "state", labels[2]);
+      const state = stateOf(robot);
+      const stateCell = cell(row, "", null, labels[2]);
+      const chip = document.createElement("span");
+      chip.className = "chip chip-" + state.kind;
+      chip.dataset.testid = "state";
+      chip.textContent = state.short;
+      stateCell.appendChild(chip);
       if (robot.pending) {
         const waiting = document.createElement("div");
         waiting.className = "muted";
         waiting.dataset.testid = "pending-" + robot.robot;
         waiting.textContent = (robot.pending.command === "emergency" ? "A stop" : "A clear") +
           " waits here for it, sent " + ago(robot.pending.since) + ": it goes out when the robot is back.";
-        state.appendChild(waiting);
+        stateCell.appendChild(waiting);
       }
       // A battery only for a robot that is there: an offline robot's last value is not its battery now.
       cell(row, robot.online && telemetry.battery_v != null ? telemetry.battery_v.toFixed(1) + " V" : "", "battery",
            labels[3]);
-      cell(row, robot.online && status.link ? status.link.state : "", "link", labels[4]);
+      cell(row, motionOf(robot), "moving", labels[4]);
       cell(row, robot.online ? (status.lease ? status.lease.peer : "nobody") : "", "driver", labels[5]);
-      cell(row, robot.event ? describeEvent(robot.event) + " (" + ago(robot.event.ts) + ")" : "", "event", labels[6]);
+      // The rest on demand: the state in full and the last event.
+      const more = cell(row, "", null, labels[6]);
+      const lines = [state.full, robot.event ? describeEvent(robot.event) + " (" + ago(robot.event.ts) + ")" : ""];
+      if (lines.some((line) => line)) {
+        const details = document.createElement("details");
+        details.dataset.testid = "details";
+        details.open = opened.has(robot.robot);
+        details.addEventListener("toggle", () => {
+          if (details.open) opened.add(robot.robot); else opened.delete(robot.robot);
+        });
+        const summary = document.createElement("summary");
+        summary.textContent = "why, and the last event";
+        details.appendChild(summary);
+        [[state.full, "state-full"], [lines[1], "event"]].forEach(([text, testid]) => {
+          if (!text) return;
+          const line = document.createElement("p");
+          line.textContent = text;
+          line.dataset.testid = testid;
+          details.appendChild(line);
+        });
+        more.appendChild(details);
+      }
       const actions = cell(row, "", null, labels[7]);
+      actions.className = "actions";
       if (role === "teacher") {
         actions.appendChild(button("Stop", "stop-" + robot.robot, { cmd: "fleet_emergency", robot: robot.robot }));
         const latch = status.latch;

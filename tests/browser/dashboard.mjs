@@ -60,6 +60,36 @@ export function dashboardSuite(args, expose) {
 }
 
 /**
+ * The words of the page that a line break cuts in two, as a person would
+ * read them ("Sto" and "p"): every visible word of two letters or more,
+ * split where a line may rightly break (spaces, hyphens, slashes). Words
+ * longer than 30 letters (a path, a session number) may break to fit a
+ * phone, and so may what is shown to break anywhere (raw JSON). Returns the
+ * broken words.
+ */
+export async function brokenWords(page) {
+  return page.evaluate(() => {
+    const broken = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const element = node.parentElement;
+      if (!element || !element.checkVisibility()) continue;
+      // Raw data shown as sent (a reading's JSON) breaks anywhere on purpose.
+      if (getComputedStyle(element).overflowWrap === "anywhere") continue;
+      const words = /(?<![^\s\-/])[^\s\-/]{2,30}(?![^\s\-/])/g;
+      for (let m = words.exec(node.textContent); m; m = words.exec(node.textContent)) {
+        const range = document.createRange();
+        range.setStart(node, m.index);
+        range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.bottom)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+    return broken;
+  });
+}
+
+/**
  * Checks the page as a person sees it: at the desktop's width no column of
  * the grid is left empty in the first row (a family without some panel
  * leaves no hole); at a phone's 390 px nothing is wider than the screen.
@@ -75,6 +105,7 @@ export async function checkLayout(page, name) {
     return columns - first;
   });
   assert.equal(holes, 0, "a column of the first row is empty");
+  assert.deepEqual(await brokenWords(page), [], "words cut in two by a line's end at the desktop's width");
   await page.screenshot({ path: `${artifacts}/${name}.png`, fullPage: true });
   const size = page.viewportSize();
   await page.setViewportSize({ width: 390, height: 844 });
@@ -86,8 +117,9 @@ export async function checkLayout(page, name) {
     });
     return { page: document.documentElement.scrollWidth - limit, first: over[0]?.outerHTML.slice(0, 80) ?? "" };
   });
-  assert.ok(wide.page <= 0, `the page is ${wide.page} px wider than a phone's screen`);
   assert.equal(wide.first, "", "an element reaches past a phone's screen");
+  assert.ok(wide.page <= 0, `the page is ${wide.page} px wider than a phone's screen`);
+  assert.deepEqual(await brokenWords(page), [], "words cut in two by a line's end on a phone");
   await page.screenshot({ path: `${artifacts}/${name}-phone.png`, fullPage: true });
   await page.setViewportSize(size);
 }

@@ -93,6 +93,14 @@ test("every reading is labelled, and the page fits a desktop and a phone; screen
   const names = await page.getByTestId("ir-names").locator("span").allTextContents();
   assert.deepEqual(names, ["IR 0", "IR 1", "IR 2", "IR 3", "IR 4"]);
   await page.getByTestId("sensors").getByText("grey: not pressed, red: pressed").waitFor();
+  // Where each IR sensor looks, as the robot's geometry (hello) says.
+  assert.match(await text("ir-places"), /IR 0 left \(90°\), IR 1 front left \(45°\), IR 2 front \(0°\)/);
+  // The page has an icon of its own.
+  const icon = await page.evaluate(async () => {
+    const response = await fetch(document.querySelector("link[rel=icon]").href);
+    return [response.status, response.headers.get("content-type")];
+  });
+  assert.deepEqual(icon, [200, "image/svg+xml"]);
   await page.getByTestId("plot-legend").waitFor({ state: "visible" });  // the lines are drawn
   // Volts: the simulated Uno's conversion is known.
   await page.getByTestId("battery").filter({ hasText: /^\d+\.\d\d V$/ }).waitFor();
@@ -173,10 +181,12 @@ test("when the bridge goes away the page says so, and reconnects to a new one by
     (old) => document.querySelector('[data-testid="session"]').textContent !== old, oldSession);
   // The last readings are shown as old, not as if they were live.
   await page.getByTestId("stale").filter({ hasText: "No new readings" }).waitFor();
-  await page.getByTestId("forward").click();
-  await page.getByTestId("messages")
-    .filter({ hasText: "Not sent: the robot is not connected (see the top of the page)." }).first().waitFor();
-  // A refused drive command does not stay lit as if the robot were moving.
-  await page.waitForFunction(() => !document.querySelector('[data-testid="forward"]').classList.contains("active"));
+  // No drive is offered without a robot; an arrow key is told so, and nothing stays lit.
+  assert.equal(await page.getByTestId("forward").isDisabled(), true, "forward is offered without a robot");
+  assert.equal(await page.getByTestId("emergency").isDisabled(), false, "the emergency stop is always offered");
+  const release = await holdKey(page, "ArrowUp");
+  await page.getByTestId("messages").filter({ hasText: "Not sent: the robot is not connected." }).first().waitFor();
+  await release();
+  assert.equal(await page.locator("[data-drive].active").count(), 0, "a drive button is lit");
   await page.screenshot({ path: path.join(artifacts, "dashboard-no-robot.png"), fullPage: true });
 });

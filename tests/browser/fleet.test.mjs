@@ -12,7 +12,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { startBridge } from "./bridge.mjs";
 import { launchChromium } from "./browser.mjs";
-import { artifacts, binary } from "./dashboard.mjs";
+import { artifacts, binary, brokenWords } from "./dashboard.mjs";
 import { startBroker } from "./mosquitto.mjs";
 
 let broker, flockbot, smr, hub, browser, page;
@@ -54,7 +54,8 @@ test("the hub's page lists every robot of the class, live", async () => {
   await cellOf("smr-5", "state").filter({ hasText: /^online$/ }).waitFor();
   await cellOf("fb-5", "state").filter({ hasText: /^online$/ }).waitFor();
   await cellOf("smr-5", "battery").filter({ hasText: "12.4 V" }).waitFor();
-  await cellOf("smr-5", "link").filter({ hasText: "up" }).waitFor();
+  await cellOf("smr-5", "moving").filter({ hasText: /^still$/ }).waitFor();
+  assert.equal(await cellOf("smr-5", "driver").textContent(), "nobody");
   assert.equal(await page.getByTestId("count").textContent(), "2 of 2 online");
   assert.equal(await row("hub").count(), 0, "a hub with no robot is not one of the class");
   // Each robot's name leads to its own dashboard.
@@ -74,9 +75,14 @@ test("the teacher signs in and stops every robot; each one latches", async () =>
   await flockbot.waitFor("mqtt: emergency stop from the fleet (the teacher at 127.0.0.1:");
   await flockbot.waitFor("simulated Uno: rx 45 4D 47");
   // Who stopped each robot, and who may clear it.
-  await cellOf("smr-5", "state").filter({ hasText: "online, stopped by the fleet (the teacher at" }).waitFor();
-  await cellOf("fb-5", "state").filter({ hasText: "Clear here or its teacher clears it" }).waitFor();
+  // At a glance, each is stopped; why, and who may clear it, on demand.
+  await cellOf("smr-5", "state").filter({ hasText: /^STOPPED$/ }).waitFor();
+  await cellOf("fb-5", "state").filter({ hasText: /^STOPPED$/ }).waitFor();
+  for (const robot of ["smr-5", "fb-5"]) await row(robot).getByTestId("details").locator("summary").click();
+  await cellOf("smr-5", "state-full").filter({ hasText: "online, stopped by the fleet (the teacher at" }).waitFor();
+  await cellOf("fb-5", "state-full").filter({ hasText: "Clear here or its teacher clears it" }).waitFor();
   await cellOf("fb-5", "event").filter({ hasText: "emergency stop by the fleet (the teacher at" }).waitFor();
+  assert.deepEqual(await brokenWords(page), [], "words cut in two by a line's end, with the details open");
   // A student's dashboard on the robot says so too, and offers no Clear: only the class hub or a teacher may.
   const student = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   await student.goto(await row("smr-5").locator("a").getAttribute("href"));
@@ -100,6 +106,7 @@ test("a robot whose bridge dies stays on the page, greyed, offline since then", 
   assert.equal(await row("fb-5").locator("td").nth(1).textContent(), "flockbot", "what it was");
   assert.equal(await row("fb-5").locator("a").count(), 0, "no link to a dashboard that is gone");
   assert.equal(await page.getByTestId("count").textContent(), "1 of 2 online");
+  assert.deepEqual(await brokenWords(page), [], "words cut in two by a line's end at the desktop's width");
   await page.screenshot({ path: path.join(artifacts, "fleet.png"), fullPage: true });
 });
 
@@ -118,5 +125,6 @@ test("on a phone the page stacks: no sideways scrolling, every cell named", asyn
   assert.equal(widths[0], widths[1], "the page is as wide as the phone");
   const label = await cellOf("smr-5", "battery").evaluate((td) => getComputedStyle(td, "::before").content);
   assert.equal(label, '"Battery: "');
+  assert.deepEqual(await brokenWords(page), [], "words cut in two by a line's end on a phone");
   await page.screenshot({ path: path.join(artifacts, "fleet-phone.png"), fullPage: true });
 });

@@ -8,7 +8,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
+import { startBridge } from "./bridge.mjs";
+import { artifacts, binary, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"],
@@ -27,6 +28,7 @@ test("the page shows a Pioneer as a Pioneer", async () => {
   assert.equal(await text("robot-battery"), "12.60 V");
   assert.equal(await text("robot-bumped"), "none pressed");
   assert.equal(await text("pioneer-motors"), "on");
+  assert.equal(await text("stall"), "turning freely");  // words, not alarms that read "stalled"
   // What the sonar sees is placed around the robot as SIPs bring its discs.
   await page.waitForFunction(() => Number(document.querySelector('[data-testid="view"]').dataset.echoes) >= 4);
   // Who drives, from the bridge's counters (asked every 2 s).
@@ -43,7 +45,17 @@ test("every reading is labelled: each sonar disc by where it looks, what the col
   assert.equal(names[4], "front -10°");
   assert.equal(names[7], "right -90°");
   assert.ok(names.slice(8).every((n) => n.startsWith("rear") || n === "right -90°" || n === "left 90°"), names.join());
-  await page.getByTestId("pioneer").getByText("grey: no, red: yes").waitFor();
+  await page.getByTestId("pioneer").getByText("the fuller its bar, the nearer the echo").waitFor();
+  // Every disc's distance as a number where a person looks: the robot's panel.
+  await page.waitForFunction(() => document.querySelectorAll('[data-testid="robot-ranges"] .range').length === 16);
+  assert.match(await page.getByTestId("robot-ranges").locator(".range").first().textContent(), /^\S+ (\d+|–)$/);
+  // No disc's name runs into its neighbour's.
+  const overlaps = await page.evaluate(() => {
+    const boxes = [...document.querySelectorAll('[data-testid="sonar"] .ir-name')].map((e) => e.getBoundingClientRect());
+    return boxes.filter((a, i) => boxes.some((b, j) => j !== i && a.left < b.right - 1 && b.left < a.right - 1 &&
+                                                   a.top < b.bottom - 1 && b.top < a.bottom - 1)).length;
+  });
+  assert.equal(overlaps, 0, "sonar names overlap");
   await page.locator('#robot-panel [data-key="ranges"]').waitFor({ state: "visible" });
   await page.locator('#robot-panel [data-key="walls"]').waitFor({ state: "visible" });
   assert.equal(await page.locator('#robot-panel [data-key="unknown"]').isHidden(), true, "its pose is known");
@@ -82,6 +94,26 @@ test("arrow keys turn it, and its own commands and the emergency stop reach it",
   await page.getByTestId("reset_pose").click();
   await bridge.waitFor("simulated Pioneer: rx SETO");
   await page.screenshot({ path: path.join(artifacts, "dashboard-pioneer.png"), fullPage: true });
+});
+
+test("with the robot's device missing, the page offers no drive and says why", async () => {
+  const missing = await startBridge(binary, ["--robot", "pioneer", "--device", "/dev/flockbridge-test-missing"]);
+  const other = await page.context().browser().newPage({ viewport: { width: 1280, height: 900 } });
+  try {
+    other.on("pageerror", (error) => { throw error; });
+    await other.goto(`http://127.0.0.1:${missing.httpPort}/`);
+    await other.getByTestId("link").filter({ hasText: "Robot not connected" }).waitFor();
+    await other.getByTestId("link-help").filter({ hasText: "/dev/flockbridge-test-missing" }).waitFor();
+    for (const testid of ["forward", "back", "left", "right", "sonar-on", "motors-on"]) {
+      assert.equal(await other.getByTestId(testid).isDisabled(), true, `${testid} is offered without a robot`);
+    }
+    assert.equal(await other.getByTestId("emergency").isDisabled(), false, "the emergency stop is always offered");
+    assert.equal(await other.getByTestId("stop").isDisabled(), false, "so is Stop");
+    assert.equal(await other.getByTestId("sonar-none").isVisible(), false, "no guess that the sonar is off");
+  } finally {
+    await other.close();
+    assert.equal(await missing.stop(), 0);
+  }
 });
 
 test("a family the page has no panel for: its readings as they come, each field on a line", async () => {

@@ -217,6 +217,11 @@ test("a replay on the dashboard: the recorded robot, its readings, and a banner 
     const banner = page.getByTestId("replay");
     await banner.waitFor({ state: "visible" });
     assert.match(await banner.textContent(), new RegExp(`Replay of ${path.basename(file)} \\(recorded .*0\\.5× speed\\)`));
+    // A recording cannot be driven, handed over or recorded again: the page offers none of it.
+    for (const testid of ["forward", "back", "left", "right", "take", "record", "speed"]) {
+      assert.equal(await page.getByTestId(testid).isVisible(), false, `${testid} is offered in a replay`);
+    }
+    assert.equal(await page.getByTestId("emergency").isVisible(), true, "the emergency stop is");
     // The recorded periods, as the robot's: the page gets 20 periods past
     // the first the recording holds (the file has 200 or more; the page,
     // which asks for fewer periods than the robot's 100 a second, shows

@@ -45,6 +45,12 @@ test("every reading is labelled: each IR sensor's place, what the colours mean, 
   const names = await page.getByTestId("smr-ir-names").locator("span").allTextContents();
   assert.deepEqual(names, ["left", "front left", "front", "front right", "right", "rear"]);
   await page.getByTestId("smr").getByText("green: on, grey: off").waitFor();
+  // No bumpers on an SMR: no Bumpers row. Its IR distances, in mm, in the robot's panel.
+  assert.equal(await page.locator('#robot-panel dt[data-has="bumpers"]').isVisible(), false, "no bumpers to show");
+  const ranges = await page.getByTestId("robot-ranges").locator(".range").allTextContents();
+  assert.equal(ranges.length, 6, ranges.join());
+  assert.match(ranges[0], /^left (\d+|–)$/);
+  assert.match(ranges[2], /^front (\d+|–)$/);
   // The simulated robot drives in a room, which the view draws; the path is named once there is one.
   await page.locator('#robot-panel [data-key="walls"]').waitFor({ state: "visible" });
   assert.equal(await page.locator('#robot-panel [data-key="trace"]').isHidden(), true, "no path drawn yet");
