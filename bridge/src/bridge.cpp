@@ -96,7 +96,7 @@ void Bridge::say_welcome() const {
           (driver_->has_robot() ? "" : " (none: the class's hub)") +
           ". Connect to it from this machine, or from the network by its name or address:\n";
   const auto line = [&text](std::string_view who, const std::string& how) {
-    text += "  " + std::string(who) + std::string(who.size() < 34 ? 34 - who.size() : 1, ' ') + how + "\n";
+    text += "  " + std::string(who) + std::string(who.size() < 36 ? 36 - who.size() : 1, ' ') + how + "\n";
   };
   if (config_.http) {
     const std::string http = where(config_.effective_http_bind(), http_port());

@@ -6,7 +6,8 @@ import flockbridge
 
 robot_name = sys.argv[1] if len(sys.argv) > 1 else "pioneer-3.local"  # your robot's name
 with flockbridge.connect(robot_name) as robot:
-    start = robot.sensors.pose  # where it is now: where it started, or where the last program left it
+    # Where it is now (where it started, or where the last program left it), once the robot says.
+    start = robot.wait_for(lambda s: s.pose is not None, timeout=10).pose
     print("battery:", robot.sensors.battery_v, "V, at", start)
     robot.drive(300)  # 300 mm/s ahead
     robot.wait_for(lambda s: math.hypot(s.pose.x_mm - start.x_mm, s.pose.y_mm - start.y_mm) > 1000, timeout=10)

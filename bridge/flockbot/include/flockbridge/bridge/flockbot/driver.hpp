@@ -38,7 +38,7 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkControlle
   [[nodiscard]] std::string_view model() const noexcept override { return "flockbot"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return commands_; }
   [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
-  [[nodiscard]] std::string_view native_programs() const noexcept override { return "the Flockbot's own programs (the 2014 clients)"; }
+  [[nodiscard]] std::string_view native_programs() const noexcept override { return "the Flockbot's own programs"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,

@@ -59,7 +59,7 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
   [[nodiscard]] std::string_view model() const noexcept override;
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
   [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
-  [[nodiscard]] std::string_view native_programs() const noexcept override { return "ARIA programs (the Pioneer's own)"; }
+  [[nodiscard]] std::string_view native_programs() const noexcept override { return "ARIA programs"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
   [[nodiscard]] protocol::Result<protocol::Bytes> command_from_json(std::string_view cmd,
