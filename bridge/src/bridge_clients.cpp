@@ -62,13 +62,10 @@ Result<Done> Bridge::start_web_server(std::uint64_t file_limit) {
 
 Result<Done> Bridge::listen(Listener& listener) {
   const std::string where = host_port(listener.bind, listener.port);
-  sockaddr_storage address{};
-  if (uv_ip4_addr(listener.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in*>(&address)) != 0 &&
-      uv_ip6_addr(listener.bind.c_str(), listener.port, reinterpret_cast<sockaddr_in6*>(&address)) != 0) {
-    return Error{"bind address '" + listener.bind + "' is not an IPv4 or IPv6 address"};
-  }
+  const auto address = socket_address(listener.bind, listener.port);
+  if (!address) return Error{"bind address '" + listener.bind + "' is not an IPv4 or IPv6 address"};
   int rc = listener.tcp.init(&listener, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); });
-  if (rc == 0) rc = uv_tcp_bind(listener.tcp.get(), reinterpret_cast<const sockaddr*>(&address), 0);
+  if (rc == 0) rc = uv_tcp_bind(listener.tcp.get(), reinterpret_cast<const sockaddr*>(&*address), 0);
   if (rc == 0) {
     rc = uv_listen(reinterpret_cast<uv_stream_t*>(listener.tcp.get()), kListenBacklog,
                    [](uv_stream_t* server, int status) {

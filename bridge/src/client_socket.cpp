@@ -5,6 +5,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include <algorithm>
 #include <array>
@@ -16,6 +17,15 @@ namespace flockbridge::bridge {
 std::string host_port(const std::string& address, std::uint16_t port) {
   const bool v6 = address.find(':') != std::string::npos;
   return (v6 ? "[" + address + "]" : address) + ":" + std::to_string(port);
+}
+
+std::optional<sockaddr_storage> socket_address(const std::string& address, std::uint16_t port) {
+  sockaddr_storage socket{};
+  if (uv_ip4_addr(address.c_str(), port, reinterpret_cast<sockaddr_in*>(&socket)) == 0 ||
+      uv_ip6_addr(address.c_str(), port, reinterpret_cast<sockaddr_in6*>(&socket)) == 0) {
+    return socket;
+  }
+  return std::nullopt;
 }
 
 std::string listen_failure(const std::string& where, std::string_view what, std::string_view option,
@@ -36,27 +46,14 @@ std::string listen_failure(const std::string& where, std::string_view what, std:
 
 int try_listening(const std::string& bind, std::uint16_t port) {
   if (port == 0) return 0;
-  sockaddr_storage address{};
-  socklen_t length = 0;
-  auto* v4 = reinterpret_cast<sockaddr_in*>(&address);
-  auto* v6 = reinterpret_cast<sockaddr_in6*>(&address);
-  const std::string host = bind.empty() ? "0.0.0.0" : bind;
-  if (inet_pton(AF_INET, host.c_str(), &v4->sin_addr) == 1) {
-    v4->sin_family = AF_INET;
-    v4->sin_port = htons(port);
-    length = sizeof(sockaddr_in);
-  } else if (inet_pton(AF_INET6, host.c_str(), &v6->sin6_addr) == 1) {
-    v6->sin6_family = AF_INET6;
-    v6->sin6_port = htons(port);
-    length = sizeof(sockaddr_in6);
-  } else {
-    return 0;  // a name: the listener's own error says what it is
-  }
-  const int fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const auto address = socket_address(bind.empty() ? "0.0.0.0" : bind, port);
+  if (!address) return 0;  // a name: the listener's own error says what it is
+  const socklen_t length = address->ss_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+  const int fd = ::socket(address->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return 0;
   const int on = 1;
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));  // as every listener sets it
-  const int error = ::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) == 0 ? 0 : errno;
+  const int error = ::bind(fd, reinterpret_cast<const sockaddr*>(&*address), length) == 0 ? 0 : errno;
   ::close(fd);
   return error;
 }

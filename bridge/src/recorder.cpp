@@ -244,9 +244,7 @@ struct Recorder::Worker {
       if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-      const int error = errno;
-      job.error = "cannot create a file in " + settings.directory + ": " + errno_text(error);
-      job.error += kChooseAFolder;
+      job.error = "cannot create a file in " + settings.directory + ": " + errno_text(errno) + std::string(kChooseAFolder);
       wait_before_retry(job);
       return false;
     }

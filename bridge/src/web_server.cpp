@@ -467,8 +467,10 @@ Result<Done> WebServer::start(Settings settings) {
                    settings_.tls_key + "' (see the lines before: is the key the certificate's, and both PEM?)"};
     }
     if (created == nullptr || lws_get_vhost_listen_port(created) <= 0) {
-      return Error{listen_failure(host_port(bind, port), std::string("the ") + what, port_option, bind_option,
-                                  errno != 0 ? errno : EADDRINUSE)};
+      // The port and the address were free a moment ago (try_listening):
+      // lws failed for a reason of its own, which it logged.
+      return Error{"cannot listen on " + host_port(bind, port) + " for the " + what +
+                   " (libwebsockets could not: see the lines before)"};
     }
     return created;
   };

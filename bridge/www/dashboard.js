@@ -337,7 +337,7 @@
     element.hidden = !replay;
     replaying = Boolean(replay);
     // A recording cannot be driven, handed over or recorded again: no such controls.
-    for (const selector of ["[data-drive]:not([data-drive=stop])", "#take", "#record", "#speed", ".slider", "[data-testid=drive-help]"]) {
+    for (const selector of ["[data-drive]:not([data-drive=stop])", "#take", "#record", ".slider", "[data-testid=drive-help]"]) {
       for (const e of document.querySelectorAll(selector)) e.classList.toggle("in-replay", replaying);
     }
     updateRobotControls();
@@ -561,8 +561,8 @@
     $("robot-battery").textContent = known(s.battery_v, (v) => v.toFixed(2) + " V");
     const bumped = s.bumped || [];
     $("robot-bumped").textContent = bumped.length ? "pressed: " + bumped.join(", ") : "none pressed";
-    showRanges(s.ranges);
     $("robot-bumped").classList.toggle("pressed", bumped.length > 0);
+    showRanges(s.ranges);
     if (pose) addToTrace(pose, now);
     // Where each sensor's ray ends, in the room: its mounting turned by the pose.
     const at = pose || { x_mm: 0, y_mm: 0, th_deg: 0 };

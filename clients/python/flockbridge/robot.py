@@ -13,8 +13,8 @@ import itertools
 import json
 import logging
 import socket
-import threading
 import sys
+import threading
 import time
 import warnings
 import weakref
@@ -548,7 +548,7 @@ class Robot:
                 return f"{said}: {name}({shown})" + (f" ({', '.join(names)})" if len(values) != len(names) else "")
         except FlockbridgeError:
             pass
-        return f"{said}, as docs/clients.md names them: {name}(speed=..., ...)"
+        return f"{said}, as the bridge names them (docs/clients.md lists each command's)"
 
     def __dir__(self) -> List[str]:
         return sorted(set(super().__dir__()) | set(self.capabilities))

@@ -4,7 +4,10 @@
 // close watch on a driver reads of its connection.
 #pragma once
 
+#include <sys/socket.h>
+
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -15,6 +18,10 @@ namespace flockbridge::bridge {
 
 /// "10.0.3.17:8080", or "[fe80::1]:8080" for an IPv6 address.
 [[nodiscard]] std::string host_port(const std::string& address, std::uint16_t port);
+
+/// The socket address of an IPv4 or IPv6 address's text and a port;
+/// nothing for any other text (a host name).
+[[nodiscard]] std::optional<sockaddr_storage> socket_address(const std::string& address, std::uint16_t port);
 
 /// Why a listener could not be opened, for a person: "cannot listen on
 /// 0.0.0.0:8080 for the web server: the port is in use (...); choose
