@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -42,14 +43,22 @@ constexpr unsigned kHandshakeSeconds = 5;
 /// did not take in a buffer of its own.
 thread_local std::vector<unsigned char> t_write_buffer;
 
+/// lws's warnings that only echo a refusal the bridge has logged itself,
+/// with the address and the reason, within the bounds on lines about
+/// clients: at debug level, so a flood of refused WebSockets is not told
+/// twice.
+constexpr std::array<std::string_view, 1> kEchoesOfOurRefusals{"User code denied connection"};
+
 /// lws's log lines, in the bridge's log: errors and warnings as such, its
 /// notices only at debug level.
 void log_from_lws(int level, const char* line) {
   std::string text = "web server: " + std::string(line);
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  const bool echo = std::any_of(kEchoesOfOurRefusals.begin(), kEchoesOfOurRefusals.end(),
+                                [&](std::string_view echoed) { return text.find(echoed) != std::string::npos; });
   if ((level & LLL_ERR) != 0) {
     log_error(text);
-  } else if ((level & LLL_WARN) != 0) {
+  } else if ((level & LLL_WARN) != 0 && !echo) {
     log_warning(text);
   } else {
     log_debug(text);
