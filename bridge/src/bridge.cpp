@@ -148,6 +148,8 @@ Result<Done> Bridge::start() {
       sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0 ||
       acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0 ||
       ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0 ||
+      writing_share_.init(loop_, kLoopShare) < 0 || accepting_share_.init(loop_, kLoopShare) < 0 ||
+      ending_share_.init(loop_, kLoopShare) < 0 ||
       watch_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       deadman_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"cannot create the loop's timers"};
@@ -316,24 +318,22 @@ void Bridge::flush_held() {
   // also does the receiver's TCP work): written in one go, they would hold
   // up whatever the robot's link is due to do meanwhile, such as starting
   // the next period of a robot whose bus the bridge polls. So a loop turn
-  // writes sessions' output for its share of time (kLoopShare) and leaves
-  // the rest for the next turn, after the loop has polled: the link's timer
-  // and the robot's bytes come first, then new driver events, then the
-  // writing goes on where it stopped. The share is a time, not a number of
-  // clients, because a client's write may carry one message or many.
+  // writes sessions' output for its share of time (writing_share_) and
+  // leaves the rest for the next turn, after the loop has polled: the link's
+  // timer and the robot's bytes come first, then new driver events, then
+  // the writing goes on where it stopped. The share is a time, not a number
+  // of clients, because a client's write may carry one message or many.
   // Up to a batch's worth of clients go between two readings of the clock:
   // a thousand readings a message would cost more than the share is worth.
-  const SteadyTime until = steady_now() + kLoopShare;
   SendBatch& batch = writes_;
   const bool ring = batch.uses_ring();
-  while (!held_.empty()) {
+  while (!held_.empty() && writing_share_.has_time()) {
     for (std::size_t taken = 0; taken < SendBatch::kCapacity && !held_.empty(); ++taken) {
       Session* session = held_.front();
       held_.pop_front();
       session->flush_output(batch);
     }
     for (const SendBatch::Result& result : batch.send()) static_cast<Session*>(result.owner)->write_sent(result);
-    if (steady_now() >= until) break;
   }
   if (ring && !batch.uses_ring()) log_warning("client writes: " + batch.summary());
   if (!held_.empty()) drainer_.schedule();
@@ -474,6 +474,9 @@ void Bridge::stop() {
   paused_listeners_.clear();
   ender_.reset();
   departed_.clear();
+  writing_share_.reset();
+  accepting_share_.reset();
+  ending_share_.reset();
   native_listener_.tcp.reset();
   json_listener_.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);

@@ -106,9 +106,7 @@ void Bridge::on_connection(Listener& listener, int status) {
   // unaccepted makes libuv stop watching its listener until it is accepted:
   // the acceptor does that after the loop has polled, and the rest of the
   // burst follows in the turns after.
-  const SteadyTime now = steady_now();
-  if (!accepting_since_) accepting_since_ = now;
-  if (now - *accepting_since_ >= kLoopShare) {
+  if (!accepting_share_.has_time()) {
     if (std::find(paused_listeners_.begin(), paused_listeners_.end(), &listener) == paused_listeners_.end()) {
       paused_listeners_.push_back(&listener);
     }
@@ -119,7 +117,11 @@ void Bridge::on_connection(Listener& listener, int status) {
 }
 
 void Bridge::resume_accepting() {
-  accepting_since_.reset();
+  // This turn's connections may have had its share already.
+  if (!accepting_share_.has_time()) {
+    acceptor_.schedule();
+    return;
+  }
   for (Listener* listener : std::exchange(paused_listeners_, {})) {
     if (listener->tcp) accept_one(*listener);
   }
@@ -271,12 +273,7 @@ void Bridge::session_input_over(Session& session) {
   // milliseconds. The rest wait for the turns after the loop has polled;
   // the robot's own programs and whoever drives it go first, so that a
   // robot is stopped as soon as the client moving it has gone.
-  const SteadyTime now = steady_now();
-  if (!ending_since_) {
-    ending_since_ = now;
-    ender_.schedule();  // a new share after the loop has polled
-  }
-  if (departed_.empty() && now - *ending_since_ < kLoopShare) {
+  if (departed_.empty() && ending_share_.has_time()) {
     session.finish_input_over();
     return;
   }
@@ -285,22 +282,16 @@ void Bridge::session_input_over(Session& session) {
   } else {
     departed_.push_back(&session);
   }
+  ender_.schedule();
 }
 
 void Bridge::end_departed() {
-  ending_since_.reset();
-  if (departed_.empty()) return;
-  const SteadyTime until = steady_now() + kLoopShare;
-  while (!departed_.empty()) {
+  while (!departed_.empty() && ending_share_.has_time()) {
     Session* session = departed_.front();
     departed_.pop_front();
     session->finish_input_over();
-    if (steady_now() >= until) break;
   }
-  if (!departed_.empty()) {
-    ending_since_ = steady_now();
-    ender_.schedule();
-  }
+  if (!departed_.empty()) ender_.schedule();
 }
 
 void Bridge::session_closed(Session& session) {

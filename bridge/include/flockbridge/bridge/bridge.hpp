@@ -51,9 +51,10 @@
 
 namespace flockbridge::bridge {
 
-/// The most a loop turn spends writing clients' output, or accepting new
-/// connections, before the loop polls again: a deadline of the robot's link
-/// that falls due meanwhile waits at most about this long.
+/// The most a loop turn spends on each kind of bulk work (writing clients'
+/// output, accepting new connections, ending departed ones: a TurnShare
+/// each) before the loop polls again: a deadline of the robot's link that
+/// falls due meanwhile waits at most about this long for each.
 inline constexpr std::chrono::microseconds kLoopShare{100};
 
 /// Makes the robot's driver: one entry of the family table (families.hpp).
@@ -349,6 +350,8 @@ class Bridge final : public RobotDriver::Host,
   /// Drains the driver's events after the callbacks of the loop turn that
   /// brought them, and goes on writing held output in later turns.
   AfterPoll drainer_;
+  /// A turn's share of writing held output (flush_held).
+  TurnShare writing_share_;
   UvHandle<uv_timer_t> housekeeping_;
   /// The hub sends the fleet's changes at most this often to those who follow it.
   UvHandle<uv_timer_t> fleet_timer_;
@@ -359,12 +362,11 @@ class Bridge final : public RobotDriver::Host,
   /// has polled, so that the robot's link comes between two shares.
   AfterPoll acceptor_;
   std::vector<Listener*> paused_listeners_;
-  std::optional<SteadyTime> accepting_since_;  ///< the first accept of this share
+  TurnShare accepting_share_;
   /// Sessions whose clients have gone, waiting to be ended (native programs
-  /// and the driving client first), and when this turn's share of ending
-  /// them began.
+  /// and the driving client first), a turn's share at a time.
   std::deque<Session*> departed_;
-  std::optional<SteadyTime> ending_since_;
+  TurnShare ending_share_;
   /// Ends the rest of a burst of departures after the loop has polled.
   AfterPoll ender_;
   UvHandle<uv_timer_t> stats_timer_;

@@ -169,4 +169,36 @@ class AfterPoll {
   void (*work_)(void*) = nullptr;
 };
 
+/// One rule for bulk work on the loop (writing a thousand clients' output,
+/// accepting a class that connects at once, ending a class that leaves): a
+/// loop turn, from one poll for I/O to the next, gives each kind of work
+/// `share` of time, so that the robot's link (its timer, its bytes) comes
+/// between two shares. The share starts at the first ask of a turn and is
+/// fresh in every turn, however long the loop was quiet in between; the
+/// work left over waits for a later turn (its owner's AfterPoll), and each
+/// turn does at least one piece of it.
+class TurnShare {
+ public:
+  TurnShare() = default;
+  TurnShare(const TurnShare&) = delete;  // its handle points at it
+  TurnShare& operator=(const TurnShare&) = delete;
+  TurnShare(TurnShare&&) = delete;
+  TurnShare& operator=(TurnShare&&) = delete;
+  ~TurnShare() = default;
+
+  /// Counts the loop's turns (a prepare handle, which keeps no loop alive).
+  [[nodiscard]] int init(uv_loop_t* loop, std::chrono::nanoseconds share);
+  /// Whether the work may go on now: always at the first ask of a turn,
+  /// which starts the turn's share, then until the share has run out.
+  [[nodiscard]] bool has_time(SteadyTime now = steady_now()) noexcept;
+  void reset() noexcept { turns_.reset(); }
+
+ private:
+  UvHandle<uv_prepare_t> turns_;
+  std::chrono::nanoseconds share_{};
+  std::uint64_t turn_ = 1;        ///< the loop's turn, counted before each poll
+  std::uint64_t share_turn_ = 0;  ///< the turn whose share began at share_start_
+  SteadyTime share_start_{};
+};
+
 }  // namespace flockbridge::bridge

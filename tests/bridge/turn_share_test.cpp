@@ -1,0 +1,89 @@
+// A loop turn's share of bulk work (TurnShare): the share starts at the first
+// ask of a turn, runs out after its time within the turn, and is whole again
+// in the next turn, however long the loop was quiet in between.
+#include <doctest/doctest.h>
+
+#include <chrono>
+
+#include "flockbridge/bridge/uv.hpp"
+
+using namespace flockbridge;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// A loop that turns once each time it is asked (an idle handle keeps it
+/// alive and its poll from waiting).
+struct TurningLoop {
+  TurningLoop() {
+    REQUIRE(uv_loop_init(&loop) == 0);
+    REQUIRE(uv_idle_init(&loop, &idle) == 0);
+    uv_idle_start(&idle, [](uv_idle_t* /*idle*/) {});
+  }
+  TurningLoop(const TurningLoop&) = delete;
+  TurningLoop& operator=(const TurningLoop&) = delete;
+  TurningLoop(TurningLoop&&) = delete;
+  TurningLoop& operator=(TurningLoop&&) = delete;
+  ~TurningLoop() {
+    uv_close(reinterpret_cast<uv_handle_t*>(&idle), nullptr);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK(uv_loop_close(&loop) == 0);
+  }
+  void turn() { uv_run(&loop, UV_RUN_NOWAIT); }
+
+  uv_loop_t loop{};
+  uv_idle_t idle{};
+};
+
+}  // namespace
+
+TEST_CASE("a turn's share lasts its time from the first ask, and the next turn has a whole one") {
+  TurningLoop turning;
+  {
+    bridge::TurnShare share;
+    REQUIRE(share.init(&turning.loop, 100us) == 0);
+    const bridge::SteadyTime start = bridge::steady_now();
+    CHECK(share.has_time(start));
+    CHECK(share.has_time(start + 99us));
+    CHECK_FALSE(share.has_time(start + 100us));
+    CHECK_FALSE(share.has_time(start + 5ms));
+    turning.turn();
+    // The next turn's first ask starts its share, whenever it comes.
+    CHECK(share.has_time(start + 5ms));
+    CHECK(share.has_time(start + 5ms + 50us));
+    CHECK_FALSE(share.has_time(start + 5ms + 150us));
+  }
+}
+
+TEST_CASE("after a quiet spell the first piece of work of a turn is done at once, not a turn later") {
+  // The accepting and ending shares each kept "when this share began" and
+  // forgot it in only some places: a connection after a quiet spell found an
+  // old share spent and waited for another turn.
+  TurningLoop turning;
+  {
+    bridge::TurnShare share;
+    REQUIRE(share.init(&turning.loop, 100us) == 0);
+    const bridge::SteadyTime start = bridge::steady_now();
+    CHECK(share.has_time(start));  // one connection, nothing deferred
+    for (int i = 0; i < 3; ++i) turning.turn();
+    CHECK(share.has_time(start + 1s));
+  }
+}
+
+TEST_CASE("each kind of work has its own share, and a turn share keeps no loop alive") {
+  uv_loop_t loop;
+  REQUIRE(uv_loop_init(&loop) == 0);
+  {
+    bridge::TurnShare writing;
+    bridge::TurnShare accepting;
+    REQUIRE(writing.init(&loop, 100us) == 0);
+    REQUIRE(accepting.init(&loop, 100us) == 0);
+    const bridge::SteadyTime start = bridge::steady_now();
+    CHECK(writing.has_time(start));
+    CHECK_FALSE(writing.has_time(start + 200us));
+    CHECK(accepting.has_time(start + 200us));  // its own share begins now
+    CHECK(uv_loop_alive(&loop) == 0);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
+}
