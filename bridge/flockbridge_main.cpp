@@ -13,7 +13,7 @@
 static int run(int argc, char** argv) {
   using namespace flockbridge::bridge;
   const SettingsTable& settings = settings_table();
-  auto parsed = parse_bridge_command_line(argc, argv, settings);
+  auto parsed = parse_bridge_command_line(argc, argv, settings, robot_family_list());
   if (const int* exit_code = std::get_if<int>(&parsed)) return *exit_code;
   const auto& [sources, config] = std::get<BridgeCommandLine>(parsed);
   set_log_level(config.log_level);

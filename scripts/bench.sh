@@ -49,6 +49,10 @@ done
 install_missing ser2net || echo "ser2net could not be installed; compare_bench runs without it"
 scripts/build.sh -DFLOCKBRIDGE_TESTS=ON
 
+# The robot families, from the bridge itself: a new family is benchmarked
+# like the others, or its benchmark fails.
+families="$("$bin/flockbridge" --list-families)"
+
 # Each benchmark under a heading, with the time it took.
 run() {
   heading="$*"
@@ -60,12 +64,12 @@ run() {
 run "$bin/clients_bench" --clients 1000 --stalled 10 --rate-hz 100 --seconds "$seconds"
 run "$bin/clients_bench" --kind websocket --clients 100 --stalled 10 --rate-hz 100 --seconds "$seconds"
 run "$bin/clients_bench" --kind foxglove --clients 100 --stalled 10 --rate-hz 100 --seconds "$seconds"
-for robot in flockbot pioneer smr; do
+for robot in $families; do
   run as_root "$bin/compare_bench" --robot "$robot" --seconds "$seconds"
 done
 run as_root "$bin/compare_bench" --robot smr --no-ser2net --in-place --real-time --seconds "$seconds"
 # A classmate's attacks: a flood of stops, and each attack of docs/deployment.md.
-for robot in flockbot pioneer smr; do
+for robot in $families; do
   run env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/stop_flood_bench.py --robot "$robot" --seconds "$seconds"
   run env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/attack_bench.py --robot "$robot" --seconds "$seconds"
 done

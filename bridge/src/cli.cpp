@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <deque>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "flockbridge/bridge/cli_support.hpp"
@@ -29,7 +30,8 @@ std::string default_text(const SettingValue& value) {
 }  // namespace
 
 std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
-                                                               const SettingsTable& settings) {
+                                                               const SettingsTable& settings,
+                                                               std::string_view family_list) {
   CLI::App app{
       "flockbridge: the bridge between a robot's serial link and the classroom network.\n"
       "The robot family's own client programs connect to --port, JSON-lines clients to --json-port;\n"
@@ -68,6 +70,12 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
                "Print the default configuration file, every value commented out, and exit");
   app.add_flag("--welcome", welcome, "Once listening, say where to connect, for a person at a terminal")
       ->group(std::string(kStartHere));
+  bool list_families = false;
+  if (!family_list.empty()) {
+    app.add_flag("--list-families", list_families,
+                 "Print the robot families --robot takes, one a line (for scripts), and exit")
+        ->group(std::string(kStartHere));
+  }
 
   // Each setting's option, read as text and checked by the same rules as the
   // file's values, so that a bad value gets the same message either way.
@@ -107,6 +115,10 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
   }
 
   if (const auto exit_code = parse_or_exit(app, argc, argv)) return *exit_code;
+  if (list_families) {
+    std::fwrite(family_list.data(), 1, family_list.size(), stdout);
+    return 0;
+  }
   if (print_default_config) {
     std::fputs(format_config(settings, defaults, true).c_str(), stdout);
     return 0;

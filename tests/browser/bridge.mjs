@@ -3,9 +3,17 @@
 // collected so a test can wait for one as an event (with a deadline). A
 // cursor remembers how far the waits have read, so a line that came before
 // the wait began is found too. And a JSON-lines client of its port 2006.
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import net from "node:net";
+
+/// Every robot family, from the bridge itself (flockbridge --list-families):
+/// a test of every family covers a new one too, or fails on it.
+export function robotFamilies(binary) {
+  const families = execFileSync(binary, ["--list-families"], { encoding: "utf8" }).split(/\s+/).filter(Boolean);
+  if (families.length === 0) throw new Error(`${binary} --list-families listed no family`);
+  return families;
+}
 
 export class Bridge {
   constructor(binary, args) {

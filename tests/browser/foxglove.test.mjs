@@ -15,7 +15,7 @@ import { once } from "node:events";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { JsonClient, jsonPort, startBridge } from "./bridge.mjs";
+import { JsonClient, jsonPort, robotFamilies, startBridge } from "./bridge.mjs";
 import { launchChromium } from "./browser.mjs";
 
 const binary = process.env.FLOCKBRIDGE_BIN ?? "build/bin/flockbridge";
@@ -88,7 +88,7 @@ async function servePage() {
   return server;
 }
 
-for (const robot of ["flockbot", "pioneer", "smr"]) {
+for (const robot of robotFamilies(binary)) {
   test(`${robot}: Foxglove's client gets the JSON clients' sensor messages, and its commands are the JSON port's`,
        { timeout: 120000 }, async () => {
     const bridge = await startBridge(binary, ["--robot", robot, "--simulate", "--foxglove"]);

@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { McapIndexedReader, McapStreamReader } from "@mcap/core";
 import { decompress } from "fzstd";
-import { JsonClient, jsonPort, startBridge } from "./bridge.mjs";
+import { JsonClient, jsonPort, robotFamilies, startBridge } from "./bridge.mjs";
 import { launchChromium } from "./browser.mjs";
 import { checkLayout, pageReader } from "./dashboard.mjs";
 
@@ -51,7 +51,7 @@ async function indexed(file) {
   return McapIndexedReader.Initialize({ readable, decompressHandlers });
 }
 
-for (const robot of ["flockbot", "pioneer", "smr"]) {
+for (const robot of robotFamilies(binary)) {
   test(`${robot}: a recorded run opens in @mcap/core with every channel, the client's messages and its commands`,
        async () => {
     const directory = await mkdtemp(path.join(os.tmpdir(), "flockbridge-record-"));

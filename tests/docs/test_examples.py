@@ -212,7 +212,7 @@ class JsonLines:
 @pytest.mark.parametrize("block", of_kind("python"))
 def test_python_programs(block: Block, bridges: Any) -> None:
     # "every": the program is written for the common robot model, and runs unchanged on each family.
-    families = ["flockbot", "pioneer", "smr"] if block.arguments[0] == "every" else [block.arguments[0]]
+    families = helpers.robot_families() if block.arguments[0] == "every" else [block.arguments[0]]
     for family in families:
         bridge = bridges(family, *block.arguments[1:])
         # Twice in a row, as a student runs it again: the second run starts

@@ -22,12 +22,14 @@ from typing import Dict, Iterator, List, Tuple
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
-# Each family's own programs, as the banner names them, and its port.
-FAMILIES = {"flockbot": 2005, "pioneer": 8101, "smr": 24901}
 
 
 def binary() -> str:
     return os.environ.get("FLOCKBRIDGE_BIN") or str(REPOSITORY / "build" / "bin" / "flockbridge")
+
+
+# Every robot family, from the bridge itself.
+FAMILIES = subprocess.run([binary(), "--list-families"], capture_output=True, text=True, check=True).stdout.split()
 
 
 def run(*arguments: str) -> "subprocess.CompletedProcess[str]":

@@ -1,5 +1,8 @@
 #include "e2e/driving.hpp"
 
+#include <sstream>
+#include <string>
+
 #include "flockbridge/bridge/families.hpp"
 #include "support/aria_client.hpp"
 #include "support/foxglove_client.hpp"
@@ -90,9 +93,8 @@ const std::vector<DrivingPath>& driving_paths() {
 
 std::vector<std::string> robot_families() {
   std::vector<std::string> names;
-  for (const auto& family : bridge::robot_families()) {
-    if (family.native_port != 0) names.emplace_back(family.name);
-  }
+  std::istringstream list(bridge::robot_family_list());
+  for (std::string name; std::getline(list, name);) names.push_back(name);
   return names;
 }
 

@@ -35,7 +35,8 @@ struct DrivingPath {
 /// The family's own port, the JSON port, the dashboard's WebSocket, the Foxglove live view.
 const std::vector<DrivingPath>& driving_paths();
 
-/// Every family with a robot, from the daemon's own table of families.
+/// Every family with a robot, from the daemon's own table of families (what
+/// flockbridge --list-families prints).
 std::vector<std::string> robot_families();
 
 /// A rig whose bridge runs on `network`'s robot computer.

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/driving.hpp"
 #include "e2e/rig.hpp"
 #include "support/foxglove_client.hpp"
 
@@ -55,7 +56,7 @@ RigOptions live_rig(const std::string& robot, std::vector<std::string> more = {}
 TEST_CASE(
     "foxglove: a viewer gets each family's topics with their JSON Schemas, and on /sensor the very messages a JSON "
     "client gets") {
-  for (const std::string robot : {"flockbot", "pioneer", "smr"}) {
+  for (const std::string& robot : robot_families()) {
     CAPTURE(robot);
     Rig rig(live_rig(robot));
     REQUIRE(rig.foxglove_port() != 0);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/driving.hpp"
 #include "e2e/rig.hpp"
 #include "flockbridge/protocol/mcap/reader.hpp"
 #include "support/legacy_client.hpp"
@@ -151,7 +152,7 @@ double recorded_seconds(const Recorded& recorded) {
 
 TEST_CASE(
     "replay: a recorded run of each family gives a JSON client the same messages, in order, at the recorded pace") {
-  for (const std::string robot : {"flockbot", "pioneer", "smr"}) {
+  for (const std::string& robot : robot_families()) {
     CAPTURE(robot);
     const TempDir place;
     std::vector<json> original;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string_view>
 #include <utility>
+#include <string>
 #include <vector>
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
@@ -96,6 +97,14 @@ DriverFactory driver_factory(const Config& config) noexcept {
 
 std::span<const RobotFamily> robot_families() noexcept {
   return kFamilies;
+}
+
+std::string robot_family_list() {
+  std::string list;
+  for (const RobotFamily& family : kFamilies) {
+    if (family.native_port != 0) list.append(family.name).push_back('\n');
+  }
+  return list;
 }
 
 const RobotFamily* find_robot_family(std::string_view name) noexcept {

@@ -36,6 +36,15 @@ def bridge_binary() -> str:
     return path
 
 
+def robot_families() -> List[str]:
+    """Every robot family, from the bridge itself (`flockbridge --list-families`):
+    a test that covers every family covers a new one too, or fails on it."""
+    listed = subprocess.run([bridge_binary(), "--list-families"], capture_output=True, text=True, check=True)
+    families = listed.stdout.split()
+    assert families, "flockbridge --list-families listed no family"
+    return families
+
+
 def client_env() -> Dict[str, str]:
     """The environment of a child process that imports this repository's client."""
     return {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}

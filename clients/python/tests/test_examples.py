@@ -15,7 +15,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, client_env, still
+from conftest import PACKAGE_ROOT, Bridge, client_env, robot_families, still
 
 EXAMPLES = PACKAGE_ROOT / "examples"
 
@@ -53,7 +53,7 @@ TWICE = (1, 2)
 
 
 def test_the_first_programs(bridges: Callable[..., Bridge]) -> None:
-    robots = started(bridges, "flockbot", "pioneer", "smr")
+    robots = started(bridges, *robot_families())
     for run_number in TWICE:
         programs = {family: run(f"first_{family}.py", robot.address) for family, robot in robots.items()}
         flockbot = finish(programs["flockbot"])
@@ -74,7 +74,7 @@ def test_the_first_programs(bridges: Callable[..., Bridge]) -> None:
 
 
 def test_a_square_with_every_family(bridges: Callable[..., Bridge]) -> None:
-    robots = started(bridges, "flockbot", "pioneer", "smr")
+    robots = started(bridges, *robot_families())
     for run_number in TWICE:
         programs = {family: run("square.py", robot.address) for family, robot in robots.items()}
         for family, program in programs.items():
@@ -89,7 +89,7 @@ def test_a_square_with_every_family(bridges: Callable[..., Bridge]) -> None:
 
 
 def test_one_wall_follower_for_every_robot(bridges: Callable[..., Bridge]) -> None:
-    robots = started(bridges, "flockbot", "pioneer", "smr")
+    robots = started(bridges, *robot_families())
     for run_number in TWICE:
         tracks: Dict[str, List[flockbridge.Message]] = {family: [] for family in robots}
         watchers = {family: flockbridge.connect(robot.address) for family, robot in robots.items()}
@@ -133,7 +133,7 @@ def finish_with_errors(program: "subprocess.Popen[str]", timeout: float = 90) ->
     return output, errors
 
 
-@pytest.mark.parametrize("family", ["flockbot", "pioneer", "smr"])
+@pytest.mark.parametrize("family", robot_families())
 def test_a_program_runs_again_on_a_replay_of_its_run(bridges: Callable[..., Bridge], tmp_path: Path, family: str) -> None:
     # The README's promise: a student runs their program again on the run
     # that went wrong. Their first program and the wall follower, each

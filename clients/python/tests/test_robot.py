@@ -15,9 +15,9 @@ from typing import Callable, List
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, moving, received, still
+from conftest import PACKAGE_ROOT, Bridge, moving, received, robot_families, still
 
-FAMILIES = ("flockbot", "pioneer", "smr")
+FAMILIES = tuple(robot_families())
 PIN_CONFIG = '[access]\ndriver_pin = "4711"\nteacher_secret = "chalk-and-cheese"\n'
 
 

@@ -24,8 +24,10 @@ struct BridgeCommandLine {
 /// or the exit code when the program should stop at once: after --help,
 /// --version, --print-config, or a bad option or setting, whose message has
 /// been printed.
-/// `settings` is every setting, the core's and each family's (families.hpp).
+/// `settings` is every setting, the core's and each family's (families.hpp);
+/// `family_list`, what --list-families prints (no such option when empty).
 [[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
-                                                                              const SettingsTable& settings);
+                                                                              const SettingsTable& settings,
+                                                                              std::string_view family_list = {});
 
 }  // namespace flockbridge::bridge

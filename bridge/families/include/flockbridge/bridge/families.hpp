@@ -31,6 +31,11 @@ struct RobotFamily {
 
 [[nodiscard]] std::span<const RobotFamily> robot_families() noexcept;
 
+/// The families with a robot (those with their own programs' port: not the
+/// hub's "none"), one name a line: what `flockbridge --list-families`
+/// prints, the one list the tests, benchmarks and scripts cover.
+[[nodiscard]] std::string robot_family_list();
+
 /// The driver for a configuration: the family's, or a replay's when
 /// replay.file names a recording (the family is then the recording's).
 [[nodiscard]] DriverFactory driver_factory(const Config& config) noexcept;
