@@ -6,7 +6,7 @@
 // daemon against its simulated robot (--simulate), one JSON client reading
 // as in a lesson. It prints figures and asserts nothing.
 //
-//   record_bench [--robot flockbot|pioneer|smr|all] [--seconds N] [--trials N]
+//   record_bench [--robot FAMILY|all] [--seconds N] [--trials N]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -158,6 +158,15 @@ Trial run(const std::string& robot, bool record, double seconds) {
 
 namespace {
 
+/// Every robot family, from the bridge itself (flockbridge --list-families).
+std::vector<std::string> listed_families() {
+  ChildProcess listing({FLOCKBRIDGE_BIN, "--list-families"});
+  if (listing.wait_exit() != 0) throw std::runtime_error("flockbridge --list-families failed");
+  std::vector<std::string> families = listing.lines(ChildProcess::Stream::Stdout);
+  if (families.empty()) throw std::runtime_error("flockbridge --list-families listed no family");
+  return families;
+}
+
 int run_all(int argc, char** argv) {
   std::string which = "all";
   double seconds = 10;
@@ -171,12 +180,11 @@ int run_all(int argc, char** argv) {
     } else if (option == "--trials") {
       trials = std::atoi(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "record_bench [--robot flockbot|pioneer|smr|all] [--seconds N] [--trials N]\n");
+      std::fprintf(stderr, "record_bench [--robot FAMILY|all] [--seconds N] [--trials N]\n");
       return 2;
     }
   }
-  std::vector<std::string> robots = {"flockbot", "pioneer", "smr"};
-  if (which != "all") robots = {which};
+  std::vector<std::string> robots = which == "all" ? listed_families() : std::vector<std::string>{which};
   std::printf(
       "flockbridge record_bench: each family at its full rate, one JSON client, %.0f s a phase, %d trials "
       "off and on in turn (medians)\n\n",

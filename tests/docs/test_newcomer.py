@@ -179,3 +179,15 @@ def test_recording_into_a_folder_the_bridge_cannot_write_suggests_record_dir(
     assert refused["type"] == "error", refused
     assert f"cannot record into {blocker}/recordings" in str(refused["error"]), refused
     assert "start the bridge with --record DIR" in str(refused["error"]), refused
+
+
+def test_the_families_listed_are_the_robots_robot_takes() -> None:
+    # The one list the tests, benchmarks and scripts cover: every family
+    # --robot takes that has a robot, once each, and not the hub's "none".
+    assert FAMILIES and len(set(FAMILIES)) == len(FAMILIES), FAMILIES
+    assert "none" not in FAMILIES
+    for family in FAMILIES:
+        chosen = run("--robot", family, "--print-config")
+        assert chosen.returncode == 0, chosen.stderr
+        assert f"family = '{family}'" in chosen.stdout
+    assert "--list-families" in run("--help").stdout
