@@ -260,7 +260,7 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
         Json::parse(R"({"file":"robot-20261127-093012.mcap","recorded_at":1795752276.5,"speed":2.0})"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
-  CHECK(Json::parse(codec::packet(as_bytes("DMC"))) ==
+  CHECK(Json::parse(flockbot::packet_json(as_bytes("DMC"))) ==
         Json::parse(R"({"type":"packet","tag":"DMC","payload":[68,77,67]})"));
   CHECK(codec::emergency() == R"({"type":"emergency"})");
   CHECK(codec::dropped(12) == R"({"type":"dropped","count":12})");
@@ -312,7 +312,7 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   CHECK_FALSE(parse_json_request(R"({"cmd":"set","value":1})").request);
   CHECK(std::holds_alternative<ClearEmergency>(parse_json_request(R"({"cmd":"clear_emergency"})").request.value()));
   // Bytes that are not UTF-8 never make the encoder throw.
-  CHECK_NOTHROW((void)codec::packet(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
+  CHECK_NOTHROW((void)flockbot::packet_json(Bytes{'X', 'Y', 'Z', 0xFF, 0xC3}));
   CHECK_NOTHROW((void)codec::error(nullptr, Error{std::string("\xFF\xFE")}));
 }
 

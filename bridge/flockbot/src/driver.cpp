@@ -42,7 +42,7 @@ class UnoMessage final : public RobotMessage {
     }
     if (packet_.kind == protocol::flockbot::UnoPacketKind::Emergency)
       return wire::json_line(protocol::json::emergency());
-    return wire::json_line(protocol::json::packet(payload_));
+    return wire::json_line(protocol::flockbot::packet_json(payload_));
   }
 
  private:

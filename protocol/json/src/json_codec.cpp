@@ -320,12 +320,6 @@ std::string link(LinkState state, std::string_view reason) {
   return dump(message);
 }
 
-std::string packet(ByteView payload) {
-  return dump(ordered{{"type", "packet"},
-                      {"tag", describe_tag(payload.first(std::min<std::size_t>(payload.size(), 3)))},
-                      {"payload", Bytes(payload.begin(), payload.end())}});
-}
-
 std::string emergency() {
   return dump(ordered{{"type", "emergency"}});
 }

@@ -1,5 +1,6 @@
 #include "flockbridge/protocol/flockbot/json.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <span>
@@ -78,6 +79,13 @@ void append_sides(std::string& out, Value left, Value right, const Value* avg, A
 }
 
 }  // namespace
+
+std::string packet_json(ByteView payload) {
+  return nlohmann::ordered_json{{"type", "packet"},
+                                {"tag", describe_tag(payload.first(std::min<std::size_t>(payload.size(), 3)))},
+                                {"payload", Bytes(payload.begin(), payload.end())}}
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 std::string sensor_json(const SensorReading& r, std::uint64_t seq, double unix_seconds, const SensorUnits& units) {
   // Written out directly rather than built as a json value and dumped: this

@@ -106,8 +106,6 @@ class RobotStateEncoder {
 
 /// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
 [[nodiscard]] std::string link(LinkState state, std::string_view reason);
-/// {"type":"packet","tag":"DMC","payload":[68,77,67]}: the Uno's payload as it came.
-[[nodiscard]] std::string packet(ByteView payload);
 /// {"type":"emergency"}
 [[nodiscard]] std::string emergency();
 /// {"type":"dropped","count":N}

@@ -24,6 +24,10 @@ namespace flockbridge::protocol::flockbot {
 [[nodiscard]] std::string sensor_json(const SensorReading& reading, std::uint64_t seq, double unix_seconds,
                                       const SensorUnits& units = {});
 
+/// {"type":"packet","tag":"DMC","payload":[68,77,67]}: a payload of the Uno's
+/// that is no sensor packet, as it came.
+[[nodiscard]] std::string packet_json(ByteView payload);
+
 /// A command from its JSON form: a row of the command table by name with its
 /// arguments, or "raw" with a payload that passes the table.
 [[nodiscard]] Result<SendCommand> parse_json_command(std::string_view cmd, const nlohmann::json& object);
