@@ -33,10 +33,10 @@
 #include <variant>
 #include <vector>
 
+#include "flockbridge/bridge/client_kind.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/native_client.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
-#include "flockbridge/bridge/session.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 #include "flockbridge/protocol/robot_link.hpp"
