@@ -198,7 +198,7 @@ void SerialPort::try_open() {
     // Said once per kind of failure, not at every retry.
     if (device.error().message != last_failure_) {
       last_failure_ = device.error().message;
-      listener_.serial_open_failed(explain_open_failure(settings_.path, last_failure_));
+      listener_.transport_open_failed(explain_open_failure(settings_.path, last_failure_));
     }
     backoff_ = std::clamp(backoff_ * 2, settings_.reopen_min, settings_.reopen_max);
     reopen_.start_after(backoff_);
@@ -225,7 +225,7 @@ void SerialPort::try_open() {
   if (termios settings{}; ::tcgetattr(device_.fd(), &settings) == 0) {
     log_debug("terminal settings of " + settings_.path + ": " + describe_terminal(settings));
   }
-  listener_.serial_opened();
+  listener_.transport_opened();
 }
 
 void SerialPort::watch_for_device() {
@@ -283,7 +283,7 @@ void SerialPort::read_available() {
   for (int round = 0; round < 16 && device_.is_open(); ++round) {
     const ssize_t n = ::read(device_.fd(), buffer.data(), buffer.size());
     if (n > 0) {
-      listener_.serial_received(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
+      listener_.transport_received(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
@@ -405,7 +405,7 @@ void SerialPort::lose_device(const std::string& reason) {
   device_.close();
   discard_output();
   log_warning(reason + "; reopening");
-  listener_.serial_closed(reason);
+  listener_.transport_closed(reason);
   if (running_) {
     // Try again at once: a device that came back before its loss was noticed
     // (a quick replug, a reset adapter) gives its folder no event to watch for.

@@ -139,12 +139,12 @@ void TcpTransport::on_connected(int status) {
       [](uv_stream_t* stream, ssize_t nread, const uv_buf_t* buf) {
         if (auto* self = owner_of<TcpTransport>(stream)) self->on_read(nread, buf);
       });
-  listener_.serial_opened();
+  listener_.transport_opened();
 }
 
 void TcpTransport::on_read(ssize_t nread, const uv_buf_t* buf) {
   if (nread > 0) {
-    listener_.serial_received(
+    listener_.transport_received(
         protocol::ByteView(reinterpret_cast<const protocol::Byte*>(buf->base), static_cast<std::size_t>(nread)));
     return;
   }
@@ -157,7 +157,7 @@ void TcpTransport::on_read(ssize_t nread, const uv_buf_t* buf) {
 void TcpTransport::lose(const std::string& reason) {
   tcp_.reset();
   const bool was_connected = std::exchange(connected_, false);
-  if (was_connected) listener_.serial_closed(reason);
+  if (was_connected) listener_.transport_closed(reason);
   retry_later(reason);
 }
 
@@ -166,7 +166,7 @@ void TcpTransport::retry_later(const std::string& reason) {
   backoff_ = backoff_.count() == 0 ? settings_.reopen_min : std::min(backoff_ * 2, settings_.reopen_max);
   if (reason != last_failure_) {
     last_failure_ = reason;
-    listener_.serial_open_failed(
+    listener_.transport_open_failed(
         {reason, "check that the robot (or its network serial bridge, or the simulator) listens at " + settings_.path,
          "or give another --device"});
   }

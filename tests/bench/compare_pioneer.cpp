@@ -29,9 +29,9 @@
 #include <vector>
 
 #include "bench/compare.hpp"
-#include "flockbridge/protocol/aros/commands.hpp"
-#include "flockbridge/protocol/aros/packet.hpp"
-#include "flockbridge/protocol/aros/sip.hpp"
+#include "flockbridge/protocol/pioneer/commands.hpp"
+#include "flockbridge/protocol/pioneer/packet.hpp"
+#include "flockbridge/protocol/pioneer/sip.hpp"
 #include "support/aria_client.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"
@@ -40,8 +40,8 @@ namespace flockbridge::testing::bench {
 
 namespace {
 
-namespace aros = protocol::aros;
-namespace command = aros::command;
+namespace codec = protocol::pioneer;
+namespace command = codec::command;
 using namespace std::chrono_literals;
 
 /// The robot, played fast.
@@ -55,15 +55,15 @@ class FastPioneer final : public SensorSource {
   /// A SIP as a p3dx-sh sends it with its sonar on: eight discs' readings.
   void send_sensor(std::uint32_t seq) override {
     if (!open_) return;
-    aros::StandardSip sip;
+    codec::StandardSip sip;
     sip.x = static_cast<std::uint16_t>(seq & 0xFFFF);
     sip.y = static_cast<std::uint16_t>(seq >> 16);
     sip.battery_tenths = 128;
     sip.flags = 0x0001;
     for (std::uint8_t disc = 0; disc < 8; ++disc) {
-      sip.sonar.push_back(aros::SonarReading{disc, static_cast<std::uint16_t>(1000 + 100 * disc)});
+      sip.sonar.push_back(codec::SonarReading{disc, static_cast<std::uint16_t>(1000 + 100 * disc)});
     }
-    const protocol::Bytes packet = aros::encode_standard_sip(sip);
+    const protocol::Bytes packet = codec::encode_standard_sip(sip);
     mark_sent(seq);
     pty_.write_all(packet);
   }
@@ -81,7 +81,7 @@ class FastPioneer final : public SensorSource {
   void on_read(protocol::ByteView bytes, Clock::time_point now) {
     decoder_.feed(bytes);
     while (auto event = decoder_.next()) {
-      if (event->kind != aros::PacketDecoder::EventKind::Packet) continue;
+      if (event->kind != codec::PacketDecoder::EventKind::Packet) continue;
       const protocol::Byte type = event->type;
       if (!open_) {
         // Not connected: SYNC0, SYNC1, SYNC2 in turn (SYNC0 starts again), then OPEN.
@@ -89,8 +89,8 @@ class FastPioneer final : public SensorSource {
         if (synced_ == 3 && type == command::kOpen) {
           open_ = true;
         } else if (synced_ < 3 && type == synced_) {
-          pty_.write_all(type == command::kSync2 ? aros::encode_identity({"bench", "Pioneer", "p3dx-sh"})
-                                                 : aros::encode_packet(type));
+          pty_.write_all(type == command::kSync2 ? codec::encode_identity({"bench", "Pioneer", "p3dx-sh"})
+                                                 : codec::encode_packet(type));
           ++synced_;
         }
         continue;
@@ -99,7 +99,7 @@ class FastPioneer final : public SensorSource {
         open_ = false;
         synced_ = 0;
       } else if (type == command::kConfig) {
-        aros::ConfigPacket config;
+        codec::ConfigPacket config;
         config.type = "Pioneer";
         config.subtype = "p3dx-sh";
         config.serial_number = "BENCH";
@@ -107,7 +107,7 @@ class FastPioneer final : public SensorSource {
         config.sip_cycle_ms = 100;
         config.watchdog_ms = 2000;
         config.firmware_version = "bench";
-        pty_.write_all(aros::encode_config(config));
+        pty_.write_all(codec::encode_config(config));
       }
       commands_.add(protocol::ByteView(&type, 1), now);
     }
@@ -115,7 +115,7 @@ class FastPioneer final : public SensorSource {
 
   std::atomic<bool> open_;
   int synced_ = 0;  ///< SYNC packets answered in turn
-  aros::PacketDecoder decoder_;
+  codec::PacketDecoder decoder_;
   CommandLog commands_;  ///< each command's number
   PtyEnd pty_{[this](protocol::ByteView bytes, Clock::time_point now) {
     on_read(bytes, now);
@@ -125,8 +125,8 @@ class FastPioneer final : public SensorSource {
 /// The sequence numbers of the SIPs in an AROS byte stream (port 8101, or
 /// the robot's bytes through ser2net).
 SeqParser sips() {
-  return decoded<aros::PacketDecoder>([](const aros::PacketDecoder::Event& packet) {
-    return packet.kind == aros::PacketDecoder::EventKind::Packet && aros::is_standard_sip(packet.type)
+  return decoded<codec::PacketDecoder>([](const codec::PacketDecoder::Event& packet) {
+    return packet.kind == codec::PacketDecoder::EventKind::Packet && codec::is_standard_sip(packet.type)
                ? packet_seq(packet.payload, 0)
                : -1;
   });

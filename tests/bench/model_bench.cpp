@@ -16,7 +16,7 @@
 
 #include "flockbridge/bridge/pioneer/messages.hpp"
 #include "flockbridge/bridge/smr/messages.hpp"
-#include "flockbridge/protocol/aros/models.hpp"
+#include "flockbridge/protocol/pioneer/models.hpp"
 #include "flockbridge/protocol/flockbot/json.hpp"
 #include "flockbridge/protocol/flockbot/robot_model.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
@@ -100,14 +100,14 @@ int main(int argc, char** argv) {
         "flockbot", own, model, [&] { return protocol::flockbot::sensor_json(r, 123456, 1.7e9).size(); }, messages);
   }
   {  // Pioneer p3dx-sh
-    const protocol::aros::RobotModel* p3dx = protocol::aros::find_robot_model("p3dx-sh");
+    const protocol::pioneer::RobotModel* p3dx = protocol::pioneer::find_robot_model("p3dx-sh");
     bridge::pioneer::SipSnapshot snapshot;
     snapshot.sip.x = 1234;
     snapshot.sip.battery_tenths = 126;
-    snapshot.reading = protocol::aros::SipReading{};
+    snapshot.reading = protocol::pioneer::SipReading{};
     for (int disc = 0; disc < 4; ++disc) snapshot.reading->sonar.push_back({disc, 1000.0 + disc});
     snapshot.sonar_layout = p3dx->sonar;
-    const protocol::json::RobotStateEncoder model(protocol::aros::robot_geometry(p3dx));
+    const protocol::json::RobotStateEncoder model(protocol::pioneer::robot_geometry(p3dx));
     const auto own = bridge::pioneer::sip_json(snapshot, 123456, 1.7e9);
     report(
         "pioneer", *own, model, [&] { return bridge::pioneer::sip_json(snapshot, 123456, 1.7e9)->size(); }, messages);

@@ -7,12 +7,12 @@
 #include <variant>
 
 #include "flockbridge/bridge/pioneer/aria_client.hpp"
-#include "flockbridge/protocol/aros/link.hpp"
-#include "flockbridge/sim/aros/pioneer_model.hpp"
+#include "flockbridge/protocol/pioneer/link.hpp"
+#include "flockbridge/sim/pioneer/pioneer_model.hpp"
 
 using namespace flockbridge;
 using namespace std::chrono_literals;
-namespace aros = protocol::aros;
+namespace codec = protocol::pioneer;
 using bridge::MessageOrigin;
 using bridge::NativeInput;
 using bridge::pioneer::AriaClient;
@@ -20,16 +20,16 @@ using bridge::pioneer::AriaClient;
 namespace {
 
 /// The bridge's link and the simulated robot, connected by the test.
-struct Robot final : aros::LinkEvents {
+struct Robot final : codec::LinkEvents {
   Robot()
       : model(
             {.model = "amigo-sh", .name = "Ami"},
             [this](protocol::ByteView b) { to_link.insert(to_link.end(), b.begin(), b.end()); },
             [](std::string_view) {}),
-        link(aros::LinkSettings{}, *this) {}
+        link(codec::LinkSettings{}, *this) {}
   void transmit(protocol::ByteView packet) override { to_robot.insert(to_robot.end(), packet.begin(), packet.end()); }
   void link_changed(protocol::LinkState, std::string_view) override {}
-  void sip_received(const aros::StandardSip&, protocol::Byte, protocol::ByteView) override {}
+  void sip_received(const codec::StandardSip&, protocol::Byte, protocol::ByteView) override {}
   void packet_received(protocol::Byte, protocol::ByteView) override {}
   void command_finished(protocol::CommandToken, const protocol::Error*) override {}
   void connect() {
@@ -50,8 +50,8 @@ struct Robot final : aros::LinkEvents {
   protocol::SteadyTime now{};
   protocol::Bytes to_robot;
   protocol::Bytes to_link;
-  sim::aros::PioneerModel model;
-  aros::Link link;
+  sim::pioneer::PioneerModel model;
+  codec::Link link;
 };
 
 std::vector<NativeInput> feed(AriaClient& client, const protocol::Bytes& bytes, protocol::SteadyTime now = {}) {
@@ -62,11 +62,11 @@ std::vector<NativeInput> feed(AriaClient& client, const protocol::Bytes& bytes, 
 }
 
 protocol::Bytes packet(protocol::Byte type) {
-  return aros::encode_packet(type);
+  return codec::encode_packet(type);
 }
 
 protocol::Bytes command(protocol::Byte number, int value) {
-  return aros::encode_command({number, value});
+  return codec::encode_command({number, value});
 }
 
 std::string reply_of(const NativeInput& input) {
@@ -90,9 +90,9 @@ TEST_CASE("aria client: no SYNC2 answer before the bridge has met the robot, the
   feed(client, packet(1));
   const auto sync2 = feed(client, packet(2));
   REQUIRE(sync2.size() == 1);
-  const auto identity = aros::decode_identity(protocol::as_bytes(reply_of(sync2[0])).subspan(4));
+  const auto identity = codec::decode_identity(protocol::as_bytes(reply_of(sync2[0])).subspan(4));
   REQUIRE(identity);
-  CHECK(identity.value() == aros::RobotIdentity{"Ami", "Pioneer", "amigo-sh"});
+  CHECK(identity.value() == codec::RobotIdentity{"Ami", "Pioneer", "amigo-sh"});
   CHECK(client.handshake() == 3);
 }
 
@@ -102,27 +102,27 @@ TEST_CASE("aria client: OPEN subscribes, CONFIG is answered from the cache, PULS
   AriaClient client(robot.link);
   for (protocol::Byte sync = 0; sync < 3; ++sync) feed(client, packet(sync));
 
-  const auto open = feed(client, command(aros::command::kOpen, 1));
+  const auto open = feed(client, command(codec::command::kOpen, 1));
   REQUIRE(open.size() == 1);
   CHECK(std::holds_alternative<protocol::Subscribe>(std::get<protocol::ClientRequest>(open[0])));
-  const auto config = feed(client, command(aros::command::kConfig, 1));
+  const auto config = feed(client, command(codec::command::kConfig, 1));
   REQUIRE(config.size() == 1);
   REQUIRE_FALSE(robot.link.config_packet().empty());
   CHECK(reply_of(config[0]) == std::string(robot.link.config_packet().begin(), robot.link.config_packet().end()));
-  CHECK(feed(client, packet(aros::command::kPulse)).empty());
-  CHECK(feed(client, command(aros::command::kHostBaud, 38400)).empty());
-  CHECK(feed(client, command(aros::command::kEnable, 0)).empty());
+  CHECK(feed(client, packet(codec::command::kPulse)).empty());
+  CHECK(feed(client, command(codec::command::kHostBaud, 38400)).empty());
+  CHECK(feed(client, command(codec::command::kEnable, 0)).empty());
 
   // Everything else is a command for the robot, as the program sent it.
-  const protocol::Bytes vel = command(aros::command::kVel, -250);
+  const protocol::Bytes vel = command(codec::command::kVel, -250);
   const auto forwarded = feed(client, vel);
   REQUIRE(forwarded.size() == 1);
   const auto& send = std::get<protocol::SendCommand>(std::get<protocol::ClientRequest>(forwarded[0]));
   CHECK(send.payload == vel);
-  CHECK(feed(client, command(aros::command::kEnable, 1)).size() == 1);
+  CHECK(feed(client, command(codec::command::kEnable, 1)).size() == 1);
 
   // CLOSE: no more SIPs, control given up, and types 0-2 are SYNC again.
-  const auto close = feed(client, packet(aros::command::kClose));
+  const auto close = feed(client, packet(codec::command::kClose));
   REQUIRE(close.size() == 2);
   CHECK(std::holds_alternative<protocol::Unsubscribe>(std::get<protocol::ClientRequest>(close[0])));
   CHECK(std::holds_alternative<bridge::native_input::Release>(close[1]));
@@ -138,7 +138,7 @@ TEST_CASE("aria client: noise is skipped, a bad checksum is reported, a packet c
   const protocol::Bytes sync0 = packet(0);
   bytes.insert(bytes.end(), sync0.begin(), sync0.end());
   CHECK(feed(client, bytes).size() == 1);
-  protocol::Bytes damaged = command(aros::command::kVel, 100);
+  protocol::Bytes damaged = command(codec::command::kVel, 100);
   damaged.back() ^= 0x01;
   const auto bad = feed(client, damaged);
   REQUIRE(bad.size() == 1);

@@ -97,15 +97,15 @@ struct PtyPair {
 };
 
 struct CountingListener : flockbridge::bridge::SerialPort::Listener {
-  void serial_opened() override { ++opened; }
-  void serial_received(flockbridge::protocol::ByteView bytes) override {
+  void transport_opened() override { ++opened; }
+  void transport_received(flockbridge::protocol::ByteView bytes) override {
     received.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
   }
-  void serial_closed(std::string_view why) override {
+  void transport_closed(std::string_view why) override {
     ++closed;
     reason = why;
   }
-  void serial_open_failed(const flockbridge::bridge::OpenFailure& failure) override {
+  void transport_open_failed(const flockbridge::bridge::OpenFailure& failure) override {
     ++failed;
     failure_ = failure;
   }

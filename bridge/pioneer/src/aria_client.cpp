@@ -4,12 +4,12 @@
 #include <string>
 
 #include "flockbridge/bridge/log.hpp"
-#include "flockbridge/protocol/aros/commands.hpp"
+#include "flockbridge/protocol/pioneer/commands.hpp"
 
 namespace flockbridge::bridge::pioneer {
 namespace {
 
-namespace aros = protocol::aros;
+namespace codec = protocol::pioneer;
 
 constexpr int kSynced = 3;
 
@@ -19,12 +19,12 @@ void AriaClient::feed(protocol::ByteView bytes, SteadyTime now) {
   last_bytes_ = now;
   decoder_.feed(bytes);
   while (const auto event = decoder_.next()) {
-    if (event->kind == aros::PacketDecoder::EventKind::Packet) {
+    if (event->kind == codec::PacketDecoder::EventKind::Packet) {
       on_packet(event->type, event->payload);
-    } else if (event->kind == aros::PacketDecoder::EventKind::BadChecksum) {
+    } else if (event->kind == codec::PacketDecoder::EventKind::BadChecksum) {
       inputs_.emplace_back(
           protocol::Error{"packet of type " + std::to_string(event->type) + " with a bad checksum; discarded"});
-    } else if (event->kind == aros::PacketDecoder::EventKind::BadCount) {
+    } else if (event->kind == codec::PacketDecoder::EventKind::BadCount) {
       inputs_.emplace_back(protocol::Error{"packet header with an impossible count; skipped"});
     }
   }
@@ -43,7 +43,7 @@ std::size_t AriaClient::expire(SteadyTime now, std::chrono::milliseconds timeout
   (void)decoder_.abandon();
   // What the decoder can still make of the bytes after the abandoned header.
   while (const auto event = decoder_.next()) {
-    if (event->kind == aros::PacketDecoder::EventKind::Packet) on_packet(event->type, event->payload);
+    if (event->kind == codec::PacketDecoder::EventKind::Packet) on_packet(event->type, event->payload);
   }
   // At least the header's first byte went.
   return std::max<std::size_t>(1, static_cast<std::size_t>(decoder_.stats().discarded_bytes - discarded));
@@ -51,8 +51,8 @@ std::size_t AriaClient::expire(SteadyTime now, std::chrono::milliseconds timeout
 
 bool AriaClient::admit(std::string_view message, MessageOrigin /*origin*/) {
   // AROS packets only: the SIPs (and the answers above, which bypass this).
-  return message.size() >= 2 && static_cast<unsigned char>(message[0]) == aros::kSync0 &&
-         static_cast<unsigned char>(message[1]) == aros::kSync1;
+  return message.size() >= 2 && static_cast<unsigned char>(message[0]) == codec::kSync0 &&
+         static_cast<unsigned char>(message[1]) == codec::kSync1;
 }
 
 void AriaClient::reply(protocol::Bytes packet) {
@@ -62,20 +62,20 @@ void AriaClient::reply(protocol::Bytes packet) {
 void AriaClient::on_packet(protocol::Byte type, protocol::ByteView payload) {
   if (synced_ < kSynced) {
     // Types 0, 1 and 2 are SYNC0, SYNC1 and SYNC2 until the handshake is done.
-    if (type == aros::command::kSync0) {
-      reply(aros::encode_packet(aros::command::kSync0));
+    if (type == codec::command::kSync0) {
+      reply(codec::encode_packet(codec::command::kSync0));
       synced_ = 1;
-    } else if (type == aros::command::kSync1 && synced_ == 1) {
-      reply(aros::encode_packet(aros::command::kSync1));
+    } else if (type == codec::command::kSync1 && synced_ == 1) {
+      reply(codec::encode_packet(codec::command::kSync1));
       synced_ = 2;
-    } else if (type == aros::command::kSync2 && synced_ == 2) {
+    } else if (type == codec::command::kSync2 && synced_ == 2) {
       const auto& identity = link_.identity();
       if (!identity) {
         // The bridge has not met the robot yet: no answer, and the program retries.
         synced_ = 0;
         return;
       }
-      reply(aros::encode_identity(*identity));
+      reply(codec::encode_identity(*identity));
       synced_ = kSynced;
     } else {
       synced_ = 0;  // out of turn: the program starts again at SYNC0
@@ -83,26 +83,26 @@ void AriaClient::on_packet(protocol::Byte type, protocol::ByteView payload) {
     return;
   }
   switch (type) {
-    case aros::command::kPulse:
-    case aros::command::kHostBaud:
+    case codec::command::kPulse:
+    case codec::command::kHostBaud:
       return;
-    case aros::command::kOpen:
+    case codec::command::kOpen:
       inputs_.emplace_back(protocol::ClientRequest{protocol::Subscribe{0}});
       return;
-    case aros::command::kClose:
+    case codec::command::kClose:
       inputs_.emplace_back(protocol::ClientRequest{protocol::Unsubscribe{}});
       inputs_.emplace_back(native_input::Release{});
       synced_ = 0;
       return;
-    case aros::command::kConfig:
+    case codec::command::kConfig:
       if (!link_.config_packet().empty()) reply(link_.config_packet());
       return;
     default:
       break;
   }
-  const aros::Command command = aros::decode_command(type, payload);
-  if (type == aros::command::kEnable && command.argument == aros::Argument{0}) return;
-  inputs_.emplace_back(protocol::ClientRequest{protocol::SendCommand{aros::encode_packet(type, payload)}});
+  const codec::Command command = codec::decode_command(type, payload);
+  if (type == codec::command::kEnable && command.argument == codec::Argument{0}) return;
+  inputs_.emplace_back(protocol::ClientRequest{protocol::SendCommand{codec::encode_packet(type, payload)}});
 }
 
 }  // namespace flockbridge::bridge::pioneer

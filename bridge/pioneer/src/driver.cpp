@@ -12,21 +12,21 @@
 namespace flockbridge::bridge::pioneer {
 namespace {
 
-namespace aros = protocol::aros;
+namespace codec = protocol::pioneer;
 
 bool is_motion(protocol::Byte number) {
-  using namespace aros::command;
+  using namespace codec::command;
   return number == kVel || number == kRVel || number == kVel2 || number == kRotate || number == kMove ||
          number == kHead || number == kDHead || number == kDCHead;
 }
 
 }  // namespace
 
-PioneerDriver::Axes PioneerDriver::Axes::after(const aros::Command& command) const noexcept {
+PioneerDriver::Axes PioneerDriver::Axes::after(const codec::Command& command) const noexcept {
   // A velocity goes on until another command ends it; a move to a distance
   // or a heading ends by itself. AROS keeps the two axes apart: RVEL 0
   // leaves a VEL in force.
-  using namespace aros::command;
+  using namespace codec::command;
   const int* value = std::get_if<int>(&command.argument);
   const bool nonzero = value != nullptr && *value != 0;
   Axes next = *this;
@@ -61,8 +61,8 @@ PioneerDriver::Axes PioneerDriver::Axes::after(const aros::Command& command) con
 
 namespace {
 
-aros::LinkSettings link_settings(const Config&) {
-  return aros::LinkSettings{};
+codec::LinkSettings link_settings(const Config&) {
+  return codec::LinkSettings{};
 }
 
 }  // namespace
@@ -73,7 +73,7 @@ PioneerDriver::PioneerDriver(uv_loop_t* loop, const Config& config, Host& host)
 }
 
 void PioneerDriver::model_chosen() {
-  geometry_ = std::make_shared<protocol::json::RobotStateEncoder>(aros::robot_geometry(model_));
+  geometry_ = std::make_shared<protocol::json::RobotStateEncoder>(codec::robot_geometry(model_));
   sonar_mm_.assign(model_ != nullptr ? model_->sonar.size() : 0, std::nullopt);
 }
 
@@ -83,7 +83,7 @@ PioneerDriver::~PioneerDriver() {
 
 std::string model_names() {
   std::string models;
-  for (const aros::RobotModel& row : aros::robot_models())
+  for (const codec::RobotModel& row : codec::robot_models())
     models += (models.empty() ? "" : ", ") + std::string(row.subclass);
   return models;
 }
@@ -97,7 +97,7 @@ std::string_view PioneerDriver::model() const noexcept {
 
 protocol::Result<protocol::Done> PioneerDriver::start() {
   if (!config_.model.empty()) {
-    model_ = aros::find_robot_model(config_.model);
+    model_ = codec::find_robot_model(config_.model);
     if (model_ == nullptr) {
       return protocol::Error{"robot.model: there is no Pioneer model '" + config_.model + "'; the models are " +
                              model_names()};
@@ -126,8 +126,8 @@ MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
   auto commands = split_commands(command);
   if (!commands) return effect;
   Axes axes = axes_;
-  for (const aros::Command& c : commands.value()) {
-    if (c.number == aros::command::kStop || c.number == aros::command::kEStop) {
+  for (const codec::Command& c : commands.value()) {
+    if (c.number == codec::command::kStop || c.number == codec::command::kEStop) {
       // Not an emergency to latch: ARIA's limiter actions send ESTOP as a
       // sharp stop before an obstacle, and drive on afterwards.
       effect = MotionEffect{.stops = true};
@@ -144,8 +144,8 @@ MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
 protocol::Result<protocol::Done> PioneerDriver::submit(protocol::CommandToken token, protocol::ByteView command) {
   auto commands = split_commands(command);
   if (!commands) return commands.error();
-  for (const aros::Command& c : commands.value()) {
-    if (auto fits = aros::check_command(c); !fits) return fits.error();
+  for (const codec::Command& c : commands.value()) {
+    if (auto fits = codec::check_command(c); !fits) return fits.error();
   }
   // Every part goes under the client's token; the command is done when the
   // last part is. The link may finish a part inside submit().
@@ -178,17 +178,17 @@ protocol::Result<protocol::Done> PioneerDriver::submit(protocol::CommandToken to
 protocol::Result<protocol::Done> PioneerDriver::reset_pose(protocol::CommandToken token) {
   // The robot keeps the pose (ARIA programs read it too): SETO starts it
   // again, and the bridge's count follows it from the next SIP.
-  return submit(token, aros::encode_command(aros::Command{aros::command::kSetO, aros::NoArgument{}}));
+  return submit(token, codec::encode_command(codec::Command{codec::command::kSetO, codec::NoArgument{}}));
 }
 
 protocol::Result<protocol::Done> PioneerDriver::stop_robot(protocol::CommandToken token) {
-  return submit(token, aros::encode_command(aros::Command{aros::command::kStop, aros::NoArgument{}}));
+  return submit(token, codec::encode_command(codec::Command{codec::command::kStop, codec::NoArgument{}}));
 }
 
 void PioneerDriver::add_stats(protocol::StatsSnapshot& snapshot) const {
-  const aros::LinkStats stats = link_.stats();
+  const codec::LinkStats stats = link_.stats();
   snapshot.link_state = link_.state();
-  snapshot.link_counters = aros::link_counters(stats);
+  snapshot.link_counters = codec::link_counters(stats);
   snapshot.commands = protocol::unacknowledged_commands(stats.commands_sent, stats.commands_failed);
   snapshot.link_summary = "packets in " + std::to_string(stats.decoder.packets) + " out " +
                           std::to_string(stats.packets_sent) + ", bad checksum " +
@@ -206,7 +206,7 @@ void PioneerDriver::choose_model() {
   if (!config_.model.empty()) return;  // chosen at start
   const auto& identity = link_.identity();
   if (!identity) return;
-  const aros::RobotModel* named = aros::find_robot_model(identity->subtype);
+  const codec::RobotModel* named = codec::find_robot_model(identity->subtype);
   if (named == model_) return;
   model_ = named;
   pose_.reset();
@@ -230,16 +230,16 @@ void PioneerDriver::link_changed(protocol::LinkState state, std::string_view rea
   push(driver_event::LinkChanged{state, std::string(reason)});
 }
 
-void PioneerDriver::sip_received(const aros::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) {
+void PioneerDriver::sip_received(const codec::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) {
   SipSnapshot snapshot;
   snapshot.sip = sip;
-  snapshot.packet = aros::encode_packet(type, payload);
+  snapshot.packet = codec::encode_packet(type, payload);
   if (model_ != nullptr) {
     if (!pose_) pose_.emplace(*model_);
     snapshot.pose = pose_->update(sip);
-    snapshot.reading = aros::convert_sip(sip, *model_);
+    snapshot.reading = codec::convert_sip(sip, *model_);
     snapshot.sonar_layout = model_->sonar;
-    const aros::SipReading& r = *snapshot.reading;
+    const codec::SipReading& r = *snapshot.reading;
     snapshot.state.pose = protocol::Pose{snapshot.pose.x_mm, snapshot.pose.y_mm, snapshot.pose.th_deg};
     snapshot.state.v_mm_s = r.velocity_mm_s;
     snapshot.state.w_deg_s = r.rotational_velocity_deg_s;
@@ -247,14 +247,14 @@ void PioneerDriver::sip_received(const aros::StandardSip& sip, protocol::Byte ty
     for (const auto& range : r.sonar) {
       if (range.sonar < 0 || static_cast<std::size_t>(range.sonar) >= sonar_mm_.size()) continue;
       sonar_mm_[static_cast<std::size_t>(range.sonar)] =
-          range.range_mm < aros::kSonarMaxMm ? std::optional<double>(range.range_mm) : std::nullopt;
+          range.range_mm < codec::kSonarMaxMm ? std::optional<double>(range.range_mm) : std::nullopt;
     }
     // FLAGS bits 1-4: the sonar arrays that are on. All off: no echoes
     // come, and the last ones are not kept as if they were seen now.
     if ((sip.flags & 0x001E) == 0) std::fill(sonar_mm_.begin(), sonar_mm_.end(), std::nullopt);
     snapshot.state.ranges_mm = sonar_mm_;
   }
-  snapshot.state.bumped = aros::bumped(sip);
+  snapshot.state.bumped = codec::bumped(sip);
   snapshot.model = geometry_;
   driver_event::Published published;
   published.message = std::make_shared<SipMessage>(std::move(snapshot));

@@ -14,14 +14,14 @@
 namespace flockbridge::bridge::pioneer {
 namespace {
 
-namespace aros = protocol::aros;
+namespace codec = protocol::pioneer;
 using protocol::Error;
 using ordered = nlohmann::ordered_json;
 using nlohmann::json;
 using namespace json_arguments;
 
-protocol::Bytes packet(protocol::Byte number, aros::Argument argument = aros::NoArgument{}) {
-  return aros::encode_command(aros::Command{number, std::move(argument)});
+protocol::Bytes packet(protocol::Byte number, codec::Argument argument = codec::NoArgument{}) {
+  return codec::encode_command(codec::Command{number, std::move(argument)});
 }
 
 int rounded(double value) {
@@ -40,13 +40,13 @@ std::span<const std::string> json_commands() {
 }
 
 protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const json& object,
-                                                  const aros::RobotModel* model) {
+                                                  const codec::RobotModel* model) {
   const double max_v = model != nullptr ? model->max_velocity_mm_s : kDefaultMaxVelocity;
   const double max_w = model != nullptr ? model->max_rot_velocity_deg_s : kDefaultMaxRotVelocity;
   protocol::Bytes out;
   if (cmd == "stop" || cmd == "emergency") {
     if (auto checked = only(cmd, object, {}); !checked) return checked.error();
-    return packet(cmd == "stop" ? aros::command::kStop : aros::command::kEStop);
+    return packet(cmd == "stop" ? codec::command::kStop : codec::command::kEStop);
   }
   if (cmd == "drive") {
     if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
@@ -54,22 +54,22 @@ protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const js
     if (!v) return v.error();
     auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -max_w, max_w) : protocol::Result<double>(0.0);
     if (!w) return w.error();
-    out = packet(aros::command::kVel, rounded(v.value()));
-    const protocol::Bytes turn = packet(aros::command::kRVel, rounded(w.value()));
+    out = packet(codec::command::kVel, rounded(v.value()));
+    const protocol::Bytes turn = packet(codec::command::kRVel, rounded(w.value()));
     out.insert(out.end(), turn.begin(), turn.end());
     return out;
   }
   if (cmd == "move") {
     if (auto checked = only(cmd, object, {"mm"}); !checked) return checked.error();
-    auto mm = number(cmd, object, "mm", -aros::kMaxIntArgument, aros::kMaxIntArgument);
+    auto mm = number(cmd, object, "mm", -codec::kMaxIntArgument, codec::kMaxIntArgument);
     if (!mm) return mm.error();
-    return packet(aros::command::kMove, rounded(mm.value()));
+    return packet(codec::command::kMove, rounded(mm.value()));
   }
   if (cmd == "turn" || cmd == "heading") {
     if (auto checked = only(cmd, object, {"deg"}); !checked) return checked.error();
     auto deg = number(cmd, object, "deg", cmd == "turn" ? -360 : 0, 360);
     if (!deg) return deg.error();
-    return packet(cmd == "turn" ? aros::command::kDHead : aros::command::kHead, rounded(deg.value()) % 360);
+    return packet(cmd == "turn" ? codec::command::kDHead : codec::command::kHead, rounded(deg.value()) % 360);
   }
   if (cmd == "wheels") {
     if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
@@ -85,26 +85,26 @@ protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const js
     const int r = rounded(right.value() / unit);
     const int raw = ((r & 0xFF) << 8) | (l & 0xFF);
     // A raw value above 0x7FFF goes as a negative integer of the same bits.
-    return packet(aros::command::kVel2, raw > 0x7FFF ? raw - 0x10000 : raw);
+    return packet(codec::command::kVel2, raw > 0x7FFF ? raw - 0x10000 : raw);
   }
   if (cmd == "motors" || cmd == "sonar") {
     if (auto checked = only(cmd, object, {"on"}); !checked) return checked.error();
     auto on = on_off(cmd, object);
     if (!on) return on.error();
-    return packet(cmd == "motors" ? aros::command::kEnable : aros::command::kSonar, on.value() ? 1 : 0);
+    return packet(cmd == "motors" ? codec::command::kEnable : codec::command::kSonar, on.value() ? 1 : 0);
   }
   std::string known;
   for (const std::string& name : json_commands()) known += (known.empty() ? "" : ", ") + name;
   return Error{"unknown command '" + std::string(cmd) + "'; a Pioneer takes " + known};
 }
 
-protocol::Result<std::vector<aros::Command>> split_commands(protocol::ByteView packets) {
-  aros::PacketDecoder decoder;
+protocol::Result<std::vector<codec::Command>> split_commands(protocol::ByteView packets) {
+  codec::PacketDecoder decoder;
   decoder.feed(packets);
-  std::vector<aros::Command> commands;
+  std::vector<codec::Command> commands;
   while (const auto event = decoder.next()) {
-    if (event->kind != aros::PacketDecoder::EventKind::Packet) return Error{"not whole AROS command packets"};
-    commands.push_back(aros::decode_command(event->type, event->payload));
+    if (event->kind != codec::PacketDecoder::EventKind::Packet) return Error{"not whole AROS command packets"};
+    commands.push_back(codec::decode_command(event->type, event->payload));
   }
   if (commands.empty() || decoder.in_packet() || decoder.stats().discarded_bytes > 0 ||
       decoder.stats().bad_checksum > 0) {
@@ -114,10 +114,10 @@ protocol::Result<std::vector<aros::Command>> split_commands(protocol::ByteView p
 }
 
 SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_seconds) {
-  const aros::StandardSip& sip = s.sip;
+  const codec::StandardSip& sip = s.sip;
   ordered message{{"type", "sensor"}, {"seq", seq}, {"ts", unix_seconds}};
   if (s.reading) {
-    const aros::SipReading& r = *s.reading;
+    const codec::SipReading& r = *s.reading;
     message["wheels_mm_s"] = ordered{{"left", tenths(r.left_velocity_mm_s)}, {"right", tenths(r.right_velocity_mm_s)}};
     ordered sonar = ordered::array();
     for (const auto& range : r.sonar) {

@@ -26,36 +26,36 @@ Bytes encode_config_payload(const RobotConfig& config) {
   return payload;
 }
 
-LinkController::LinkController(LinkSettings settings, RobotConfig robot, LinkEvents& events)
+Link::Link(LinkSettings settings, RobotConfig robot, LinkEvents& events)
     : settings_(settings),
       robot_(robot),
       cfg_frame_(encode_frame(encode_config_payload(robot))),
       events_(events),
       decoder_(settings.max_payload, &uno_packet_length) {}
 
-void LinkController::set_robot_config(const RobotConfig& robot) {
+void Link::set_robot_config(const RobotConfig& robot) {
   robot_ = robot;
   cfg_frame_ = encode_frame(encode_config_payload(robot));
 }
 
-void LinkController::reconfigure(SteadyTime now, std::string_view reason) {
+void Link::reconfigure(SteadyTime now, std::string_view reason) {
   if (!port_open_ || phase_ == Phase::AwaitBootAck) return;
   restart_handshake(now, LinkState::Handshaking, std::string(reason), "the robot is being configured again");
 }
 
-void LinkController::set_settings(const LinkSettings& settings) {
+void Link::set_settings(const LinkSettings& settings) {
   const std::size_t max_payload = settings_.max_payload;
   settings_ = settings;
   settings_.max_payload = max_payload;
 }
 
-LinkStats LinkController::stats() const {
+LinkStats Link::stats() const {
   LinkStats stats = stats_;
   stats.decoder = decoder_.stats();
   return stats;
 }
 
-void LinkController::port_opened(SteadyTime now) {
+void Link::port_opened(SteadyTime now) {
   port_open_ = true;
   decoder_.reset();
   possible_strays_ = 0;
@@ -70,7 +70,7 @@ void LinkController::port_opened(SteadyTime now) {
   set_state(LinkState::Handshaking, "serial port opened; waiting for the robot to start");
 }
 
-void LinkController::port_closed(std::string_view reason) {
+void Link::port_closed(std::string_view reason) {
   port_open_ = false;
   reboot_suspected_until_.reset();
   phase_ = Phase::Idle;
@@ -78,22 +78,22 @@ void LinkController::port_closed(std::string_view reason) {
   set_state(LinkState::Down, std::string(reason));
 }
 
-void LinkController::bytes_received(ByteView bytes, SteadyTime now) {
+void Link::bytes_received(ByteView bytes, SteadyTime now) {
   last_bytes_ = now;
   decoder_.feed(bytes);
   drain_decoder(now);
 }
 
-std::uint64_t LinkController::noise_seen() const noexcept {
+std::uint64_t Link::noise_seen() const noexcept {
   const FrameDecoderStats& d = decoder_.stats();
   return d.discarded_bytes + d.bad_checksum + d.bad_length + d.incomplete;
 }
 
-void LinkController::drain_decoder(SteadyTime now) {
+void Link::drain_decoder(SteadyTime now) {
   while (auto event = decoder_.next()) on_decoder_event(*event, now);
 }
 
-void LinkController::on_decoder_event(const FrameDecoder::Event& event, SteadyTime now) {
+void Link::on_decoder_event(const FrameDecoder::Event& event, SteadyTime now) {
   switch (event.kind) {
     case FrameDecoder::EventKind::Frame:
       on_frame(event.payload, now);
@@ -106,7 +106,7 @@ void LinkController::on_decoder_event(const FrameDecoder::Event& event, SteadyTi
   }
 }
 
-void LinkController::on_bad_frame(ByteView payload, SteadyTime now) {
+void Link::on_bad_frame(ByteView payload, SteadyTime now) {
   if (settings_.require_command_ack && payload.size() == kSensorPayloadLength) {
     ++stats_.damaged_sensors_not_naked;
     return;
@@ -123,20 +123,20 @@ void LinkController::on_bad_frame(ByteView payload, SteadyTime now) {
   send_nak(now);
 }
 
-void LinkController::send_nak(SteadyTime now) {
+void Link::send_nak(SteadyTime now) {
   ++stats_.naks_sent;
   nak_resends_ = 0;
   expect_possible_stray(now);
   send(nak_frame(), LastSent::Nak);
 }
 
-void LinkController::expect_possible_stray(SteadyTime now) {
+void Link::expect_possible_stray(SteadyTime now) {
   if (now >= quiet_until_) possible_strays_ = 0;  // the earlier ones had their time
   ++possible_strays_;
   quiet_until_ = now + settings_.nak_window;
 }
 
-void LinkController::on_frame(ByteView payload, SteadyTime now) {
+void Link::on_frame(ByteView payload, SteadyTime now) {
   last_received_ = now;
   auto packet = parse_uno_packet(payload);
   if (!packet) {
@@ -167,7 +167,7 @@ void LinkController::on_frame(ByteView payload, SteadyTime now) {
   events_.packet_received(packet.value(), payload);
 }
 
-void LinkController::on_ack(SteadyTime now) {
+void Link::on_ack(SteadyTime now) {
   if (in_flight_) {
     // Every ACK while a command is on the line belongs to that command: the
     // quiet period before it let the earlier exchange's strays pass, and a
@@ -204,7 +204,7 @@ void LinkController::on_ack(SteadyTime now) {
   }
 }
 
-void LinkController::on_nak(SteadyTime now) {
+void Link::on_nak(SteadyTime now) {
   ++stats_.naks_received;
   if (in_flight_ && in_flight_->flushed) {
     // Perhaps the answer to the frame the flush completed: an ACK for the
@@ -236,7 +236,7 @@ void LinkController::on_nak(SteadyTime now) {
   ++stats_.unexpected_naks;
 }
 
-void LinkController::on_late_nak(SteadyTime now) {
+void Link::on_late_nak(SteadyTime now) {
   LastCommand& last = *last_command_;
   if (last.resends >= settings_.nak_retries) {
     ++stats_.unexpected_naks;
@@ -259,7 +259,7 @@ void LinkController::on_late_nak(SteadyTime now) {
   send(in_flight_->frame, LastSent::Command);
 }
 
-void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string_view what) {
+void Link::retry_in_flight(SteadyTime now, ErrorCode code, std::string_view what) {
   if (in_flight_->resends >= settings_.nak_retries) {
     const Error error{std::string(what) + " (" + std::to_string(in_flight_->resends + 1) + " tries); it was dropped",
                       code};
@@ -277,7 +277,7 @@ void LinkController::retry_in_flight(SteadyTime now, ErrorCode code, std::string
   send(in_flight_->frame, LastSent::Command);
 }
 
-void LinkController::flush_receiver(SteadyTime now) {
+void Link::flush_receiver(SteadyTime now) {
   ++stats_.flushes;
   in_flight_->flushed = true;
   in_flight_->nak_after_flush = false;
@@ -289,7 +289,7 @@ void LinkController::flush_receiver(SteadyTime now) {
   events_.transmit(zeros);
 }
 
-void LinkController::in_flight_unanswered(SteadyTime now) {
+void Link::in_flight_unanswered(SteadyTime now) {
   if (!settings_.require_command_ack) {
     // Firmware that does not acknowledge: a window without NAK is delivery.
     finish_in_flight(nullptr);
@@ -320,7 +320,7 @@ void LinkController::in_flight_unanswered(SteadyTime now) {
   }
 }
 
-Result<Done> LinkController::submit(CommandToken token, ByteView payload, SteadyTime now) {
+Result<Done> Link::submit(CommandToken token, ByteView payload, SteadyTime now) {
   const bool emergency = is_emergency(payload);
   if (state_ != LinkState::Up && !(emergency && port_open_)) {
     std::string text = "the robot link is " + std::string(link_state_name(state_));
@@ -353,7 +353,7 @@ Result<Done> LinkController::submit(CommandToken token, ByteView payload, Steady
   return Done{};
 }
 
-void LinkController::start_next(SteadyTime now) {
+void Link::start_next(SteadyTime now) {
   if (in_flight_) return;
   if (nak_owed_ && port_open_) {
     nak_owed_ = false;
@@ -375,7 +375,7 @@ void LinkController::start_next(SteadyTime now) {
   send(in_flight_->frame, LastSent::Command);
 }
 
-void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
+void Link::finish_in_flight(const Error* error, bool acknowledged) {
   const CommandToken token = in_flight_->token;
   if (last_command_) {
     last_command_->resends = in_flight_->resends;
@@ -388,7 +388,7 @@ void LinkController::finish_in_flight(const Error* error, bool acknowledged) {
   events_.command_finished(token, error, acknowledged);
 }
 
-void LinkController::fail_all(const std::string& reason) {
+void Link::fail_all(const std::string& reason) {
   const Error error{reason, ErrorCode::LinkLost};
   if (in_flight_) finish_in_flight(&error);
   while (!queue_.empty()) {
@@ -399,13 +399,13 @@ void LinkController::fail_all(const std::string& reason) {
   }
 }
 
-void LinkController::send(ByteView frame, LastSent kind) {
+void Link::send(ByteView frame, LastSent kind) {
   last_sent_ = kind;
   ++stats_.frames_sent;
   events_.transmit(frame);
 }
 
-void LinkController::send_cfg(SteadyTime now) {
+void Link::send_cfg(SteadyTime now) {
   phase_ = Phase::AwaitCfgAck;
   ++cfg_attempts_;
   ++stats_.cfg_sent;
@@ -414,7 +414,7 @@ void LinkController::send_cfg(SteadyTime now) {
   send(cfg_frame_, LastSent::Cfg);
 }
 
-void LinkController::handshake_timed_out(SteadyTime now) {
+void Link::handshake_timed_out(SteadyTime now) {
   if (phase_ == Phase::AwaitCfgAck && cfg_attempts_ >= settings_.handshake_retries) {
     set_state(LinkState::Down, "the robot does not answer CFG (" + std::to_string(cfg_attempts_) +
                                    " tries); trying again every " + millis(settings_.handshake_slow_interval));
@@ -422,20 +422,20 @@ void LinkController::handshake_timed_out(SteadyTime now) {
   send_cfg(now);
 }
 
-void LinkController::confirm_reboot(SteadyTime now) {
+void Link::confirm_reboot(SteadyTime now) {
   events_.note("an ACK and then nothing else: the robot rebooted");
   ++stats_.reboots;
   restart_handshake(now, LinkState::Handshaking, "the robot rebooted; configuring it again", "the robot rebooted");
 }
 
-void LinkController::go_stale(SteadyTime now) {
+void Link::go_stale(SteadyTime now) {
   ++stats_.stale;
   restart_handshake(now, LinkState::Stale,
                     "nothing from the robot for " + millis(settings_.stale_timeout) + "; configuring it again",
                     "the robot link went stale");
 }
 
-void LinkController::restart_handshake(SteadyTime now, LinkState state, std::string reason,
+void Link::restart_handshake(SteadyTime now, LinkState state, std::string reason,
                                        const std::string& failure) {
   reboot_suspected_until_.reset();
   fail_all(failure);
@@ -444,7 +444,7 @@ void LinkController::restart_handshake(SteadyTime now, LinkState state, std::str
   send_cfg(now);
 }
 
-void LinkController::tick(SteadyTime now) {
+void Link::tick(SteadyTime now) {
   if (port_open_ && decoder_.in_frame() && now - last_bytes_ >= settings_.frame_gap) {
     // The rest of this frame is not coming: its header was noise, or its
     // LEN was corrupted upwards. The good frames behind it are already in.
@@ -458,7 +458,7 @@ void LinkController::tick(SteadyTime now) {
   if (state_ == LinkState::Up && now - last_received_ >= settings_.stale_timeout) go_stale(now);
 }
 
-std::optional<SteadyTime> LinkController::next_deadline() const {
+std::optional<SteadyTime> Link::next_deadline() const {
   std::optional<SteadyTime> deadline;
   const auto consider = [&](SteadyTime t) { deadline = deadline ? std::min(*deadline, t) : t; };
   if (in_flight_) consider(in_flight_->deadline);
@@ -470,7 +470,7 @@ std::optional<SteadyTime> LinkController::next_deadline() const {
   return deadline;
 }
 
-void LinkController::set_state(LinkState state, std::string reason) {
+void Link::set_state(LinkState state, std::string reason) {
   if (state == state_ && reason == reason_) return;
   state_ = state;
   reason_ = std::move(reason);

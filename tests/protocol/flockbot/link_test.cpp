@@ -46,7 +46,7 @@ struct Recorder final : LinkEvents {
 struct Fixture {
   LinkSettings settings;
   Recorder events;
-  LinkController link;
+  Link link;
   SteadyTime now{};
 
   Fixture() : settings(make_settings()), link(settings, RobotConfig{}, events) {}
@@ -77,7 +77,7 @@ struct Fixture {
 /// A link up with firmware that acknowledges commands (--command-ack).
 struct AckingFixture : Fixture {
   LinkSettings ack_settings = with_acks(settings);
-  LinkController acking{ack_settings, RobotConfig{}, events};
+  Link acking{ack_settings, RobotConfig{}, events};
 
   AckingFixture() {
     acking.port_opened(now);

@@ -44,8 +44,8 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   void stop() final {
     if (stopped_) return;
     stopped_ = true;
-    if (const protocol::Bytes last = last_words(); !last.empty()) serial_->write_now(last);
-    serial_->close();
+    if (const protocol::Bytes last = last_words(); !last.empty()) transport_->write_now(last);
+    transport_->close();
     if (simulator_) simulator_->stop();
     link_timer_.reset();
     deadline_.reset();
@@ -86,7 +86,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
         config_(config),
         host_(host),
         link_(std::forward<LinkArgs>(link_args)..., static_cast<Events&>(*this)),
-        serial_(make_transport(
+        transport_(make_transport(
             loop, Transport::Settings{config.device, config.baud, config.reopen_min, config.reopen_max}, *this)) {}
 
   /// What goes on the line before it closes at shutdown (empty: nothing).
@@ -102,13 +102,13 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
       return protocol::Error{"cannot create the robot link's timer"};
     }
     if (!config_.simulate) {
-      serial_->start();
+      transport_->start();
       return protocol::Done{};
     }
     simulator_ = std::make_unique<SimulatorProcess>(loop_, what);
-    auto started = simulator_->start(simulator_args, [this] { serial_->start(); });
+    auto started = simulator_->start(simulator_args, [this] { transport_->start(); });
     if (!started) return started.error();
-    serial_->set_path(simulator_->device_path());
+    transport_->set_path(simulator_->device_path());
     log_info(what + " on " + simulator_->device_path());
     return protocol::Done{};
   }
@@ -136,7 +136,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   }
 
   /// Writes to the robot (the link's transmit, and commands on their way).
-  void transmit(protocol::ByteView bytes) override { serial_->write(bytes); }
+  void transmit(protocol::ByteView bytes) override { transport_->write(bytes); }
   void note(std::string_view what) override { push(driver_event::Note{"link: " + std::string(what)}); }
 
   uv_loop_t* loop_;
@@ -146,20 +146,20 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
 
  private:
   // Transport::Listener
-  void serial_opened() final {
+  void transport_opened() final {
     open_failure_.clear();
     link_.port_opened(steady_now());
     arm_link_timer();
   }
-  void serial_received(protocol::ByteView bytes) final {
+  void transport_received(protocol::ByteView bytes) final {
     link_.bytes_received(bytes, steady_now());
     arm_link_timer();
   }
-  void serial_closed(std::string_view reason) final {
+  void transport_closed(std::string_view reason) final {
     link_.port_closed(reason);
     arm_link_timer();
   }
-  void serial_open_failed(const OpenFailure& failure) final {
+  void transport_open_failed(const OpenFailure& failure) final {
     const std::string_view hint = failure.missing ? device_hint() : std::string_view{};
     open_failure_ = failure.what + ": " + failure.advice + (hint.empty() ? "" : " (" + std::string(hint) + ")") +
                     (failure.or_else.empty() ? "" : ", " + failure.or_else);
@@ -180,7 +180,7 @@ class LinkDriver : public RobotDriver, protected Events, private Transport::List
   }
 
   std::unique_ptr<SimulatorProcess> simulator_;
-  std::unique_ptr<Transport> serial_;  ///< the serial device, or a TCP connection
+  std::unique_ptr<Transport> transport_;  ///< the serial device, or a TCP connection
   DeadlineTimer link_timer_;
   AfterPoll deadline_;  ///< judges the deadline the timer fired for
   std::deque<DriverEvent> events_;

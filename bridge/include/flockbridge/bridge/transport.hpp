@@ -34,11 +34,11 @@ class Transport {
     Listener(const Listener&) = delete;
     Listener& operator=(const Listener&) = delete;
     virtual ~Listener() = default;
-    virtual void serial_opened() = 0;
-    virtual void serial_received(protocol::ByteView bytes) = 0;
-    virtual void serial_closed(std::string_view reason) = 0;
+    virtual void transport_opened() = 0;
+    virtual void transport_received(protocol::ByteView bytes) = 0;
+    virtual void transport_closed(std::string_view reason) = 0;
     /// It could not open, and tries again: told once for each new reason.
-    virtual void serial_open_failed(const OpenFailure& failure) = 0;
+    virtual void transport_open_failed(const OpenFailure& failure) = 0;
   };
 
   struct Settings {

@@ -25,7 +25,7 @@ inline constexpr std::string_view kDeviceHint =
 /// packets they got then, and are told no to every command.
 [[nodiscard]] std::unique_ptr<NativeReplay> native_replay(const Config& config);
 
-class FlockbotDriver final : public LinkDriver<protocol::flockbot::LinkController, protocol::flockbot::LinkEvents> {
+class FlockbotDriver final : public LinkDriver<protocol::flockbot::Link, protocol::flockbot::LinkEvents> {
  public:
   FlockbotDriver(uv_loop_t* loop, const Config& config, Host& host);
   FlockbotDriver(const FlockbotDriver&) = delete;

@@ -25,15 +25,15 @@
 #include <deque>
 
 #include "flockbridge/bridge/native_client.hpp"
-#include "flockbridge/protocol/aros/link.hpp"
-#include "flockbridge/protocol/aros/packet.hpp"
+#include "flockbridge/protocol/pioneer/link.hpp"
+#include "flockbridge/protocol/pioneer/packet.hpp"
 
 namespace flockbridge::bridge::pioneer {
 
 class AriaClient final : public NativeClient {
  public:
   /// `link` is the bridge's link to the robot: its identity and configuration packet.
-  explicit AriaClient(const protocol::aros::Link& link) : link_(link) {}
+  explicit AriaClient(const protocol::pioneer::Link& link) : link_(link) {}
 
   void feed(protocol::ByteView bytes, SteadyTime now) override;
   [[nodiscard]] std::optional<NativeInput> next() override;
@@ -48,8 +48,8 @@ class AriaClient final : public NativeClient {
   void on_packet(protocol::Byte type, protocol::ByteView payload);
   void reply(protocol::Bytes packet);
 
-  const protocol::aros::Link& link_;
-  protocol::aros::PacketDecoder decoder_;
+  const protocol::pioneer::Link& link_;
+  protocol::pioneer::PacketDecoder decoder_;
   SteadyTime last_bytes_{};
   int synced_ = 0;
   std::deque<NativeInput> inputs_;

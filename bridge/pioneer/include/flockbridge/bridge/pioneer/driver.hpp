@@ -1,5 +1,5 @@
 // The driver of Pioneer 2/3 and AmigoBot robots: the AROS link of
-// protocol/aros/ over the robot's HOST serial port (or the simulated robot
+// protocol/pioneer/ over the robot's HOST serial port (or the simulated robot
 // of the simulator program); the transport, timer and event queue are
 // LinkDriver's.
 //
@@ -19,8 +19,8 @@
 
 #include "flockbridge/bridge/link_driver.hpp"
 #include "flockbridge/bridge/pioneer/messages.hpp"
-#include "flockbridge/protocol/aros/link.hpp"
-#include "flockbridge/protocol/aros/models.hpp"
+#include "flockbridge/protocol/pioneer/link.hpp"
+#include "flockbridge/protocol/pioneer/models.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::pioneer {
@@ -32,21 +32,21 @@ namespace flockbridge::bridge::pioneer {
 /// move, turn, heading, wheels, motors, sonar, reset_pose), for `model`
 /// (which sets the speed limits and VEL2's unit; nullptr: not known yet).
 [[nodiscard]] protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const nlohmann::json& object,
-                                                                const protocol::aros::RobotModel* model);
+                                                                const protocol::pioneer::RobotModel* model);
 
 /// The commands command_packets() takes.
 [[nodiscard]] std::span<const std::string> json_commands();
 
 /// The command packets of a command in the family's form, in order; an error
 /// when the bytes are not whole packets with good checksums.
-[[nodiscard]] protocol::Result<std::vector<protocol::aros::Command>> split_commands(protocol::ByteView packets);
+[[nodiscard]] protocol::Result<std::vector<protocol::pioneer::Command>> split_commands(protocol::ByteView packets);
 
 /// Where a Pioneer's HOST port is found: the missing device's message and serial.device's help say it.
 inline constexpr std::string_view kDeviceHint =
     "a Pioneer's HOST serial port is usually on a USB serial adapter, /dev/ttyUSB0, or reached over the network "
     "at tcp:HOST:PORT";
 
-class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::aros::LinkEvents> {
+class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol::pioneer::LinkEvents> {
  public:
   PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
   PioneerDriver(const PioneerDriver&) = delete;
@@ -78,9 +78,9 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
   /// STOP then CLOSE, so that the robot neither drives on nor waits for its watchdog.
   [[nodiscard]] protocol::Bytes last_words() override;
 
-  // protocol::aros::LinkEvents
+  // protocol::pioneer::LinkEvents
   void link_changed(protocol::LinkState state, std::string_view reason) override;
-  void sip_received(const protocol::aros::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) override;
+  void sip_received(const protocol::pioneer::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) override;
   void packet_received(protocol::Byte type, protocol::ByteView payload) override;
   void command_finished(protocol::CommandToken token, const protocol::Error* error) override;
 
@@ -104,12 +104,12 @@ class PioneerDriver final : public LinkDriver<protocol::aros::Link, protocol::ar
     bool translating = false;
     bool rotating = false;
     [[nodiscard]] bool moving() const noexcept { return translating || rotating; }
-    [[nodiscard]] Axes after(const protocol::aros::Command& command) const noexcept;
+    [[nodiscard]] Axes after(const protocol::pioneer::Command& command) const noexcept;
   };
   Axes axes_;
 
-  const protocol::aros::RobotModel* model_ = nullptr;
-  std::optional<protocol::aros::PoseTracker> pose_;
+  const protocol::pioneer::RobotModel* model_ = nullptr;
+  std::optional<protocol::pioneer::PoseTracker> pose_;
   std::shared_ptr<const protocol::json::RobotStateEncoder> geometry_;  ///< the model's
   std::vector<std::optional<double>> sonar_mm_;    ///< each disc's last reading (a SIP carries a few)
   std::map<protocol::CommandToken, Parts> parts_;  ///< by the client's token

@@ -7,19 +7,19 @@
 #include <span>
 
 #include "flockbridge/bridge/driver.hpp"
-#include "flockbridge/protocol/aros/models.hpp"
-#include "flockbridge/protocol/aros/sip.hpp"
+#include "flockbridge/protocol/pioneer/models.hpp"
+#include "flockbridge/protocol/pioneer/sip.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::pioneer {
 
 /// One SIP with what the driver knew when it came.
 struct SipSnapshot {
-  protocol::aros::StandardSip sip;
+  protocol::pioneer::StandardSip sip;
   protocol::Bytes packet;                             ///< the whole packet, as it came
-  std::optional<protocol::aros::SipReading> reading;  ///< none while the model is not known
-  protocol::aros::Pose pose;
-  std::span<const protocol::aros::SonarPose> sonar_layout;  ///< the model's discs (a static table)
+  std::optional<protocol::pioneer::SipReading> reading;  ///< none while the model is not known
+  protocol::pioneer::Pose pose;
+  std::span<const protocol::pioneer::SonarPose> sonar_layout;  ///< the model's discs (a static table)
   protocol::RobotState state;                               ///< the common robot model's fields
   std::shared_ptr<const protocol::json::RobotStateEncoder> model;
 };

@@ -191,9 +191,9 @@ class LinkEvents {
   virtual void note(std::string_view /*what*/) {}
 };
 
-class LinkController {
+class Link {
  public:
-  LinkController(LinkSettings settings, RobotConfig robot, LinkEvents& events);
+  Link(LinkSettings settings, RobotConfig robot, LinkEvents& events);
 
   void port_opened(SteadyTime now);
   void port_closed(std::string_view reason);
