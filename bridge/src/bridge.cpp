@@ -147,9 +147,7 @@ Result<Done> Bridge::start() {
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0 ||
       acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0 ||
-      ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0 ||
-      writing_share_.init(loop_, kLoopShare) < 0 || accepting_share_.init(loop_, kLoopShare) < 0 ||
-      ending_share_.init(loop_, kLoopShare) < 0 ||
+      ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0 || loop_turns_.init(loop_) < 0 ||
       watch_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       deadman_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"cannot create the loop's timers"};
@@ -474,9 +472,7 @@ void Bridge::stop() {
   paused_listeners_.clear();
   ender_.reset();
   departed_.clear();
-  writing_share_.reset();
-  accepting_share_.reset();
-  ending_share_.reset();
+  loop_turns_.reset();
   native_listener_.tcp.reset();
   json_listener_.tcp.reset();
   for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);

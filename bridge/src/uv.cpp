@@ -86,21 +86,20 @@ void AfterPoll::cancel() noexcept {
   if (idle_) uv_idle_stop(idle_.get());
 }
 
-int TurnShare::init(uv_loop_t* loop, std::chrono::nanoseconds share) {
-  share_ = share;
-  const int rc = turns_.init(this, [loop](uv_prepare_t* p) { return uv_prepare_init(loop, p); });
+int LoopTurns::init(uv_loop_t* loop) {
+  const int rc = prepare_.init(this, [loop](uv_prepare_t* p) { return uv_prepare_init(loop, p); });
   if (rc < 0) return rc;
   // Prepare callbacks run once a turn, just before the loop polls for I/O.
-  uv_prepare_start(turns_.get(), [](uv_prepare_t* prepare) {
-    if (auto* self = owner_of<TurnShare>(prepare)) ++self->turn_;
+  uv_prepare_start(prepare_.get(), [](uv_prepare_t* prepare) {
+    if (auto* self = owner_of<LoopTurns>(prepare)) ++self->turn_;
   });
-  uv_unref(reinterpret_cast<uv_handle_t*>(turns_.get()));
+  uv_unref(reinterpret_cast<uv_handle_t*>(prepare_.get()));
   return 0;
 }
 
 bool TurnShare::has_time(SteadyTime now) noexcept {
-  if (share_turn_ != turn_) {
-    share_turn_ = turn_;
+  if (share_turn_ != turns_.turn()) {
+    share_turn_ = turns_.turn();
     share_start_ = now;
     return true;
   }

@@ -40,8 +40,9 @@ struct TurningLoop {
 TEST_CASE("a turn's share lasts its time from the first ask, and the next turn has a whole one") {
   TurningLoop turning;
   {
-    bridge::TurnShare share;
-    REQUIRE(share.init(&turning.loop, 100us) == 0);
+    bridge::LoopTurns turns;
+    REQUIRE(turns.init(&turning.loop) == 0);
+    bridge::TurnShare share{turns, 100us};
     const bridge::SteadyTime start = bridge::steady_now();
     CHECK(share.has_time(start));
     CHECK(share.has_time(start + 99us));
@@ -61,8 +62,9 @@ TEST_CASE("after a quiet spell the first piece of work of a turn is done at once
   // old share spent and waited for another turn.
   TurningLoop turning;
   {
-    bridge::TurnShare share;
-    REQUIRE(share.init(&turning.loop, 100us) == 0);
+    bridge::LoopTurns turns;
+    REQUIRE(turns.init(&turning.loop) == 0);
+    bridge::TurnShare share{turns, 100us};
     const bridge::SteadyTime start = bridge::steady_now();
     CHECK(share.has_time(start));  // one connection, nothing deferred
     for (int i = 0; i < 3; ++i) turning.turn();
@@ -70,14 +72,14 @@ TEST_CASE("after a quiet spell the first piece of work of a turn is done at once
   }
 }
 
-TEST_CASE("each kind of work has its own share, and a turn share keeps no loop alive") {
+TEST_CASE("each kind of work has its own share of the same turn, and counting turns keeps no loop alive") {
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   {
-    bridge::TurnShare writing;
-    bridge::TurnShare accepting;
-    REQUIRE(writing.init(&loop, 100us) == 0);
-    REQUIRE(accepting.init(&loop, 100us) == 0);
+    bridge::LoopTurns turns;
+    REQUIRE(turns.init(&loop) == 0);
+    bridge::TurnShare writing{turns, 100us};
+    bridge::TurnShare accepting{turns, 100us};
     const bridge::SteadyTime start = bridge::steady_now();
     CHECK(writing.has_time(start));
     CHECK_FALSE(writing.has_time(start + 200us));

@@ -1,6 +1,5 @@
 #include "e2e/driving.hpp"
 
-#include <sstream>
 #include <string>
 
 #include "flockbridge/bridge/families.hpp"
@@ -92,10 +91,8 @@ const std::vector<DrivingPath>& driving_paths() {
 }
 
 std::vector<std::string> robot_families() {
-  std::vector<std::string> names;
-  std::istringstream list(bridge::robot_family_list());
-  for (std::string name; std::getline(list, name);) names.push_back(name);
-  return names;
+  const std::vector<std::string_view> names = bridge::robot_family_names();
+  return {names.begin(), names.end()};
 }
 
 RigOptions rig_on(TestNetwork& network, const std::string& family, const std::vector<std::string>& bridge_args) {

@@ -42,6 +42,7 @@
 #include "flockbridge/bridge/foxglove_session.hpp"
 #include "flockbridge/bridge/pairing.hpp"
 #include "flockbridge/bridge/recorder.hpp"
+#include "flockbridge/bridge/robot_family.hpp"
 #include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/settings.hpp"
@@ -56,9 +57,6 @@ namespace flockbridge::bridge {
 /// each) before the loop polls again: a deadline of the robot's link that
 /// falls due meanwhile waits at most about this long for each.
 inline constexpr std::chrono::microseconds kLoopShare{100};
-
-/// Makes the robot's driver: one entry of the family table (families.hpp).
-using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
 
 class Bridge final : public RobotDriver::Host,
                      public Session::Host,
@@ -350,8 +348,10 @@ class Bridge final : public RobotDriver::Host,
   /// Drains the driver's events after the callbacks of the loop turn that
   /// brought them, and goes on writing held output in later turns.
   AfterPoll drainer_;
+  /// The loop's turns, which each kind of bulk work's share is counted in.
+  LoopTurns loop_turns_;
   /// A turn's share of writing held output (flush_held).
-  TurnShare writing_share_;
+  TurnShare writing_share_{loop_turns_, kLoopShare};
   UvHandle<uv_timer_t> housekeeping_;
   /// The hub sends the fleet's changes at most this often to those who follow it.
   UvHandle<uv_timer_t> fleet_timer_;
@@ -362,11 +362,11 @@ class Bridge final : public RobotDriver::Host,
   /// has polled, so that the robot's link comes between two shares.
   AfterPoll acceptor_;
   std::vector<Listener*> paused_listeners_;
-  TurnShare accepting_share_;
+  TurnShare accepting_share_{loop_turns_, kLoopShare};
   /// Sessions whose clients have gone, waiting to be ended (native programs
   /// and the driving client first), a turn's share at a time.
   std::deque<Session*> departed_;
-  TurnShare ending_share_;
+  TurnShare ending_share_{loop_turns_, kLoopShare};
   /// Ends the rest of a burst of departures after the loop has polled.
   AfterPoll ender_;
   UvHandle<uv_timer_t> stats_timer_;

@@ -169,6 +169,27 @@ class AfterPoll {
   void (*work_)(void*) = nullptr;
 };
 
+/// The loop's turns, counted just before each poll for I/O: one prepare
+/// handle, which keeps no loop alive, for every TurnShare of the loop.
+class LoopTurns {
+ public:
+  LoopTurns() = default;
+  LoopTurns(const LoopTurns&) = delete;  // its handle points at it
+  LoopTurns& operator=(const LoopTurns&) = delete;
+  LoopTurns(LoopTurns&&) = delete;
+  LoopTurns& operator=(LoopTurns&&) = delete;
+  ~LoopTurns() = default;
+
+  [[nodiscard]] int init(uv_loop_t* loop);
+  /// The turn the loop is in: it changes each time the loop polls.
+  [[nodiscard]] std::uint64_t turn() const noexcept { return turn_; }
+  void reset() noexcept { prepare_.reset(); }
+
+ private:
+  UvHandle<uv_prepare_t> prepare_;
+  std::uint64_t turn_ = 1;
+};
+
 /// One rule for bulk work on the loop (writing a thousand clients' output,
 /// accepting a class that connects at once, ending a class that leaves): a
 /// loop turn, from one poll for I/O to the next, gives each kind of work
@@ -179,24 +200,16 @@ class AfterPoll {
 /// turn does at least one piece of it.
 class TurnShare {
  public:
-  TurnShare() = default;
-  TurnShare(const TurnShare&) = delete;  // its handle points at it
-  TurnShare& operator=(const TurnShare&) = delete;
-  TurnShare(TurnShare&&) = delete;
-  TurnShare& operator=(TurnShare&&) = delete;
-  ~TurnShare() = default;
+  /// `turns` outlives the share.
+  TurnShare(const LoopTurns& turns, std::chrono::nanoseconds share) noexcept : turns_(turns), share_(share) {}
 
-  /// Counts the loop's turns (a prepare handle, which keeps no loop alive).
-  [[nodiscard]] int init(uv_loop_t* loop, std::chrono::nanoseconds share);
   /// Whether the work may go on now: always at the first ask of a turn,
   /// which starts the turn's share, then until the share has run out.
   [[nodiscard]] bool has_time(SteadyTime now = steady_now()) noexcept;
-  void reset() noexcept { turns_.reset(); }
 
  private:
-  UvHandle<uv_prepare_t> turns_;
-  std::chrono::nanoseconds share_{};
-  std::uint64_t turn_ = 1;        ///< the loop's turn, counted before each poll
+  const LoopTurns& turns_;
+  std::chrono::nanoseconds share_;
   std::uint64_t share_turn_ = 0;  ///< the turn whose share began at share_start_
   SteadyTime share_start_{};
 };

@@ -1,6 +1,6 @@
-// The robot families the bridge serves: one row each, with the driver that
-// speaks to the robot and the family's own settings. The only place that
-// names every family; the core dispatches through it.
+// The robot families the bridge serves: each family's own description
+// (robot_family.hpp), listed by a table CMake makes from the one list of
+// families. The core dispatches through it and names no family.
 #pragma once
 
 #include <cstdint>
@@ -8,32 +8,23 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
-#include "flockbridge/bridge/bridge.hpp"
+#include "flockbridge/bridge/robot_family.hpp"
 #include "flockbridge/bridge/settings.hpp"
 
 namespace flockbridge::bridge {
 
-struct RobotFamily {
-  std::string_view name;            ///< what --robot takes
-  std::string_view robots;          ///< the robots it covers, for --help and logs
-  std::uint16_t native_port;        ///< where the family's own client programs connect
-  int default_baud;                 ///< the robot's serial speed unless told otherwise
-  std::string_view default_device;  ///< where the robot's serial port usually is
-  std::string_view device_note;  ///< where the device is found, for serial.device's help (the driver's device_hint();
-                                 ///< "": nothing to add)
-  DriverFactory make_driver;
-  FamilyRows (*settings)();  ///< the family's own settings; null: none
-  std::string (*models)();   ///< the family's models, for robot.model's help; null: one model
-  /// The family's own programs on a replay of its recording; null: they cannot connect to one.
-  std::unique_ptr<NativeReplay> (*native_replay)(const Config& config);
-};
-
-[[nodiscard]] std::span<const RobotFamily> robot_families() noexcept;
+/// Every family, each as it describes itself, in the one list's order
+/// (the first is the default), "none" last. Made by CMake
+/// (family_table.cpp.in).
+[[nodiscard]] std::span<const RobotFamily* const> robot_families() noexcept;
 
 /// The families with a robot (those with their own programs' port: not the
-/// hub's "none"), one name a line: what `flockbridge --list-families`
-/// prints, the one list the tests, benchmarks and scripts cover.
+/// hub's "none"): the one list the tests, benchmarks and scripts cover.
+[[nodiscard]] std::vector<std::string_view> robot_family_names();
+
+/// The same, one name a line: what `flockbridge --list-families` prints.
 [[nodiscard]] std::string robot_family_list();
 
 /// The driver for a configuration: the family's, or a replay's when

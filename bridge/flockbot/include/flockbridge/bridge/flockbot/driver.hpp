@@ -10,16 +10,13 @@
 #include <string>
 #include <vector>
 
+#include "flockbridge/bridge/flockbot/family.hpp"
 #include "flockbridge/bridge/link_driver.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/flockbot/robot_model.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::flockbot {
-
-/// Where a Flockbot's Uno is found: the missing device's message and serial.device's help say it.
-inline constexpr std::string_view kDeviceHint =
-    "a Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else /dev/ttyACM0";
 
 /// Port 2005's programs on a replay of a Flockbot's recording: they get the
 /// packets they got then, and are told no to every command.
@@ -34,10 +31,10 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::Link, protoco
   FlockbotDriver& operator=(FlockbotDriver&&) = delete;
   ~FlockbotDriver() override;
 
-  [[nodiscard]] std::string_view family() const noexcept override { return "flockbot"; }
+  [[nodiscard]] std::string_view family() const noexcept override { return kFamily; }
   [[nodiscard]] std::string_view model() const noexcept override { return "flockbot"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return commands_; }
-  [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
+  [[nodiscard]] std::string_view device_hint() const noexcept override { return robot_family().device_note; }
   [[nodiscard]] std::string_view native_programs() const noexcept override { return "the Flockbot's own programs"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;

@@ -9,14 +9,13 @@
 #include <string_view>
 
 #include "flockbridge/bridge/config.hpp"
+#include "flockbridge/bridge/flockbot/family.hpp"
 #include "flockbridge/bridge/settings.hpp"
 #include "flockbridge/protocol/flockbot/link.hpp"
 #include "flockbridge/protocol/flockbot/robot_model.hpp"
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 
 namespace flockbridge::bridge::flockbot {
-
-inline constexpr std::string_view kFamily = "flockbot";
 
 struct FlockbotSettings {
   protocol::flockbot::LinkSettings link;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "flockbridge/bridge/driver.hpp"
+#include "flockbridge/bridge/none/family.hpp"
 
 namespace flockbridge::bridge::none {
 
@@ -16,7 +17,7 @@ class NoRobotDriver final : public RobotDriver {
  public:
   NoRobotDriver(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
 
-  [[nodiscard]] std::string_view family() const noexcept override { return "none"; }
+  [[nodiscard]] std::string_view family() const noexcept override { return kFamily; }
   [[nodiscard]] std::string_view model() const noexcept override { return "none"; }
   [[nodiscard]] bool has_robot() const noexcept override { return false; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return {}; }

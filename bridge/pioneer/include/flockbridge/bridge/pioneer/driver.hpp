@@ -18,10 +18,11 @@
 #include <vector>
 
 #include "flockbridge/bridge/link_driver.hpp"
+#include "flockbridge/bridge/pioneer/family.hpp"
 #include "flockbridge/bridge/pioneer/messages.hpp"
+#include "flockbridge/protocol/json_codec.hpp"
 #include "flockbridge/protocol/pioneer/link.hpp"
 #include "flockbridge/protocol/pioneer/models.hpp"
-#include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge::pioneer {
 
@@ -41,11 +42,6 @@ namespace flockbridge::bridge::pioneer {
 /// when the bytes are not whole packets with good checksums.
 [[nodiscard]] protocol::Result<std::vector<protocol::pioneer::Command>> split_commands(protocol::ByteView packets);
 
-/// Where a Pioneer's HOST port is found: the missing device's message and serial.device's help say it.
-inline constexpr std::string_view kDeviceHint =
-    "a Pioneer's HOST serial port is usually on a USB serial adapter, /dev/ttyUSB0, or reached over the network "
-    "at tcp:HOST:PORT";
-
 class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol::pioneer::LinkEvents> {
  public:
   PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
@@ -55,10 +51,10 @@ class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol:
   PioneerDriver& operator=(PioneerDriver&&) = delete;
   ~PioneerDriver() override;
 
-  [[nodiscard]] std::string_view family() const noexcept override { return "pioneer"; }
+  [[nodiscard]] std::string_view family() const noexcept override { return kFamily; }
   [[nodiscard]] std::string_view model() const noexcept override;
   [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
-  [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
+  [[nodiscard]] std::string_view device_hint() const noexcept override { return robot_family().device_note; }
   [[nodiscard]] std::string_view native_programs() const noexcept override { return "ARIA programs"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   [[nodiscard]] std::unique_ptr<NativeClient> make_native_client() override;
@@ -80,7 +76,8 @@ class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol:
 
   // protocol::pioneer::LinkEvents
   void link_changed(protocol::LinkState state, std::string_view reason) override;
-  void sip_received(const protocol::pioneer::StandardSip& sip, protocol::Byte type, protocol::ByteView payload) override;
+  void sip_received(const protocol::pioneer::StandardSip& sip, protocol::Byte type,
+                    protocol::ByteView payload) override;
   void packet_received(protocol::Byte type, protocol::ByteView payload) override;
   void command_finished(protocol::CommandToken token, const protocol::Error* error) override;
 

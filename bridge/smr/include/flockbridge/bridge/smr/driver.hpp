@@ -16,6 +16,7 @@
 #include <string>
 
 #include "flockbridge/bridge/link_driver.hpp"
+#include "flockbridge/bridge/smr/family.hpp"
 #include "flockbridge/bridge/smr/messages.hpp"
 #include "flockbridge/bridge/smr/settings.hpp"
 #include "flockbridge/bridge/smr/smrd_client.hpp"
@@ -24,9 +25,6 @@
 #include "flockbridge/protocol/smr/odometry.hpp"
 
 namespace flockbridge::bridge::smr {
-
-/// Where an SMR's bus is found: the missing device's message and serial.device's help say it.
-inline constexpr std::string_view kDeviceHint = "an SMR's RS485 bus adapter is /dev/ttyS0, or /dev/ttyUSB0 on USB";
 
 /// Port 24901's programs on a replay of an SMR's recording: SMRD's stream as
 /// they got it then, a whole period for each READY; their commands refused.
@@ -41,10 +39,10 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
   SmrDriver& operator=(SmrDriver&&) = delete;
   ~SmrDriver() override;
 
-  [[nodiscard]] std::string_view family() const noexcept override { return "smr"; }
+  [[nodiscard]] std::string_view family() const noexcept override { return kFamily; }
   [[nodiscard]] std::string_view model() const noexcept override { return "smr"; }
   [[nodiscard]] std::span<const std::string> commands() const noexcept override;
-  [[nodiscard]] std::string_view device_hint() const noexcept override { return kDeviceHint; }
+  [[nodiscard]] std::string_view device_hint() const noexcept override { return robot_family().device_note; }
   [[nodiscard]] std::string_view native_programs() const noexcept override { return "SMR programs (SMRD's clients)"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
   /// The next event; the stream's messages taken are the ones the clients have.

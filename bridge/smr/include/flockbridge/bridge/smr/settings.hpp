@@ -9,11 +9,10 @@
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/settings.hpp"
+#include "flockbridge/bridge/smr/family.hpp"
 #include "flockbridge/protocol/robot_model.hpp"
 
 namespace flockbridge::bridge::smr {
-
-inline constexpr std::string_view kFamily = "smr";
 
 struct SmrSettings {
   std::size_t max_clients = 10;  ///< on port 24901, as SMRD's documentation says
