@@ -44,7 +44,7 @@ Session::Session(Host& host, std::uint64_t id, ClientKind kind, const Config& co
       last_input_(steady_now()),
       queue_(config.queue_limit),
       limiter_(config.command_rate, config.command_burst),
-      extensions_(kind == ClientKind::Native ? 0 : protocol::kExtensionsVersion) {}
+      extended_(kind != ClientKind::Native) {}
 
 void Session::start(SharedBuffer greeting) {
   if (encoding() == Encoding::Json) subscribe(0);
@@ -122,6 +122,7 @@ void Session::handle_native_bytes(protocol::ByteView bytes, SteadyTime now) {
                    [&](protocol::ClientRequest& request) { host_.session_request(*this, std::move(request), nullptr); },
                    [&](native_input::Reply& reply) { queue_message(std::move(reply.message)); },
                    [&](native_input::Release&) { host_.session_released(*this); },
+                   [&](native_input::BridgeMessages& choice) { choose_messages(choice); },
                    [&](native_input::Disconnect& disconnect) { close(disconnect.reason, CloseKind::Protocol); },
                    [&](protocol::Error& error) { reply_error(nullptr, error); },
                },
@@ -141,13 +142,13 @@ void Session::report_incomplete(std::size_t bytes) {
                                        std::to_string(config_.message_timeout.count()) + " ms"});
 }
 
-void Session::set_extensions(std::uint8_t version) {
-  extensions_ = std::min(version, protocol::kExtensionsVersion);
+void Session::choose_messages(native_input::BridgeMessages& choice) {
+  extended_ = choice.wanted;
   log_event(LogLevel::Info, log_cause::kConnections,
             "client " + std::to_string(id_) + " (" + peer_ + ") " +
-           (extended() ? "asked for the bridge's own messages (EXT " + std::to_string(extensions_) + ")"
-                       : "asked for the original dialect only (EXT 0)"));
-  if (SharedBuffer answer = encode(notice::Extensions{extensions_})) queue_message(std::move(answer));
+                (extended_ ? "asked for the bridge's own messages (" + choice.asked + ")"
+                           : "asked for the original dialect only (" + choice.asked + ")"));
+  if (choice.answer) queue_message(std::move(choice.answer));
 }
 
 void Session::input_over(std::string lost) {

@@ -18,16 +18,14 @@ SharedBuffer json_only(Encoding encoding, std::string message) {
 }
 
 SharedBuffer json_notice(const Notice& notice, const nlohmann::json& id) {
-  return std::visit(
-      Overloaded{
-          [](const notice::Link& link) { return json_line(json::link(link.state, link.reason)); },
-          [](const notice::Dropped& dropped) { return json_line(json::dropped(dropped.count)); },
-          [](const notice::Extensions&) { return SharedBuffer{}; },  // a native port's request only
-          [&](const notice::Done& done) { return json_line(json::ok(id, done.confirmed)); },
-          [&](const notice::Failed& failed) { return json_line(json::error(id, failed.error)); },
-          [](const notice::SafetyStop& stop) { return json_line(json::safety_stop(stop.reason)); },
-      },
-      notice);
+  return std::visit(Overloaded{
+                        [](const notice::Link& link) { return json_line(json::link(link.state, link.reason)); },
+                        [](const notice::Dropped& dropped) { return json_line(json::dropped(dropped.count)); },
+                        [&](const notice::Done& done) { return json_line(json::ok(id, done.confirmed)); },
+                        [&](const notice::Failed& failed) { return json_line(json::error(id, failed.error)); },
+                        [](const notice::SafetyStop& stop) { return json_line(json::safety_stop(stop.reason)); },
+                    },
+                    notice);
 }
 
 SharedBuffer stats(const nlohmann::json& id, const protocol::StatsSnapshot& snapshot) {

@@ -261,7 +261,6 @@ void Bridge::session_request(Session& session, protocol::ClientRequest request, 
                    stats.list_clients = config_.access.teacher_secret.empty() || session.role() == Role::Teacher;
                    session.send(session.encoding() == Encoding::Json ? wire::stats(id, stats) : nullptr);
                  },
-                 [&](const protocol::SetExtensions& extensions) { session.set_extensions(extensions.version); },
                  [&](const protocol::ReleaseControl&) {
                    end_lease(session, "gave up control", true, true);
                    session.reply_ok(id);

@@ -304,7 +304,7 @@ CoreRows core_settings(const FamiliesHelp& families) {
       [](auto& c) -> auto& { return c.client_io_uring; }));
   s.push_back(real(
       {"clients", "command_rate", "--command-rate",
-       "Commands a second each client may send on average; Stop and EMG are never limited (for "
+       "Commands a second each client may send on average; stops and emergency stops are never limited (for "
        "clients that connect afterwards).",
        kLive},
       [](auto& c) -> auto& { return c.command_rate; }, 1, 100000));
@@ -335,7 +335,7 @@ CoreRows core_settings(const FamiliesHelp& families) {
       [](auto& c) -> auto& { return c.driver_lost; }, DriverWatch::kShortest.count(), kHour));
   s.push_back(duration(
       {"safety", "control_silence_ms", "--control-silence-ms",
-       "On a port where one program drives at a time (an original client's, such as ARIA's): the program holding "
+       "On a family's own port where one program drives at a time, as with the original software: the program holding "
        "control loses it, "
        "and the robot is stopped, after sending nothing for this long.",
        kLive},
@@ -362,7 +362,7 @@ CoreRows core_settings(const FamiliesHelp& families) {
       [](auto& c) -> auto& { return c.access.teacher_secret; }));
   {
     Setting mode = named({"access", "native_port_mode", "--native-port-mode",
-                          "What programs on the robot family's own port (2005, 8101, 24901) may do: open (drive, as "
+                          "What programs on the robot family's own port (native.port) may do: open (drive, as "
                           "with the original software), readonly (receive only; their commands are counted and "
                           "dropped, stops aside), paired (read-only until someone with the PIN approves the "
                           "connection on the dashboard, until it closes), or auto (paired when a driver PIN is set, "

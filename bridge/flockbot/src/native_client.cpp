@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "flockbridge/bridge/overloaded.hpp"
 #include "flockbridge/protocol/flockbot/client_codec.hpp"
@@ -44,9 +46,20 @@ std::optional<NativeInput> FlockbotClient::next() {
     case protocol::MessageDecoder::EventKind::Message:
       break;
   }
-  auto request = protocol::flockbot::parse_binary_request(event->body);
+  auto request = codec::parse_binary_request(event->body);
   if (!request) return request.error();
-  return std::move(request).value();
+  return std::visit(
+      [](auto& asked) -> NativeInput {
+        if constexpr (std::is_same_v<std::decay_t<decltype(asked)>, codec::SetExtensions>) {
+          // Answered with the version in force: the client's, or ours if it asks for a later one.
+          const std::uint8_t version = std::min(asked.version, codec::kExtensionsVersion);
+          return native_input::BridgeMessages{version > 0, buffer(codec::encode_binary_extensions(version)),
+                                              "EXT " + std::to_string(version)};
+        } else {
+          return protocol::ClientRequest{std::move(asked)};
+        }
+      },
+      request.value());
 }
 
 std::size_t FlockbotClient::expire(SteadyTime now, std::chrono::milliseconds timeout) {
@@ -61,12 +74,13 @@ bool FlockbotClient::admit(std::string_view message, MessageOrigin /*origin*/) {
 SharedBuffer FlockbotClient::encode(const Notice& notice) const {
   return std::visit(
       Overloaded{
-          [](const notice::Link& link) { return buffer(codec::encode_binary_link(protocol::link_state_name(link.state))); },
-          [](const notice::Dropped& dropped) {
-            return buffer(
-                codec::encode_binary_dropped(static_cast<std::uint32_t>(std::min<std::uint64_t>(dropped.count, UINT32_MAX))));
+          [](const notice::Link& link) {
+            return buffer(codec::encode_binary_link(protocol::link_state_name(link.state)));
           },
-          [](const notice::Extensions& extensions) { return buffer(codec::encode_binary_extensions(extensions.version)); },
+          [](const notice::Dropped& dropped) {
+            return buffer(codec::encode_binary_dropped(
+                static_cast<std::uint32_t>(std::min<std::uint64_t>(dropped.count, UINT32_MAX))));
+          },
           // Port 2005 has no "ok": a command the Uno confirmed gets its ACK.
           [](const notice::Done& done) { return done.confirmed.value_or(false) ? ack() : SharedBuffer{}; },
           [](const notice::Failed& failed) {

@@ -8,8 +8,9 @@ ControlLease::Verdict ControlLease::check(std::uint64_t client, bool motion, boo
     holder_->renewed = now;
     return Verdict::Allowed;
   }
-  // Programs that do not drive send their settings too (ARIA: SETV, ENABLE
-  // at connect, ENABLE 0 as it leaves); none of it reaches the robot.
+  // Programs that do not drive send their settings too (speeds, the motors
+  // enabled at connect and disabled as they leave); none of it reaches the
+  // robot.
   if (one_driver_port && !motion) return Verdict::Ignored;
   if (holder_) return Verdict::Busy;
   // Nobody drives: a claw or a display is anyone's; a motion command that
@@ -31,7 +32,7 @@ std::optional<std::string> ControlLease::expired(protocol::SteadyTime now, proto
                                                  bool one_driver_port, std::chrono::milliseconds lease_idle,
                                                  std::chrono::milliseconds control_silence) const {
   if (!holder_) return std::nullopt;
-  // A program of a one-driver port (ARIA) that falls silent has gone;
+  // A program of a one-driver port that falls silent has gone;
   // anyone else's lease lasts until it has sent no command for a while.
   if (one_driver_port && now - last_input >= control_silence) {
     return "sent nothing for " + std::to_string(control_silence.count()) + " ms";

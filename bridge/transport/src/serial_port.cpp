@@ -295,7 +295,7 @@ void SerialPort::read_available() {
     }
     // 0 bytes. With VMIN = 0 and VTIME = 0 (libserialport's setting) that is
     // "nothing waiting", the normal end of every drain: never a reason to
-    // reopen, since each open resets the Uno. Only a wake-up that brought
+    // reopen, since an open may reset the robot's controller. Only a wake-up that brought
     // nothing at all is looked at twice: a hung-up terminal (a USB adapter
     // unplugged) also reads as 0 bytes, but refuses every terminal request.
     if (round == 0 && !device_alive()) {
@@ -329,7 +329,7 @@ void SerialPort::write(protocol::ByteView bytes) {
 void SerialPort::write_now(protocol::ByteView bytes) {
   if (!device_.is_open()) return;
   // The kernel may hold the first part of a frame whose rest waits here: the
-  // Uno would read the start of this frame as that frame's payload. So the
+  // robot would read the start of this frame as that frame's payload. So the
   // frame under way is finished first (waiting a little for the line), and
   // the frames queued behind it are dropped, this one being the last word.
   if (front_written_ > 0 && !pending_frames_.empty()) {

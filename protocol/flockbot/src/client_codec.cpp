@@ -13,10 +13,10 @@ bool starts_with(ByteView body, char a, char b) {
   return body.size() >= 2 && body[0] == static_cast<Byte>(a) && body[1] == static_cast<Byte>(b);
 }
 
-Result<ClientRequest> command_request(ByteView payload) {
+Result<PortRequest> command_request(ByteView payload) {
   auto checked = check_command(payload);
   if (!checked) return checked.error();
-  return ClientRequest{SendCommand{Bytes(payload.begin(), payload.end())}};
+  return PortRequest{SendCommand{Bytes(payload.begin(), payload.end())}};
 }
 
 // A degree rotation whose angle a client packed as a signed 16-bit value
@@ -36,7 +36,7 @@ Bytes with_positive_rotation(ByteView payload) {
   return out;
 }
 
-Result<ClientRequest> binary_command_request(ByteView payload) {
+Result<PortRequest> binary_command_request(ByteView payload) {
   const Bytes normalised = with_positive_rotation(payload);
   auto request = command_request(normalised);
   if (!request && normalised.size() == 6 && normalised[0] == 'D' && normalised[1] == 'R' && normalised[2] == 'D') {
@@ -56,7 +56,7 @@ Bytes with_length(std::string_view tag, ByteView rest) {
 
 }  // namespace
 
-Result<ClientRequest> parse_binary_request(ByteView body) {
+Result<PortRequest> parse_binary_request(ByteView body) {
   if (body.empty()) return Error{"empty message (length byte 0)"};
   if (starts_with(body, 'R', 'T')) {
     if (body.size() < 3) return Error{"RT message without an inner length byte"};
@@ -71,18 +71,18 @@ Result<ClientRequest> parse_binary_request(ByteView body) {
     if (body.size() != 6) return Error{"SS takes a 4-byte interval: 06 'S' 'S' r0 r1 r2 r3"};
     const auto interval = static_cast<std::int32_t>(read_u16le(body, 2) | (std::uint32_t{read_u16le(body, 4)} << 16));
     if (interval < 0) return Error{"SS interval must not be negative, got " + std::to_string(interval)};
-    return ClientRequest{Subscribe{static_cast<std::uint32_t>(interval)}};
+    return PortRequest{Subscribe{static_cast<std::uint32_t>(interval)}};
   }
   if (starts_with(body, 'S', 'F')) {
     if (body.size() != 2 && body.size() != 6) return Error{"SF is 2 bytes (or 6, as the 2014 client sends it)"};
-    return ClientRequest{Unsubscribe{}};
+    return PortRequest{Unsubscribe{}};
   }
   if (starts_with(body, 'S', 'T')) {
     if (body.size() != 2) return Error{"ST (stop) is 2 bytes"};
     return command_request(as_bytes(kStopCode));
   }
   if (body.size() == 4 && body[0] == 'E' && body[1] == 'X' && body[2] == 'T') {
-    return ClientRequest{SetExtensions{body[3]}};
+    return PortRequest{SetExtensions{body[3]}};
   }
   return binary_command_request(body);
 }

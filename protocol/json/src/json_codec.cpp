@@ -19,7 +19,7 @@ using nlohmann::json;
 using ordered = nlohmann::ordered_json;
 
 std::string dump(const ordered& value) {
-  // Replace, never throw: text from the Uno or a client may not be UTF-8.
+  // Replace, never throw: text from the robot or a client may not be UTF-8.
   return value.dump(-1, ' ', false, ordered::error_handler_t::replace);
 }
 
@@ -511,9 +511,7 @@ nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::or
 
 ParsedLine parse_line(std::string_view line) {
   if (nests_deeper_than(line)) {
-    return {nullptr,
-            Error{nesting_error() + "; a command needs no more than four"},
-            {}};
+    return {nullptr, Error{nesting_error() + "; a command needs no more than four"}, {}};
   }
   json object = json::parse(line, nullptr, false);
   if (object.is_discarded())

@@ -16,7 +16,7 @@ Bytes b(std::initializer_list<int> values) {
   return out;
 }
 
-Bytes command_of(const Result<ClientRequest>& request) {
+Bytes command_of(const Result<PortRequest>& request) {
   REQUIRE(request);
   REQUIRE(std::holds_alternative<SendCommand>(request.value()));
   return std::get<SendCommand>(request.value()).payload;

@@ -45,7 +45,7 @@ struct Error {
   std::string message;
   ErrorCode code = ErrorCode::Invalid;
   /// The same in fewer words, for dialects that bound a message's length
-  /// (port 2005's ERR: kMaxErrorText); empty when `message` says it briefly
+  /// (a native dialect's short error message); empty when `message` says it briefly
   /// enough, or may be ended at a word.
   std::string brief{};
 };

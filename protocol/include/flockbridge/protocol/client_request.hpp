@@ -23,13 +23,6 @@ struct Subscribe {
 struct Unsubscribe {};
 /// The bridge's counters (JSON clients only).
 struct StatsRequest {};
-/// A client of the family's own port asks for the bridge's own messages
-/// (version >= 1) or for the original dialect only (version 0).
-struct SetExtensions {
-  std::uint8_t version = 0;
-};
-/// The version of the bridge's own messages on a family's port that this bridge speaks.
-inline constexpr std::uint8_t kExtensionsVersion = 1;
 /// A client gives up control of the robot (JSON `release`).
 struct ReleaseControl {};
 /// A client asks for control of the robot (JSON `take`): the teacher takes
@@ -69,8 +62,8 @@ struct FleetEmergency {
 struct StartRecording {};
 struct StopRecording {};
 
-using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, SetExtensions, ReleaseControl,
-                                   TakeControl, ClearEmergency, ApproveClient, ChangeSetting, Authenticate, FollowFleet,
+using ClientRequest = std::variant<SendCommand, Subscribe, Unsubscribe, StatsRequest, ReleaseControl, TakeControl,
+                                   ClearEmergency, ApproveClient, ChangeSetting, Authenticate, FollowFleet,
                                    FleetEmergency, StartRecording, StopRecording>;
 
 }  // namespace flockbridge::protocol

@@ -24,7 +24,7 @@ struct ClientSnapshot {
   std::size_t queued = 0;
   std::uint64_t refused = 0;   ///< its messages that were refused (malformed, out of range, failed)
   std::uint64_t withheld = 0;  ///< messages it was not sent: outside the dialect it speaks
-  bool extensions = true;      ///< false: a port-2005 client in the original robot's dialect
+  bool extensions = true;      ///< false: a client of the family's port in its original dialect
 };
 
 struct BridgeCounters {

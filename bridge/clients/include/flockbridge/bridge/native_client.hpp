@@ -15,8 +15,8 @@
 
 #include "flockbridge/bridge/output_queue.hpp"
 #include "flockbridge/protocol/bytes.hpp"
-#include "flockbridge/protocol/clock.hpp"
 #include "flockbridge/protocol/client_request.hpp"
+#include "flockbridge/protocol/clock.hpp"
 #include "flockbridge/protocol/robot_link.hpp"
 
 namespace flockbridge::bridge {
@@ -32,8 +32,18 @@ struct Reply {
 };
 
 /// The client gives up the robot and stops listening, and stays connected
-/// (ARIA's CLOSE): the end of its control, if it held it.
+/// (a close of its protocol's): the end of its control, if it held it.
 struct Release {};
+
+/// The client asks for the bridge's own messages from now on (`wanted`), or
+/// for its protocol's original messages only: `answer` is what its dialect
+/// says back (sent at once; null: nothing), `asked` how its request reads
+/// in the log, in its protocol's words.
+struct BridgeMessages {
+  bool wanted = false;
+  SharedBuffer answer;
+  std::string asked;
+};
 
 /// The client's bytes cannot be read any further (its protocol has no way
 /// to find the next message after a bad one): the connection is closed.
@@ -57,10 +67,6 @@ struct Link {
 struct Dropped {
   std::uint64_t count = 0;
 };
-/// The answer to SetExtensions: the version now in force (0: the original dialect only).
-struct Extensions {
-  std::uint8_t version = 0;
-};
 /// A request succeeded; for a command that went to the robot, whether the
 /// robot confirmed it.
 struct Done {
@@ -77,18 +83,18 @@ struct SafetyStop {
 
 }  // namespace notice
 
-using Notice = std::variant<notice::Link, notice::Dropped, notice::Extensions, notice::Done, notice::Failed,
-                            notice::SafetyStop>;
+using Notice = std::variant<notice::Link, notice::Dropped, notice::Done, notice::Failed, notice::SafetyStop>;
 
 /// Who a message for a native client comes from: the robot (its driver's
 /// messages), or the bridge itself (link state, errors, refusals).
 enum class MessageOrigin : std::uint8_t { Robot, Bridge };
 
 /// What a client's bytes held: a request of the bridge's (a command for the
-/// robot in the family's form, subscribe, ...), a reply, a release, what was
-/// wrong with them, or that nothing more can be read from them.
+/// robot in the family's form, subscribe, ...), a reply, a release, a choice
+/// of messages, what was wrong with them, or that nothing more can be read
+/// from them.
 using NativeInput = std::variant<protocol::ClientRequest, native_input::Reply, native_input::Release,
-                                 native_input::Disconnect, protocol::Error>;
+                                 native_input::BridgeMessages, native_input::Disconnect, protocol::Error>;
 
 class NativeClient {
  public:

@@ -7,7 +7,7 @@
 // counted as dropped, so a slow reader costs the bridge one message, not a
 // backlog. (The packets of one serial read are queued together and go out
 // in one write; those are not dropped.) Every other message (replies,
-// errors, link changes, the Uno's packets) is kept, up to a limit; a client
+// errors, link changes, the robot's other packets) is kept, up to a limit; a client
 // that lets them exceed it is too far behind to serve.
 #pragma once
 

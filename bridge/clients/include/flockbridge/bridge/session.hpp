@@ -14,7 +14,8 @@
 // session later.
 //
 // A client of the family's own port (a NativeClient reads its bytes) speaks
-// the original robot software's dialect until it sends EXT (port 2005):
+// the original robot software's dialect until it asks for the bridge's own
+// messages (where its protocol has a way to: native_input::BridgeMessages):
 // send() withholds, and counts, every message such a client would not
 // parse, and what it did wrong is logged and counted instead of answered
 // with ERR.
@@ -30,10 +31,10 @@
 #include <nlohmann/json.hpp>
 
 #include "flockbridge/bridge/access.hpp"
+#include "flockbridge/bridge/client_kind.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/native_client.hpp"
 #include "flockbridge/bridge/output_queue.hpp"
-#include "flockbridge/bridge/client_kind.hpp"
 #include "flockbridge/bridge/rate_limiter.hpp"
 #include "flockbridge/bridge/send_batch.hpp"
 #include "flockbridge/bridge/uv.hpp"
@@ -108,8 +109,8 @@ class Session {
   void finish_input_over();
 
   /// Queues a message that must not be lost; a client too far behind is closed.
-  /// A message that a port-2005 client in the original dialect would not
-  /// parse is withheld (and counted) instead.
+  /// A message that a client of the family's port in the original dialect
+  /// would not parse is withheld (and counted) instead.
   void send(SharedBuffer message, MessageOrigin origin = MessageOrigin::Bridge);
   /// Queues a sensor message and notes the time for throttling. While the
   /// client is behind (a write waits for it), a newer message replaces the
@@ -126,7 +127,7 @@ class Session {
   virtual void write_sent(const SendBatch::Result& /*result*/) {}
   [[nodiscard]] bool wants_sensor(SteadyTime now) const noexcept;
 
-  /// `confirmed` for a command that went to the robot: whether the Uno acknowledged it.
+  /// `confirmed` for a command that went to the robot: whether the robot acknowledged it.
   void reply_ok(const nlohmann::json& id, std::optional<bool> confirmed = std::nullopt);
   /// A notice in this client's encoding (its family's dialect on the
   /// family's own port); null when the encoding has no words for it.
@@ -149,12 +150,11 @@ class Session {
   void subscribe(std::uint32_t interval_ms);
   void unsubscribe() noexcept { subscribed_ = false; }
 
-  /// Port 2005: the bridge's own messages from now on (version >= 1), or the
-  /// original dialect only (0). Answered with the version in force.
-  void set_extensions(std::uint8_t version);
   /// Whether the client gets every message of its encoding: JSON and
-  /// WebSocket clients always, port-2005 clients once they asked.
-  [[nodiscard]] bool extended() const noexcept { return extensions_ > 0; }
+  /// WebSocket clients always, a family's own programs once they asked for
+  /// the bridge's own messages (native_input::BridgeMessages), if their
+  /// protocol has a way to.
+  [[nodiscard]] bool extended() const noexcept { return extended_; }
   /// Whether this client's motion commands need the robot's control (one
   /// program drives at a time through its port).
   [[nodiscard]] bool exclusive_control() const noexcept { return native_ && native_->exclusive_control(); }
@@ -197,6 +197,8 @@ class Session {
   /// Bytes from a client of the native port: read by its NativeClient,
   /// then answered or handed to the Host.
   void handle_native_bytes(protocol::ByteView bytes, SteadyTime now);
+  /// A native client chose the bridge's own messages, or its original ones.
+  void choose_messages(native_input::BridgeMessages& choice);
   /// Discards a native message left incomplete for the message timeout, and says so.
   void expire_native_input(SteadyTime now);
   /// Tells the client that a message it left incomplete was discarded.
@@ -256,7 +258,7 @@ class Session {
   std::uint64_t commands_ = 0;
   std::uint64_t refused_ = 0;   ///< messages of the client's that were refused
   std::uint64_t withheld_ = 0;  ///< messages not sent: not in the client's dialect
-  std::uint8_t extensions_;     ///< the port-2005 extensions' version in force (0: none)
+  bool extended_;               ///< the client gets the bridge's own messages (see extended())
   bool writing_ = false;
   SteadyTime write_started_{};
   bool closing_ = false;

@@ -81,7 +81,7 @@ class Bridge final : public RobotDriver::Host,
   /// command line). Without it, SIGHUP is logged and changes nothing.
   void set_config_loader(std::function<protocol::Result<Config>()> loader) { config_loader_ = std::move(loader); }
   /// Applies, without dropping a client, each setting that SIGHUP may change
-  /// (new robot settings are sent to the Uno at once); logs each change, and
+  /// (new robot settings are sent to the robot at once); logs each change, and
   /// each change that waits for a restart.
   void reload(const Config& loaded);
   [[nodiscard]] const Config& config() const noexcept { return config_; }
@@ -195,7 +195,7 @@ class Bridge final : public RobotDriver::Host,
   void submit_command(Session& session, protocol::ByteView command, MotionEffect effect, const nlohmann::json& id,
                       const DriverCall& call = {}, const nlohmann::json* request = nullptr);
   /// Refuses a command: a program of the original software on a one-driver
-  /// port (ARIA sends ten a second) is counted and logged at debug level,
+  /// port (some send ten a second) is counted and logged at debug level,
   /// anyone else is told (or logged, when its dialect has no error message).
   void refuse(Session& session, const nlohmann::json& id, const protocol::Error& error);
   /// Whether this command of `session` may go to the robot under the

@@ -164,7 +164,7 @@ class RobotDriver {
   /// Where the family's robot is usually found, for someone looking for a
   /// missing one ("... is usually on a USB serial adapter, /dev/ttyUSB0").
   [[nodiscard]] virtual std::string_view device_hint() const noexcept { return {}; }
-  /// Who connects to the family's own port, for a person ("ARIA programs"); "": no such port.
+  /// Who connects to the family's own port, for a person ("the robot's own programs"); "": no such port.
   [[nodiscard]] virtual std::string_view native_programs() const noexcept { return {}; }
   /// Whether the robot is a simulated one (--simulate).
   [[nodiscard]] virtual bool simulated() const noexcept { return false; }
@@ -191,7 +191,7 @@ class RobotDriver {
   /// The next event, or nothing. The core calls it until it says nothing.
   [[nodiscard]] virtual std::optional<DriverEvent> next_event() = 0;
 
-  /// Reads one client of the family's own port (2005, 8101, ...).
+  /// Reads one client of the family's own port (native.port).
   [[nodiscard]] virtual std::unique_ptr<NativeClient> make_native_client() = 0;
   /// The most clients the family's own port serves at once (as the original software did);
   /// the listener's max_clients applies as well. A client beyond it is

@@ -14,7 +14,7 @@ namespace flockbridge::bridge {
 
 enum class LogLevel { Debug, Info, Warning, Error };
 
-/// What a program on a robot family's own port (2005, 8101, 24901) may do.
+/// What a program on a robot family's own port (native.port) may do.
 enum class NativePortMode : std::uint8_t {
   Auto,      ///< Paired when a driver PIN is set, else Open
   Open,      ///< drive, under the control lease, as with the original software
@@ -96,7 +96,7 @@ struct Config {
   std::uint16_t native_port = 0;  ///< the family's own port, for its original client programs
   std::string json_bind;          ///< empty: `bind`
   std::uint16_t json_port = 2006;
-  std::size_t max_clients = 32;  ///< per listener
+  std::size_t max_clients = 32;      ///< per listener
   std::size_t max_per_address = 16;  ///< connections of one computer, over every listener
 
   // The web server: the dashboard at /, the WebSocket JSON feed at /ws.
@@ -146,7 +146,7 @@ struct Config {
   std::chrono::milliseconds dead_peer_timeout{10000};  ///< a client whose network vanished is closed within about this
   /// The robot is stopped within this of the network of the client driving it vanishing (driver_watch.hpp).
   std::chrono::milliseconds driver_lost{1000};
-  std::chrono::seconds stats_interval{300};            ///< log the counters this often (0: never)
+  std::chrono::seconds stats_interval{300};  ///< log the counters this often (0: never)
 
   // The simulated robot (--simulate): the simulator program, started by the
   // bridge on a pseudo-terminal, without line noise.

@@ -3,8 +3,8 @@
 //
 // Conditions of the problem: a stop comes from two places, and each is
 // cleared by its own people.
-// - A local stop (a client of this robot: JSON, the dashboard, EMG on port
-//   2005) is cleared by the teacher, or by a driver when
+// - A local stop (a client of this robot: JSON, the dashboard, the family's
+//   own emergency command on its port) is cleared by the teacher, or by a driver when
 //   access.driver_clears_emergency allows or no teacher secret is set (so
 //   that someone always can).
 // - A fleet stop (the fleet's MQTT command topics, the class hub's stop

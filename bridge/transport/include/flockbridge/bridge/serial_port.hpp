@@ -5,7 +5,7 @@
 //
 // Real devices are opened with libserialport. libserialport 0.1 refuses
 // pseudo-terminals (it looks for a sysfs entry and asks for modem lines), so
-// a pty slave (the simulated Uno) is opened as a plain terminal and given, by
+// a pty slave (a simulated robot) is opened as a plain terminal and given, by
 // hand, the settings libserialport gives a real device (terminal_mode.hpp).
 // Either way the result is a configured, non-blocking fd on which a read of
 // 0 bytes means "nothing yet".
@@ -66,7 +66,7 @@ class SerialPort final : public Transport {
   /// Queues bytes for the device; dropped while it is not open.
   void write(protocol::ByteView bytes) override;
   /// Writes one frame now, for the last Stop at shutdown: a frame of which
-  /// the line has taken only part is finished first (so that the Uno sees a
+  /// the line has taken only part is finished first (so that the robot sees a
   /// whole, valid frame), what was queued behind it is dropped, and the
   /// line is waited for briefly.
   void write_now(protocol::ByteView bytes) override;

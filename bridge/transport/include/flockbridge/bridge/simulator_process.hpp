@@ -24,7 +24,7 @@ namespace flockbridge::bridge {
 
 class SimulatorProcess {
  public:
-  /// `name` starts its lines in the log ("simulated Uno").
+  /// `name` starts its lines in the log ("simulated robot").
   SimulatorProcess(uv_loop_t* loop, std::string name) : loop_(loop), name_(std::move(name)) {}
   SimulatorProcess(const SimulatorProcess&) = delete;
   SimulatorProcess& operator=(const SimulatorProcess&) = delete;

@@ -3,8 +3,8 @@
 //
 // Conditions of the problem: libserialport sets VMIN = 0 and VTIME = 0, so a
 // read() with nothing waiting returns 0 bytes ("nothing yet"), not EAGAIN,
-// even on a descriptor in non-blocking mode. A pseudo-terminal (the simulated
-// Uno) is not opened through libserialport, which refuses it, so it is given
+// even on a descriptor in non-blocking mode. A pseudo-terminal (a simulated
+// robot) is not opened through libserialport, which refuses it, so it is given
 // the same settings by hand: the bridge then meets the same read semantics in
 // its tests as on a robot.
 #pragma once

@@ -112,7 +112,7 @@ class RobotStateEncoder {
 [[nodiscard]] std::string dropped(std::uint64_t count);
 /// {"type":"ok","id":..}; "id" only when the command had one (not null).
 /// {"type":"ok"}; for a command that went to the robot, with "confirmed":
-/// true when the Uno acknowledged it, false when it went out and no NAK came
+/// true when the robot acknowledged it, false when it went out and no NAK came
 /// in its window (firmware that does not acknowledge cannot confirm).
 [[nodiscard]] std::string ok(const nlohmann::json& id, std::optional<bool> confirmed = std::nullopt);
 /// {"type":"error","id":..,"error":"...","code":"..."}; "id" only when not null.
@@ -187,8 +187,8 @@ struct ParsedLine {
 
 /// The names of the bridge's own requests, which parse_bridge_request reads.
 inline constexpr std::array<std::string_view, 14> kBridgeRequests{
-    "subscribe", "unsubscribe",  "stats", "release",     "take",          "clear_emergency", "approve",
-    "set",       "auth",         "fleet", "record_start", "record_stop", "fleet_emergency", "fleet_clear"};
+    "subscribe", "unsubscribe", "stats", "release",      "take",        "clear_emergency", "approve",
+    "set",       "auth",        "fleet", "record_start", "record_stop", "fleet_emergency", "fleet_clear"};
 
 /// The bridge's own requests (subscribe, unsubscribe, stats); nothing when
 /// `cmd` names none of them (it is then a command for the robot).

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <variant>
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/client_request.hpp"
@@ -30,8 +31,20 @@
 
 namespace flockbridge::protocol::flockbot {
 
+/// A client of port 2005 asks for the bridge's own messages (EXT with a
+/// version >= 1) or for the original dialect only (EXT 0).
+struct SetExtensions {
+  std::uint8_t version = 0;
+};
+/// The version of the bridge's own messages on port 2005 that this bridge speaks.
+inline constexpr std::uint8_t kExtensionsVersion = 1;
+
+/// What a port-2005 message asks: a command, subscribe, unsubscribe (the
+/// core's requests), or EXT (the port's own).
+using PortRequest = std::variant<SendCommand, Subscribe, Unsubscribe, SetExtensions>;
+
 /// Parses one port-2005 message body (what follows the length byte).
-[[nodiscard]] Result<ClientRequest> parse_binary_request(ByteView body);
+[[nodiscard]] Result<PortRequest> parse_binary_request(ByteView body);
 
 /// The longest text an ERR message can carry (the length byte stays below 128).
 inline constexpr std::size_t kMaxErrorText = 124;
@@ -49,7 +62,7 @@ inline constexpr std::size_t kMaxErrorText = 124;
 [[nodiscard]] Bytes encode_binary_link(std::string_view state);
 /// `07 'D' 'R' 'P'` + uint32 LE count.
 [[nodiscard]] Bytes encode_binary_dropped(std::uint32_t count);
-/// `04 'E' 'X' 'T' v`: the answer to SetExtensions, with the version now in
+/// `04 'E' 'X' 'T' v`: the answer to EXT, with the version now in
 /// force (0: the original dialect only).
 [[nodiscard]] Bytes encode_binary_extensions(std::uint8_t version);
 

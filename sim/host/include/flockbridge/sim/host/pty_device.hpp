@@ -2,8 +2,8 @@
 // robot (PtyUno, PtyRobot) is plugged into, for the simulators,
 // `flockbridge --simulate` and the tests.
 //
-// Conditions of the problem: a real Uno resets whenever the port is opened
-// (DTR), so a simulated robot must notice the bridge opening the pty's slave
+// Conditions of the problem: a robot's controller may reset whenever its
+// port is opened (DTR), so a simulated robot must notice the bridge opening the pty's slave
 // end. Linux reports POLLHUP on the master while no process has the slave
 // open, but only after the slave has been opened once, so the master opens
 // and closes its own slave once at creation and then watches for the hang-up

@@ -1,9 +1,8 @@
 // A simulated robot whose model plays its controller's side of the serial
 // protocol on a pseudo-terminal (PtyDevice) or served over TCP (TcpDevice),
-// with noise on the line when asked: how a family's sim/<codec>/host/ folder
+// with noise on the line when asked: how a family's sim/<family>/host/ folder
 // puts its model on a device. These robots do not reset when their port is
-// opened (a controller that does, as an Uno does on DTR, needs a class of its
-// own).
+// opened (a controller that resets on DTR needs a class of its own).
 //
 // `Model` is built from (settings, transmit, log) and is fed
 // bytes_received(bytes, now) and tick(now) at its next_deadline(). Its
