@@ -26,7 +26,8 @@ from .errors import (
 )
 from .message import Message
 from .model import distance, nearest
-from .robot import DEFAULT_PORT, Robot, connect, split_address
+from .connection import DEFAULT_PORT, split_address
+from .robot import Robot, connect
 
 __version__ = "0.1.0"
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from .errors import FlockbridgeError
-from .robot import DEFAULT_PORT, Robot
+from .connection import DEFAULT_PORT
+from .robot import Robot
 
 SERVICE_TYPE = "_flockbridge._tcp"
 

@@ -1,7 +1,9 @@
 """A robot behind a flockbridge, over the bridge's JSON lines (port 2006).
 
-One background thread reads everything the bridge sends; the program's own
-thread sends commands and waits for their answers. Nothing here retries a
+One background thread reads everything the bridge sends (through a
+Connection, connection.py, which knows the wire); the program's own thread
+sends commands and waits for their answers. This module is the API: what
+the bridge said, the commands, reconnecting. Nothing here retries a
 command that moves the robot: a command whose answer was lost raises, and
 the program decides.
 """
@@ -12,7 +14,6 @@ import atexit
 import itertools
 import json
 import logging
-import socket
 import sys
 import threading
 import time
@@ -32,11 +33,9 @@ from .errors import (
     Timeout,
     error_for,
 )
+from .connection import Connection, split_address
 from .message import Message
 from .model import nearest
-
-DEFAULT_PORT = 2006
-"""The bridge's JSON port, the same for every robot family."""
 
 Callback = Callable[[Message], Any]
 
@@ -64,26 +63,9 @@ _NEVER_MOVES = frozenset(
 )
 _STOPS = frozenset({"stop", "emergency"})
 
-_MAX_LINE = 1 << 20
 _RECONNECT_FIRST_S = 0.2
 _RECONNECT_MAX_S = 2.0
 _STOP_ON_EXIT_TIMEOUT_S = 1.0
-
-
-def split_address(address: str, port: Optional[int] = None) -> Tuple[str, int]:
-    """("host", port) from "host", "host:port", "[v6]:port" or "v6"."""
-    host = address.strip()
-    if host.startswith("[") and "]" in host:
-        inside, _, rest = host[1:].partition("]")
-        if rest.startswith(":") and port is None:
-            return inside, int(rest[1:])
-        return inside, port or DEFAULT_PORT
-    if host.count(":") == 1:
-        name, _, number = host.partition(":")
-        if port is None:
-            return name, int(number)
-        return name, port
-    return host, port or DEFAULT_PORT
 
 
 _PACKAGE = str(Path(__file__).resolve().parent)
@@ -146,12 +128,10 @@ class Robot:
         self._interval_ms = interval_ms
 
         self._cond = threading.Condition(threading.RLock())
-        self._send_lock = threading.Lock()
         self._ids = itertools.count(1)
         self._replay_warned = False
-        self._sock: Optional[socket.socket] = None
-        self._buffer = b""
-        self._skipping = False
+        self._wire: Optional[Connection] = None
+        self._ignored_before = 0  # lines the earlier connections skipped
         self._connected = False
         self._closed = False
         self._closing = threading.Event()
@@ -169,8 +149,6 @@ class Robot:
         self._stopped: Optional[Tuple[float, str]] = None  # when and why the bridge took this program's drive
         self._lost_reason = ""
         self._hello_seen = False
-        self.ignored_lines = 0
-        """Lines from the bridge that were not a JSON object (skipped)."""
 
         self._open()
         self._reader = threading.Thread(target=self._read_forever, name="flockbridge-reader", daemon=True)
@@ -178,6 +156,12 @@ class Robot:
         _open_robots.add(self)
 
     # ---- what the bridge said -------------------------------------------
+
+    @property
+    def ignored_lines(self) -> int:
+        """Lines from the bridge that were not a JSON object (skipped)."""
+        wire = self._wire
+        return self._ignored_before + (wire.ignored_lines if wire is not None else 0)
 
     @property
     def family(self) -> str:
@@ -595,13 +579,7 @@ class Robot:
     def _open(self) -> None:
         """Connects, reads the hello, signs in and subscribes as before."""
         deadline = time.monotonic() + self.timeout
-        try:
-            sock = socket.create_connection((self.host, self.port), timeout=self.timeout)
-        except OSError as e:
-            raise ConnectionLost(f"cannot connect to the bridge at {self.host}:{self.port}: {e}") from None
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        _keepalive(sock)
-        self._sock, self._buffer, self._skipping = sock, b"", False
+        self._wire = Connection(self.host, self.port, self.timeout)
         self._hello_seen = False
         try:
             while not self._hello_seen:
@@ -621,7 +599,6 @@ class Robot:
         except BaseException:
             self._shutdown_socket()
             raise
-        sock.settimeout(None)
         with self._cond:
             self._connected = True
             self._cond.notify_all()
@@ -644,50 +621,10 @@ class Robot:
 
     def _receive(self, deadline: Optional[float]) -> Optional[Dict[str, Any]]:
         """The next JSON object from the bridge; None at the deadline. Raises OSError or ConnectionLost."""
-        sock = self._sock
-        if sock is None:
+        wire = self._wire
+        if wire is None:
             raise ConnectionLost("not connected")
-        while True:
-            newline = self._buffer.find(b"\n")
-            if newline >= 0:
-                line, self._buffer = self._buffer[:newline], self._buffer[newline + 1 :]
-                message = self._parse(line)
-                if message is not None:
-                    return message
-                continue
-            if len(self._buffer) > _MAX_LINE:
-                # A runaway line: dropped, and the rest of it when it comes.
-                self.ignored_lines += 1
-                self._buffer = b""
-                self._skipping = True
-            if deadline is not None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                sock.settimeout(left)
-            try:
-                data = sock.recv(65536)
-            except socket.timeout:
-                return None
-            if not data:
-                raise ConnectionLost("the bridge closed the connection")
-            if self._skipping:
-                end = data.find(b"\n")
-                if end < 0:
-                    continue
-                data, self._skipping = data[end + 1 :], False
-            self._buffer += data
-
-    def _parse(self, line: bytes) -> Optional[Dict[str, Any]]:
-        try:
-            message = json.loads(line)
-        except ValueError:
-            message = None
-        if not isinstance(message, dict):
-            if line.strip():
-                self.ignored_lines += 1
-            return None
-        return message
+        return wire.receive(deadline)
 
     def _read_forever(self) -> None:
         while not self._closing.is_set():
@@ -816,21 +753,16 @@ class Robot:
             pending.lost = True
 
     def _send(self, message: Dict[str, Any]) -> None:
-        data = (json.dumps(message, separators=(",", ":")) + "\n").encode()
-        with self._send_lock:
-            sock = self._sock
-            if sock is None:
-                raise ConnectionLost("not connected")
-            sock.sendall(data)
+        wire = self._wire
+        if wire is None:
+            raise ConnectionLost("not connected")
+        wire.send(message)
 
     def _shutdown_socket(self) -> None:
-        sock, self._sock = self._sock, None
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-            sock.close()
+        wire, self._wire = self._wire, None
+        if wire is not None:
+            self._ignored_before += wire.ignored_lines
+            wire.close()
 
     def _closed_error(self) -> ConnectionLost:
         # close() and giving up on reconnecting both say why.
@@ -878,14 +810,6 @@ def _answers(message: Dict[str, Any], command: str) -> bool:
 
 def _left(deadline: Optional[float]) -> Optional[float]:
     return None if deadline is None else max(0.0, deadline - time.monotonic())
-
-
-def _keepalive(sock: socket.socket) -> None:
-    """Finds a bridge whose network vanished in about ten seconds."""
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
-    for option, value in (("TCP_KEEPIDLE", 4), ("TCP_KEEPINTVL", 2), ("TCP_KEEPCNT", 3)):
-        if hasattr(socket, option):
-            sock.setsockopt(socket.IPPROTO_TCP, getattr(socket, option), value)
 
 
 _open_robots: "weakref.WeakSet[Robot]" = weakref.WeakSet()
