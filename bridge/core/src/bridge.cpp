@@ -63,7 +63,7 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
       writes_(config_.client_io_uring),
       watch_(config_.driver_lost),
       service_(loop),
-      recorder_(loop, *this) {
+      recording_(loop, *this) {
   native_listener_.bridge = json_listener_.bridge = this;
   native_listener_.kind = ClientKind::Native;
   native_listener_.bind = config_.effective_native_bind();
@@ -198,7 +198,8 @@ Result<Done> Bridge::start() {
     log_info("record.enabled: a replay is not recorded");
   } else if (config_.record.enabled) {
     // A robot without its recording still serves its class: said, not fatal.
-    if (auto recording = start_recording("the configuration"); !recording) log_error(recording.error().message);
+    if (auto recording = recording_.start(config_.record, recording_identity(), "the configuration"); !recording)
+      log_error(recording.error().message);
     broadcast_recording();
   }
   announce();
@@ -350,10 +351,10 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   }
   service_.update(service_status_text());
   broadcast([&](const Session& session) { return session.encode(notice::Link{state, changed.reason}); });
-  if (recorder_.active()) {
-    record(Topic::Link, *wire::json_notice(notice::Link{state, changed.reason}));
+  if (recording_.active()) {
+    recording_.record(Topic::Link, *wire::json_notice(notice::Link{state, changed.reason}));
     // The model may be known now: the next file's hello says so.
-    if (state == protocol::LinkState::Up) recorder_.set_identity(recording_identity());
+    if (state == protocol::LinkState::Up) recording_.set_identity(recording_identity());
   }
   // And the next Foxglove viewer's offer.
   if (state == protocol::LinkState::Up) foxglove_offer_.reset();
@@ -367,8 +368,9 @@ void Bridge::on_published(const driver_event::Published& published) {
   const RobotMessage& message = *published.message;
   if (!message.is_sensor()) {
     broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); }, MessageOrigin::Robot);
-    if (recorder_.active()) {
-      record_published(Topic::Robot, message.encode(Encoding::Json, 0, 0), message.encode(Encoding::Native, 0, 0));
+    if (recording_.active()) {
+      recording_.record_published(Topic::Robot, message.encode(Encoding::Json, 0, 0),
+                                  message.encode(Encoding::Native, 0, 0));
     }
     return;
   }
@@ -391,13 +393,14 @@ void Bridge::on_published(const driver_event::Published& published) {
       }
     }
   }
-  if (recorder_.active()) {
+  if (recording_.active()) {
     // The messages clients get, every one, whether any client wants it or not.
     for (const Encoding encoding : {Encoding::Json, Encoding::Native}) {
       SharedBuffer& buffer = encoded[encoding_index(encoding)];
       if (!buffer) buffer = message.encode(encoding, sensor_seq_, received);
     }
-    record_published(Topic::Sensor, encoded[encoding_index(Encoding::Json)], encoded[encoding_index(Encoding::Native)]);
+    recording_.record_published(Topic::Sensor, encoded[encoding_index(Encoding::Json)],
+                                encoded[encoding_index(Encoding::Native)]);
   }
 }
 
@@ -405,7 +408,7 @@ void Bridge::on_housekeeping() {
   const SteadyTime now = steady_now();
   // The list, not the map: a thousand clients ten times a second.
   for (Session* session : session_list_) session->housekeeping(now);
-  recorder_.housekeeping(now);
+  recording_.housekeeping(now);
   web_.sweep_connections();
   service_.update(service_status_text());
   flush_log_repeats();
@@ -489,10 +492,7 @@ void Bridge::stop() {
   sweeper_.reset();
   stats_timer_.reset();
   for (auto& signal : signals_) signal.reset();
-  if (recorder_.active()) {
-    record(Topic::Recording, nlohmann::json{{"event", "stopped"}, {"by", "the bridge, stopping"}}.dump());
-    recorder_.stop();  // its last job finishes the file before the loop runs out
-  }
+  recording_.stop("the bridge, stopping");  // its last job finishes the file before the loop runs out
   flush_log_repeats(true);
 }
 

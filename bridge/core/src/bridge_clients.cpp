@@ -188,8 +188,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   // share).
   bool knock = false;
   if (active >= limit) {
-    if (!config_.access.teacher_secret.empty() && kind != ClientKind::Native &&
-        knocking_clients(kind) < kTeacherRoom) {
+    if (!config_.access.teacher_secret.empty() && kind != ClientKind::Native && knocking_clients(kind) < kTeacherRoom) {
       knock = true;
     } else {
       text = "too many clients: " + std::to_string(active) + " already connected to port " + std::to_string(port) +
@@ -213,11 +212,11 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
     added.log_event(LogLevel::Warning, log_cause::kRefusedConnections,
                     "refused client " + added.peer() + " on port " + std::to_string(port) + ": " + text);
     ++counters_.clients_refused;
-    if (recorder_.active()) {
+    if (recording_.active()) {
       nlohmann::ordered_json event = client_json(added);
       event["event"] = "refused";
       event["reason"] = text;
-      record(Topic::Client, event.dump());
+      recording_.record(Topic::Client, event.dump());
     }
     added.refuse(added.encode(notice::Failed{Error{text}}));
     return;
@@ -232,16 +231,16 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
     added.log_event(LogLevel::Info, log_cause::kConnections,
                     "client " + std::to_string(id) + " (" + added.peer() + ") found port " + std::to_string(port) +
                         " full: it waits " + std::to_string(seconds) + " s for the teacher's secret");
-    added.knock(added.encode(notice::Failed{Error{
-                    "too many clients: " + std::to_string(active) + " already connected to port " +
-                    std::to_string(port) + "; only the teacher may come in now: give the teacher's secret " +
-                    "(auth with \"teacher\") within " + std::to_string(seconds) + " s, or try again later"}}),
+    added.knock(added.encode(notice::Failed{
+                    Error{"too many clients: " + std::to_string(active) + " already connected to port " +
+                          std::to_string(port) + "; only the teacher may come in now: give the teacher's secret " +
+                          "(auth with \"teacher\") within " + std::to_string(seconds) + " s, or try again later"}}),
                 steady_now() + kTeacherWait);
   }
-  if (recorder_.active()) {
+  if (recording_.active()) {
     nlohmann::ordered_json event = client_json(added);
     event["event"] = "connected";
-    record(Topic::Client, event.dump());
+    recording_.record(Topic::Client, event.dump());
   }
   // What is so now, from the start. A Foxglove viewer is told each state
   // even when it is the usual one (the link's, nobody drives, not latched,
@@ -254,12 +253,12 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
     added.send(wire::json_only(added.encoding(), latch_.message(config_.access)));
   }
   if (!pairing_.list().empty()) added.send(wire::json_only(added.encoding(), pairing_message()));
-  if (recorder_.active() || every_state) added.send(wire::json_only(added.encoding(), recording_message()));
+  if (recording_.active() || every_state) added.send(wire::json_only(added.encoding(), recording_.message()));
   if (kind == ClientKind::Native && native_mode == NativePortMode::Paired) {
     pairing_.wait(id, unix_seconds_now());
     added.log_event(LogLevel::Info, log_cause::kConnections,
                     "client " + std::to_string(id) + " (" + added.peer() +
-             ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
+                        ") waits to be approved on the dashboard before it may drive (access.native_port_mode paired)");
     broadcast_pairing();
   }
   driver_->client_arrived();
@@ -300,10 +299,10 @@ void Bridge::session_closed(Session& session) {
     slots_.give_back(slot->second);
     slot_of_.erase(slot);
   }
-  if (recorder_.active() && !session.refusing()) {
+  if (recording_.active() && !session.refusing()) {
     nlohmann::ordered_json event = client_json(session);
     event["event"] = "closed";
-    record(Topic::Client, event.dump());
+    recording_.record(Topic::Client, event.dump());
   }
   if (pairing_.forget(session.id())) {
     broadcast_pairing();
@@ -314,8 +313,8 @@ void Bridge::session_closed(Session& session) {
   const bool normal_end = session.close_kind() == Session::CloseKind::Normal;
   end_lease(session, normal_end && !moving_ ? "closed its connection" : "is gone", false, normal_end);
   if (!held_control && moving_ && motion_owner_ == session.id()) {
-    owed_stop_ = OwedStop{
-        "client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, is gone"};
+    owed_stop_ = OwedStop{"client " + std::to_string(session.id()) + " (" + session.peer() +
+                          "), which set the robot moving, is gone"};
   }
   sweeper_.schedule();
 }

@@ -81,8 +81,9 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
     effect.emergency = true;
   }
   if (deadman.count() > 0 && (!effect.motion || effect.stops)) {
-    session.reply_error(id, json_arguments::argument_error(cmd, "deadman_ms goes only with a command that sets the "
-                                                                "robot moving (drive, say)"));
+    session.reply_error(id, json_arguments::argument_error(cmd,
+                                                           "deadman_ms goes only with a command that sets the "
+                                                           "robot moving (drive, say)"));
     return;
   }
   effect.deadman = deadman;
@@ -92,13 +93,13 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
 void Bridge::submit_command(Session& session, protocol::ByteView payload, MotionEffect effect, const nlohmann::json& id,
                             const DriverCall& call, const nlohmann::json* request) {
   ++counters_.commands_received;
-  if (recorder_.active()) {
+  if (recording_.active()) {
     // Who sent what: the JSON command as it came, and the family's bytes it became.
     nlohmann::ordered_json command = client_json(session);
     command["id"] = id;
     if (request != nullptr) command["request"] = *request;
     command["bytes"] = protocol::to_hex(payload);
-    record(Topic::Command, command.dump());
+    recording_.record(Topic::Command, command.dump());
   }
   const SteadyTime now = steady_now();
   // Stop and emergency stop are never held back by the rate limit.
@@ -269,7 +270,7 @@ void Bridge::safety_stop(const std::string& reason, bool tell) {
   ++counters_.safety_stops;
   log_warning("safety stop: " + reason + what);
   broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
-  if (recorder_.active()) record(Topic::Emergency, *wire::json_notice(notice::SafetyStop{reason}));
+  if (recording_.active()) recording_.record(Topic::Emergency, *wire::json_notice(notice::SafetyStop{reason}));
   fleet_.event({{"type", "safety_stop"}, {"reason", reason}});
 }
 
@@ -324,7 +325,7 @@ void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
 void Bridge::latch_changed() {
   const std::string message = latch_.message(config_.access);
   broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
-  record(Topic::Emergency, message);
+  recording_.record(Topic::Emergency, message);
   fleet_.status_changed();
 }
 

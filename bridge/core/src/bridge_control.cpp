@@ -54,7 +54,7 @@ std::string Bridge::lease_message(std::string_view reason) const {
 void Bridge::broadcast_lease(std::string_view reason) {
   const std::string message = lease_message(reason);
   broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
-  record(Topic::Lease, message);
+  recording_.record(Topic::Lease, message);
   fleet_.event({{"type", "lease"}, {"holder", lease_holder_json()}, {"reason", reason}});
   fleet_.status_changed();
 }
@@ -127,12 +127,12 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
   LoginGuard& guard = auth.teacher && expected.size() >= kLongSecret ? teacher_logins_ : pin_logins_;
   if (const auto wait = guard.wait(address, now)) {
     const std::string seconds = std::to_string((wait->left.count() + 999) / 1000) + " s";
-    session.reply_error(
-        id, Error{wait->everyone ? "too many wrong PINs on this robot, from everyone together: no " + std::string(what) +
-                                       " is taken for " + seconds +
-                                       (auth.teacher ? "" : " (the teacher's secret is, if one is set)")
-                                 : "too many wrong secrets from " + address + ": try again in " + seconds,
-                  protocol::ErrorCode::Denied});
+    session.reply_error(id,
+                        Error{wait->everyone ? "too many wrong PINs on this robot, from everyone together: no " +
+                                                   std::string(what) + " is taken for " + seconds +
+                                                   (auth.teacher ? "" : " (the teacher's secret is, if one is set)")
+                                             : "too many wrong secrets from " + address + ": try again in " + seconds,
+                              protocol::ErrorCode::Denied});
     return;
   }
   if (!same_secret(auth.secret, expected)) {
@@ -140,9 +140,10 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
     const std::string wait = delay.count() == 0
                                  ? std::string("try again")
                                  : "the next try is taken in " + std::to_string((delay.count() + 999) / 1000) + " s";
-    session.log_event(LogLevel::Warning, log_cause::kWrongSecrets,
-                      "client " + std::to_string(session.id()) + " (" + session.peer() + ") gave a wrong " + what +
-                (delay.count() == 0 ? std::string() : "; its address waits " + std::to_string(delay.count()) + " ms"));
+    session.log_event(
+        LogLevel::Warning, log_cause::kWrongSecrets,
+        "client " + std::to_string(session.id()) + " (" + session.peer() + ") gave a wrong " + what +
+            (delay.count() == 0 ? std::string() : "; its address waits " + std::to_string(delay.count()) + " ms"));
     session.reply_error(id, Error{std::string("wrong ") + what + "; " + wait, protocol::ErrorCode::Denied});
     return;
   }
@@ -155,9 +156,9 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
     if (lease_.holder()) session.send(wire::json_only(session.encoding(), lease_message({})));
     if (latch_.latched()) session.send(wire::json_only(session.encoding(), latch_.message(config_.access)));
   }
-  session.log_event(LogLevel::Info, log_cause::kControl,
-                    "client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " +
-           std::string(role_name(role)));
+  session.log_event(
+      LogLevel::Info, log_cause::kControl,
+      "client " + std::to_string(session.id()) + " (" + session.peer() + ") is now " + std::string(role_name(role)));
   session.send(wire::json_only(session.encoding(), protocol::json::authorised(id, role_name(role))));
 }
 

@@ -36,15 +36,6 @@ RecordingIdentity Bridge::recording_identity() const {
           driver_->simulated()};
 }
 
-Result<Done> Bridge::start_recording(const std::string& by) {
-  auto started = recorder_.start(config_.record, recording_identity(), by);
-  if (!started) return started;
-  recording_since_ = unix_seconds_now();
-  log_info("recording started by " + by + " into " + config_.record.directory);
-  record(Topic::Recording, nlohmann::json{{"event", "started"}, {"by", by}}.dump());
-  return Done{};
-}
-
 void Bridge::recording_request(Session& session, bool start, const nlohmann::json& id) {
   if (session.role() == Role::Viewer) {
     session.reply_error(id, Error{std::string("only the teacher or a driver may ") + (start ? "start" : "stop") +
@@ -60,55 +51,26 @@ void Bridge::recording_request(Session& session, bool start, const nlohmann::jso
                   protocol::ErrorCode::Replay});
     return;
   }
-  if (start ? recorder_.active() : !recorder_.active()) {
+  if (start ? recording_.active() : !recording_.active()) {
     session.reply_ok(id);  // already so: what was asked is done
     return;
   }
   if (start) {
-    if (auto started = start_recording(by); !started) {
+    if (auto started = recording_.start(config_.record, recording_identity(), by); !started) {
       session.reply_error(id, started.error());
       return;
     }
     session.reply_ok(id);
   } else {
     session.reply_ok(id);  // recorded, as the last answer of the recording
-    record(Topic::Recording, nlohmann::json{{"event", "stopped"}, {"by", by}}.dump());
-    recorder_.stop();
-    log_info("recording stopped by " + by);
+    recording_.stop(by);
   }
   broadcast_recording();
 }
 
-std::string Bridge::recording_message() const {
-  const RecordingStatus& status = recorder_.status();
-  nlohmann::ordered_json message{{"type", "recording"}, {"active", status.active}};
-  if (status.active) {
-    message["since"] = recording_since_;
-    message["by"] = status.started_by;
-    message["directory"] = status.directory;
-  }
-  return message.dump();
-}
-
 void Bridge::broadcast_recording() {
-  const std::string message = recording_message();
+  const std::string message = recording_.message();
   broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
-}
-
-void Bridge::record(Topic topic, std::string_view json) {
-  if (!recorder_.active()) return;
-  recorder_.record(topic, wire::without_line_end(json), unix_ns_now());
-}
-
-void Bridge::record_published(Topic topic, const SharedBuffer& json, const SharedBuffer& native) {
-  const std::uint64_t now = unix_ns_now();
-  const std::string_view text = json ? wire::without_line_end(*json) : std::string_view();
-  if (!text.empty()) recorder_.record(topic, text, now);
-  if (native && !native->empty()) {
-    const nlohmann::ordered_json form{{"json", text.empty() ? nlohmann::ordered_json(nullptr) : topic_name(topic)},
-                                      {"bytes", protocol::to_hex(protocol::as_bytes(*native))}};
-    recorder_.record(Topic::Native, form.dump(), now);
-  }
 }
 
 nlohmann::ordered_json Bridge::client_json(const Session& session) {
@@ -120,17 +82,7 @@ nlohmann::ordered_json Bridge::client_json(const Session& session) {
 
 void Bridge::session_answered(const Session& session, const nlohmann::json& id, const Error* error,
                               std::optional<bool> confirmed, bool told) {
-  if (!recorder_.active()) return;
-  nlohmann::ordered_json answer = client_json(session);
-  answer["id"] = id;
-  answer["ok"] = error == nullptr;
-  if (error != nullptr) {
-    answer["error"] = {{"code", protocol::error_code_name(error->code)}, {"message", error->message}};
-  } else {
-    answer["confirmed"] = confirmed ? nlohmann::ordered_json(*confirmed) : nlohmann::ordered_json(nullptr);
-  }
-  answer["told"] = told;
-  record(Topic::Answer, answer.dump());
+  recording_.record_answer(client_json(session), id, error, confirmed, told);
 }
 
 void Bridge::recording_note(bool warning, const std::string& text) {

@@ -24,7 +24,7 @@ protocol::StatsSnapshot Bridge::snapshot() const {
                                             {"dropped", mqtt->dropped},
                                             {"received", mqtt->received}};
   }
-  const RecordingStatus& recording = recorder_.status();
+  const RecordingStatus& recording = recording_.status();
   snapshot.recording_active = recording.active;
   snapshot.recording = {
       {"files", recording.files},     {"messages", recording.messages},         {"bytes", recording.bytes},
@@ -47,11 +47,11 @@ void Bridge::log_stats() const {
            std::to_string(s.clients.size()) + " (refused " + std::to_string(s.bridge.clients_refused) + ", dead " +
            std::to_string(s.bridge.clients_dead) + "), sensor messages dropped " +
            std::to_string(s.bridge.sensor_messages_dropped) +
-           (recorder_.active() || recorder_.status().files > 0
-                ? ", recording " + std::string(recorder_.active() ? "on" : "off") + " (" +
-                      std::to_string(recorder_.status().messages) + " messages, " +
-                      std::to_string(recorder_.status().bytes) + " bytes, dropped " +
-                      std::to_string(recorder_.status().dropped) + ")"
+           (recording_.active() || recording_.status().files > 0
+                ? ", recording " + std::string(recording_.active() ? "on" : "off") + " (" +
+                      std::to_string(recording_.status().messages) + " messages, " +
+                      std::to_string(recording_.status().bytes) + " bytes, dropped " +
+                      std::to_string(recording_.status().dropped) + ")"
                 : ""));
 }
 

@@ -42,6 +42,7 @@
 #include "flockbridge/bridge/foxglove_session.hpp"
 #include "flockbridge/bridge/pairing.hpp"
 #include "flockbridge/bridge/recorder.hpp"
+#include "flockbridge/bridge/recording_tap.hpp"
 #include "flockbridge/bridge/robot_family.hpp"
 #include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
@@ -138,19 +139,10 @@ class Bridge final : public RobotDriver::Host,
   /// What the Foxglove live view serves: made for the first viewer, and
   /// again after the link has come up (the robot better known: its model).
   [[nodiscard]] std::shared_ptr<const FoxgloveOffer> foxglove_offer();
-  [[nodiscard]] protocol::Result<protocol::Done> start_recording(const std::string& by);
   /// record_start, record_stop: the teacher's or a driver's.
   void recording_request(Session& session, bool start, const nlohmann::json& id);
-  /// {"type":"recording",...}: whether the run is being recorded, where, since when and by whom.
-  [[nodiscard]] std::string recording_message() const;
   /// Tells the JSON and WebSocket clients that recording started or stopped.
   void broadcast_recording();
-  /// One message for the recording, when one is on (`json` without its line end or with it).
-  void record(Topic topic, std::string_view json);
-  /// A robot's message for the recording: its JSON form on `topic` (when it
-  /// has one) and its native form on /native, at one time, so that a replay
-  /// gives each of its clients what the original run gave them.
-  void record_published(Topic topic, const SharedBuffer& json, const SharedBuffer& native);
   /// Who a session is, for the recording's messages.
   [[nodiscard]] static nlohmann::ordered_json client_json(const Session& session);
 
@@ -374,8 +366,7 @@ class Bridge final : public RobotDriver::Host,
   std::function<protocol::Result<Config>()> config_loader_;
   ServiceStatus service_;
   /// The run's recording (MCAP), written off the loop.
-  Recorder recorder_;
-  double recording_since_ = 0;  ///< Unix seconds
+  RecordingTap recording_;
   bool stopped_ = false;
 };
 

@@ -27,7 +27,7 @@ struct BridgeCommandLine {
 /// `settings` is every setting, the core's and each family's (families.hpp);
 /// `family_list`, what --list-families prints (no such option when empty).
 [[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
-                                                                              const SettingsTable& settings,
-                                                                              std::string_view family_list = {});
+                                                                             const SettingsTable& settings,
+                                                                             std::string_view family_list = {});
 
 }  // namespace flockbridge::bridge
