@@ -77,35 +77,51 @@ Run read_periods(SmrClient& client, int count) {
   return run;
 }
 
-/// Periods the bridge has begun over 0.2 ms late so far, by its own count:
-/// the machine held its loop up, and a READY that came in time may have
-/// been read only after the period it was owed had begun.
-std::uint64_t periods_begun_late(Rig& rig) {
+/// What the bridge's link has counted so far of a busy machine's doing:
+/// periods it began over 0.2 ms late (the machine held its loop up, and a
+/// READY that came in time may have been read only after the period it was
+/// owed had begun), and modules whose reply missed its period (the machine
+/// held the simulated robot up: the period goes out without that module's
+/// messages).
+struct LinkMarks {
+  std::uint64_t begun_late = 0;
+  std::uint64_t missed_replies = 0;
+
+  LinkMarks operator-(const LinkMarks& before) const {
+    return {begun_late - before.begun_late, missed_replies - before.missed_replies};
+  }
+};
+
+LinkMarks link_marks(Rig& rig) {
   TcpClient asking = rig.json_client();
-  return bridge_stats(asking)["link"]["started_over_200us"].get<std::uint64_t>();
+  const nlohmann::json link = bridge_stats(asking)["link"];
+  return {link["started_over_200us"].get<std::uint64_t>(), link["missed_replies"].get<std::uint64_t>()};
 }
 
 /// A program misses a period its READY came in time for only when the
 /// bridge was held up (a busy machine): never more such gaps than the
 /// periods the bridge began late meanwhile.
-void check_gaps(const Run& run, std::uint64_t begun_late) {
-  if (run.gaps > 0) MESSAGE(run.gaps << " periods missed while the bridge began " << begun_late << " late");
-  CHECK(static_cast<std::uint64_t>(run.gaps) <= begun_late);
+void check_gaps(const Run& run, const LinkMarks& meanwhile) {
+  if (run.gaps > 0) MESSAGE(run.gaps << " periods missed while the bridge began " << meanwhile.begun_late << " late");
+  CHECK(static_cast<std::uint64_t>(run.gaps) <= meanwhile.begun_late);
 }
 
-void check_run(const Run& run, int count, std::uint64_t begun_late) {
+/// The bridge's promise for a program's run of reads: every read a whole
+/// period; a period its READY came in time for missed only when the bridge
+/// began periods late; a period read short (its END before all four
+/// modules' messages) only when a module's reply missed that period, which
+/// the bridge counts. A program the machine held up past a period misses it
+/// rightly: said, and not the bridge's doing.
+void check_run(const Run& run, int count, const LinkMarks& meanwhile) {
   CHECK_FALSE(run.timed_out);
   CHECK(run.periods == count);
-  check_gaps(run, begun_late);
-  // A busy machine (the tests run two at a time, under emulation for
-  // arm64) holds a program up now and then, or the simulator, whose replies
-  // then come after the period's END and the period is read short, as the
-  // library reads it. Neither is the bridge's doing; a bridge that made
-  // programs late or ended periods early would do it to most periods.
+  check_gaps(run, meanwhile);
   if (run.late_gaps > 0) MESSAGE(run.late_gaps << " periods missed after a READY the machine held up");
-  CHECK(run.late_gaps <= count / 5);
-  if (run.early_ends > 0) MESSAGE(run.early_ends << " periods read short");
-  CHECK(run.early_ends <= count / 5);
+  if (run.early_ends > 0) {
+    MESSAGE(run.early_ends << " periods read short while " << meanwhile.missed_replies
+                           << " replies missed their period");
+  }
+  CHECK(static_cast<std::uint64_t>(run.early_ends) <= meanwhile.missed_replies);
   CHECK(run.violations.empty());
   for (const std::string& violation : run.violations) MESSAGE(violation);
 }
@@ -134,11 +150,11 @@ bool wait_speeds(Rig& rig, int left, int right) {
 TEST_CASE("smr: an SMR program's read gets a whole period: tick, stamp, encoders, line, IR and power") {
   Rig rig(smr_rig());
   SmrClient client(rig.port());
-  const std::uint64_t late_before = periods_begun_late(rig);
+  const LinkMarks before = link_marks(rig);
   // Three reads in a row (the third also brings the power module's reply
   // of the second).
   const Run run = read_periods(client, 3);
-  const std::uint64_t begun_late = periods_begun_late(rig) - late_before;
+  const LinkMarks meanwhile = link_marks(rig) - before;
   REQUIRE_FALSE(run.timed_out);
   REQUIRE(run.reads.size() == 3);
   const SmrClient::State& first = run.reads[0];
@@ -151,7 +167,7 @@ TEST_CASE("smr: an SMR program's read gets a whole period: tick, stamp, encoders
   // The next period the program was owed: the one after, unless the machine
   // held the program's READY, or the bridge, up past it (under emulation
   // or on a busy machine it can).
-  check_gaps(run, begun_late);
+  check_gaps(run, meanwhile);
   CHECK(second.tick > first.tick);
   if (run.late_gaps == 0 && run.gaps == 0) CHECK(second.tick == first.tick + 1);
   // The robot's stamp advances by about 10 ms a period (in microseconds).
@@ -172,7 +188,7 @@ TEST_CASE("smr: ten SMR programs read 1000 periods each without a gap - an eleve
     REQUIRE(clients.back()->read());  // connected and served before the eleventh comes
   }
   std::vector<Run> runs(kClients);
-  const std::uint64_t late_before = periods_begun_late(rig);
+  const LinkMarks before = link_marks(rig);
   std::vector<std::thread> threads;
   threads.reserve(kClients);
   for (int i = 0; i < kClients; ++i) {
@@ -186,10 +202,10 @@ TEST_CASE("smr: ten SMR programs read 1000 periods each without a gap - an eleve
     CHECK(eleventh.tcp().buffer().empty());  // nothing it could not parse: nothing at all
   }
   for (std::thread& thread : threads) thread.join();
-  const std::uint64_t begun_late = periods_begun_late(rig) - late_before;
+  const LinkMarks meanwhile = link_marks(rig) - before;
   for (int i = 0; i < kClients; ++i) {
     CAPTURE(i);
-    check_run(runs[static_cast<std::size_t>(i)], kPeriods, begun_late);
+    check_run(runs[static_cast<std::size_t>(i)], kPeriods, meanwhile);
   }
   for (auto& client : clients) CHECK(client->disconnect());
 }
@@ -227,9 +243,9 @@ TEST_CASE("smr: a program that stops reading has at most two periods outstanding
   // the next, no more.
   TcpClient stuck(rig.port());
   stuck.send(std::vector<std::uint8_t>{0xE1, 0x02, 0xE1, 0x02, 0xE1, 0x02});
-  const std::uint64_t late_before = periods_begun_late(rig);
+  const LinkMarks before = link_marks(rig);
   const Run run = read_periods(reader, 100);
-  check_gaps(run, periods_begun_late(rig) - late_before);
+  check_gaps(run, link_marks(rig) - before);
   CHECK(run.violations.empty());
   CHECK(stuck.drain_available());
   std::size_t starts = 0;
@@ -268,7 +284,7 @@ TEST_CASE("smr: a client sending garbage is disconnected or ignored, and the per
   Rig rig(smr_rig());
   SmrClient good(rig.port());
   REQUIRE(good.read());
-  const std::uint64_t late_before = periods_begun_late(rig);
+  const LinkMarks before = link_marks(rig);
   std::atomic<bool> done{false};
   Run run;
   std::thread reader([&] {
@@ -299,7 +315,7 @@ TEST_CASE("smr: a client sending garbage is disconnected or ignored, and the per
 
   reader.join();
   CHECK(done);
-  check_run(run, 300, periods_begun_late(rig) - late_before);
+  check_run(run, 300, link_marks(rig) - before);
 }
 
 TEST_CASE("smr: on a noisy bus SMR programs still get every period, and nothing they cannot parse") {
@@ -308,10 +324,10 @@ TEST_CASE("smr: on a noisy bus SMR programs still get every period, and nothing 
   Rig rig(options);
   SmrClient program(rig.port());
   REQUIRE(program.read());
-  const std::uint64_t late_before = periods_begun_late(rig);
+  const LinkMarks before = link_marks(rig);
   const Run run = read_periods(program, 300);
   CHECK_FALSE(run.timed_out);
-  check_gaps(run, periods_begun_late(rig) - late_before);
+  check_gaps(run, link_marks(rig) - before);
   CHECK(run.violations.empty());
   for (const std::string& violation : run.violations) MESSAGE(violation);
   auto client = rig.json_client();
