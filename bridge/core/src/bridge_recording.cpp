@@ -1,8 +1,8 @@
 // The bridge's side of recording a run (recorder.hpp): what each message of
 // the recording holds, who may start and stop it, and what the clients are
 // told.
-#include <chrono>
 #include <string>
+#include <utility>
 
 #include "flockbridge/bridge/bridge.hpp"
 #include "flockbridge/bridge/fleet.hpp"
@@ -12,9 +12,7 @@
 
 namespace flockbridge::bridge {
 
-using protocol::Done;
 using protocol::Error;
-using protocol::Result;
 
 std::string Bridge::hello_text(std::uint64_t client, Role role) const {
   return protocol::json::hello(
@@ -82,6 +80,7 @@ nlohmann::ordered_json Bridge::client_json(const Session& session) {
 
 void Bridge::session_answered(const Session& session, const nlohmann::json& id, const Error* error,
                               std::optional<bool> confirmed, bool told) {
+  if (!recording_.active()) return;  // who was answered is written only for the recording
   recording_.record_answer(client_json(session), id, error, confirmed, told);
 }
 

@@ -82,7 +82,8 @@ class Connection:
                 if left <= 0:
                     return None
                 sock.settimeout(left)
-            else:
+            elif sock.gettimeout() is not None:
+                # Back to waiting as long as it takes, once: settimeout is a system call.
                 sock.settimeout(None)
             try:
                 data = sock.recv(65536)
