@@ -91,7 +91,8 @@ TEST_CASE("fleet: a bridge's status and telemetry are retained for a new subscri
   CHECK(status["lease"].is_null());
   CHECK(status["emergency"] == false);
 
-  const json telemetry = next_on(*viewer, "flockbridge/v1/smr-1/telemetry", R"("battery_v")");
+  // A battery reading (a period whose power module answered late has none).
+  const json telemetry = next_on(*viewer, "flockbridge/v1/smr-1/telemetry", R"("battery_v":1)");
   CHECK(telemetry["battery_v"].get<double>() == doctest::Approx(12.4).epsilon(0.01));
   CHECK(telemetry["pose"].contains("x_mm"));
   CHECK(telemetry["link"] == "up");
@@ -323,7 +324,7 @@ TEST_CASE("fleet: the class hub follows every robot, keeps one that went offline
     const json fb = robot_in(robots, "fb-4");
     const json sm = robot_in(robots, "smr-4");
     return fb.is_object() && sm.is_object() && fb["online"] == true && sm["online"] == true &&
-           sm["telemetry"].is_object() && sm["telemetry"].contains("battery_v") &&
+           sm["telemetry"].is_object() && sm["telemetry"]["battery_v"].is_number() &&
            sm["status"]["link"]["state"] == "up";
   });
   const json seen_smr = robot_in(both["robots"], "smr-4");

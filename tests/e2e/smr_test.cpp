@@ -350,12 +350,16 @@ TEST_CASE("smr: JSON clients get every period as a sensor message and drive the 
   const long next_tick = (*next)["tick"].get<long>();
   CHECK(next_tick > first_tick);
   if (next_tick != first_tick + 1) CHECK(link_stats(client)["missed_replies"].get<long>() > 0);
-  CHECK((*next)["battery_v"].get<double>() == doctest::Approx(12.4).epsilon(0.01));
-  CHECK((*next)["power"]["inputs"] == json::array({"power_on"}));
-  CHECK((*next)["line"].size() == 8);
-  CHECK((*next)["ir"].size() == 6);
-  CHECK((*next)["wheels"]["left"]["status"] == json::array());
-  CHECK_FALSE(next->contains("missing"));
+  // A period in which only some modules answered in time names the others in
+  // `missing` and leaves their fields out; the fields are checked on a whole one.
+  if (next->contains("missing")) CHECK(link_stats(client)["missed_replies"].get<long>() > 0);
+  const json whole =
+      next->contains("missing") ? sensor_where(client, [](const json& m) { return !m.contains("missing"); }) : *next;
+  CHECK(whole["battery_v"].get<double>() == doctest::Approx(12.4).epsilon(0.01));
+  CHECK(whole["power"]["inputs"] == json::array({"power_on"}));
+  CHECK(whole["line"].size() == 8);
+  CHECK(whole["ir"].size() == 6);
+  CHECK(whole["wheels"]["left"]["status"] == json::array());
 
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":200,\"w_deg_s\":0,\"id\":1}\n");
   auto ok = client.read_json_type("ok");
