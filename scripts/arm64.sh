@@ -50,9 +50,11 @@ if [ ! -f "$lws_root/.complete" ]; then
 fi
 
 # Optimised as the native build is, with its line tables for debug
-# information (-g1, the top CMakeLists.txt's default).
+# information (-g1, the top CMakeLists.txt's default), and a target's files
+# compiled as one (scripts/lib.sh: unity_build).
+# shellcheck disable=SC2086 # the options are separate words
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
-  -DFLOCKBRIDGE_ARM64_LWS_ROOT="$lws_root" -DFLOCKBRIDGE_TESTS=ON
+  -DFLOCKBRIDGE_ARM64_LWS_ROOT="$lws_root" -DFLOCKBRIDGE_TESTS=ON $unity_build
 [ "$mode" != prepare ] || exit 0
 started="$(date +%s)"
 cmake --build "$build_dir" --parallel "$(nproc)"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The second command of the README: installs what is missing, builds, and
 # runs every test, in these stages:
-#   1. the whole suite (build/), with the dashboard's test in headless Chromium
+#   1. the whole suite (build/, each target's files compiled as one: unity_build
+#      in scripts/lib.sh), with the dashboard's test in headless Chromium
 #      and the Debian package's test in a clean Debian root booted with systemd,
 #      but the check runs of docs/performance.md's benchmark commands, which
 #      then run in the background beside stages 2 and 3 (they mostly wait
@@ -10,8 +11,8 @@
 #   2. the libFuzzer targets, FUZZ_SECONDS (45 here) each (build-fuzz/), at
 #      nice 10, so that the benchmarks beside them get a core when they want one;
 #   3. the whole suite again built with clang 14 as a Debug build (no
-#      optimisation, assertions on), under AddressSanitizer and UBSan
-#      (build-asan/), its tests once the benchmarks are done;
+#      optimisation, assertions on), file by file, under AddressSanitizer
+#      and UBSan (build-asan/), its tests once the benchmarks are done;
 #   4. clang-tidy over the source files of what ships (bridge/, protocol/,
 #      sim/) and of the tests' shared support (tests/support/), with that
 #      build's compile commands (scripts/tidy.sh; the test cases themselves,
@@ -122,6 +123,18 @@ suite() {
     (cd "$build_dir" && ctest --output-on-failure --parallel 2 ${exclude:+-E "$exclude"})
 }
 
+# cpu_of FILE COMMAND...: runs COMMAND, then writes into FILE the processor
+# seconds it and everything it started used (its shell's children's times).
+# (/proc/PID/stat's 16th and 17th fields: the user and system time of the
+# children a process has waited for.)
+# shellcheck disable=SC2016 # expanded by the shell that runs it
+cpu_script='"$@"; status=$?; awk -v hz="$(getconf CLK_TCK)" "{ printf \"%d\", (\$16 + \$17) / hz }" "/proc/$$/stat" >"$0"; exit $status'
+cpu_of() {
+  cpu_file="$1"
+  shift
+  sh -c "$cpu_script" "$cpu_file" "$@"
+}
+
 # wait_for_file PATH: until a job in the background has written PATH.
 wait_for_file() {
   while [ ! -s "$1" ]; do sleep 2; done
@@ -138,8 +151,9 @@ if [ "${1:-}" != "--quick" ]; then
   if chrt --idle 0 true 2>/dev/null; then idle="chrt --idle 0"; fi
   tidy_log="$(mktemp)"
   tidy_began="$(date +%s)"
+  tidy_cpu="$(mktemp)"
   # shellcheck disable=SC2086 # "chrt --idle 0", or nothing
-  $idle nice -n 19 scripts/tidy.sh build-asan '(bridge|protocol|sim|tests/support)/' >"$tidy_log" 2>&1 &
+  cpu_of "$tidy_cpu" $idle nice -n 19 scripts/tidy.sh build-asan '(bridge|protocol|sim|tests/support)/' >"$tidy_log" 2>&1 &
   tidy_pid=$!
   # The arm64 cross build, also beside the stages (its packages first: apt
   # takes one install at a time): at nice 19 it takes a core whenever the
@@ -154,17 +168,21 @@ if [ "${1:-}" != "--quick" ]; then
   # which competes with this one as an equal whatever its processes' nice
   # values: the group itself is given nice 19, or the cross build would take
   # half the machine from the stages it is meant to yield to.
-  setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/arm64.sh --build-only' \
-    >"$arm64_log" 2>&1 &
+  arm64_cpu="$(mktemp)"
+  # shellcheck disable=SC2016 # the inner shell's "$@"
+  setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec "$@"' sh \
+    sh -c "$cpu_script" "$arm64_cpu" nice -n 19 scripts/arm64.sh --build-only >"$arm64_log" 2>&1 &
   arm64_pid=$!
 fi
 benchmarks="^docs: the benchmarks' commands"
 if [ "${1:-}" = "--quick" ]; then
-  run_stage "tests" suite build
+  # shellcheck disable=SC2086 # the options are separate words
+  run_stage "tests" suite build $unity_build
 else
   # Warnings are errors here: the build scripts/start.sh makes stays
   # warning-free (a new warning fails the first stage, not a newcomer's start).
-  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -E "$benchmarks"
+  # shellcheck disable=SC2086 # the options are separate words
+  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON $unity_build -E "$benchmarks"
   # The benchmarks' commands of docs/performance.md, in their check runs,
   # mostly wait for robots, clients and networks: they run beside the
   # fuzzers and the second build, which compute and time nothing, and
@@ -193,7 +211,7 @@ else
   arm64_status=0
   wait "$arm64_pid" || arm64_status=$?
   tail -n 5 "$arm64_log"
-  echo "==== arm64: built in $(($(date +%s) - arm64_began)) s from the first stage's start"
+  echo "==== arm64: built in $(($(date +%s) - arm64_began)) s from the first stage's start, with $(cat "$arm64_cpu") s of the processor"
   if [ "$arm64_status" -eq 0 ]; then
     run_stage "arm64: cross-built, tested under qemu-user" scripts/arm64.sh --test-only
   else
@@ -209,7 +227,8 @@ else
   wait "$tidy_pid" || tidy_status=$?
   took=$(($(date +%s) - tidy_began))
   cat "$tidy_log"
-  rm -f "$tidy_log"
+  tidy_seconds="$(cat "$tidy_cpu")"
+  rm -f "$tidy_log" "$tidy_cpu" "$arm64_cpu"
   if [ "$tidy_status" -eq 0 ]; then
     passed=$((passed + 1))
     result="1 passed, 0 failed"
@@ -218,7 +237,7 @@ else
     status=1
     result="0 passed, 1 failed"
   fi
-  echo "==== clang-tidy: $result, in $took s from the first stage's start"
+  echo "==== clang-tidy: $result, in $took s from the first stage's start, with $tidy_seconds s of the processor"
   times="$times
   $took s  clang-tidy, from the first stage's start, beside the others: $result"
 fi

@@ -146,13 +146,13 @@ FloorRecipe pioneer_floor() {
 namespace {
 
 /// The sequence number in a JSON sensor line: the SIP's raw x and y.
-long json_seq(std::string_view line) {
+long sip_json_seq(std::string_view line) {
   return bench::json_seq(line, "\"raw\":{", "\"x\":", "\"y\":");
 }
 
 /// A server under test with its robot, which sends SIPs all the time (a
 /// robot left without SIPs for a second is taken for lost by the bridge).
-struct Server {
+struct PioneerServer {
   std::string name;
   std::uint16_t port = 0;       ///< port 8101, or ser2net's raw port
   std::uint16_t json_port = 0;  ///< 0 for ser2net
@@ -177,7 +177,7 @@ struct Server {
   std::vector<Reader> plain_clients(int count) const {
     const bool raw = json_port == 0;
     return connect_readers(
-        count, raw ? 4 : 64, [&] { return open_reader(raw ? port : json_port, raw ? sips() : json_lines(json_seq)); },
+        count, raw ? 4 : 64, [&] { return open_reader(raw ? port : json_port, raw ? sips() : json_lines(sip_json_seq)); },
         name);
   }
 
@@ -202,8 +202,8 @@ struct Server {
   }
 };
 
-std::unique_ptr<Server> start_bridge(const Placement& placement, double rate_hz) {
-  auto server = std::make_unique<Server>();
+std::unique_ptr<PioneerServer> start_bridge(const Placement& placement, double rate_hz) {
+  auto server = std::make_unique<PioneerServer>();
   server->name = "flockbridge";
   server->rate_hz = rate_hz;
   server->robot = std::make_unique<FastPioneer>(false);
@@ -216,9 +216,9 @@ std::unique_ptr<Server> start_bridge(const Placement& placement, double rate_hz)
   return server;
 }
 
-std::unique_ptr<Server> start_ser2net(const Placement& placement, const std::filesystem::path& directory,
+std::unique_ptr<PioneerServer> start_ser2net(const Placement& placement, const std::filesystem::path& directory,
                                       double rate_hz) {
-  auto server = std::make_unique<Server>();
+  auto server = std::make_unique<PioneerServer>();
   server->name = "ser2net";
   server->rate_hz = rate_hz;
   server->robot = std::make_unique<FastPioneer>(true);
@@ -230,7 +230,7 @@ std::unique_ptr<Server> start_ser2net(const Placement& placement, const std::fil
 
 /// How long after the controlling program's socket closes the robot gets
 /// STOP: `count` times, each with a new program that drives and is killed.
-std::vector<double> stop_after_kill(Server& bridge, int count) {
+std::vector<double> stop_after_kill(PioneerServer& bridge, int count) {
   std::vector<double> ms;
   for (int i = 0; i < count; ++i) {
     AriaClient program(bridge.port);
@@ -260,7 +260,7 @@ void compare_pioneer(const Options& given, const Placement& placement) {
       std::filesystem::temp_directory_path() / ("flockbridge-compare-pioneer-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
   auto bridge = start_bridge(placement, options.rate_hz);
-  std::unique_ptr<Server> ser2net;
+  std::unique_ptr<PioneerServer> ser2net;
   if (options.ser2net) {
     try {
       ser2net = start_ser2net(placement, directory, options.rate_hz);
@@ -311,7 +311,7 @@ void compare_pioneer(const Options& given, const Placement& placement) {
   const Workload json = bridge->thousand_clients(options.seconds, peak[0]);
   FastPioneer floor_robot(true);
   const std::size_t message_bytes = sensor_line_bytes(bridge->json_port);
-  const Workload floor = measure_floor(placement, "pioneer", floor_robot, floor_robot.device(), message_bytes, json_seq,
+  const Workload floor = measure_floor(placement, "pioneer", floor_robot, floor_robot.device(), message_bytes, sip_json_seq,
                                        options.rate_hz, options.seconds);
   print_floor_ratio(json, floor, message_bytes);
   Workload raw1000;

@@ -129,7 +129,7 @@ SeqParser bus_replies(int ready_fd) {
 
 /// The sequence number in a JSON sensor line: the wheels' encoders as
 /// struct smr shows them (the right one mirrored back).
-long json_seq(std::string_view line) {
+long smr_json_seq(std::string_view line) {
   const auto number_after = [&](std::string_view key) -> long {
     const auto at = line.find(key);
     if (at == std::string_view::npos) return -1;
@@ -148,7 +148,7 @@ FloorRecipe smr_floor() {
   poll.resize(smr::kPeriodBytes, 0);
   return FloorRecipe{bus_replies(-1),
                      [](long seq) {
-                       // The right wheel mirrored, as struct smr shows it (json_seq).
+                       // The right wheel mirrored, as struct smr shows it (smr_json_seq).
                        return "\"left\":{\"encoder\":" + std::to_string(seq & 0xFFFF) +
                               "},\"right\":{\"encoder\":" + std::to_string((65536 - (seq >> 16)) & 0xFFFF) + "}";
                      },
@@ -166,7 +166,7 @@ Reader smr_program(std::uint16_t port) {
   return reader;
 }
 
-struct Server {
+struct SmrServer {
   std::string name;
   std::uint16_t port = 0;       ///< port 24901, or ser2net's raw port
   std::uint16_t json_port = 0;  ///< 0 for ser2net
@@ -186,7 +186,7 @@ struct Server {
   }
   std::vector<Reader> json_clients(int count) const {
     return connect_readers(
-        count, 64, [&] { return open_reader(json_port, json_lines(json_seq)); }, name);
+        count, 64, [&] { return open_reader(json_port, json_lines(smr_json_seq)); }, name);
   }
   Workload measure(std::vector<Reader>& readers, double seconds) {
     return stream(*bus, process->pid(), readers, 0, seconds);
@@ -416,7 +416,7 @@ void summarize_period(const char* when, const PeriodSample& s) {
 
 /// How long after the driving program's socket closes the motors get zero
 /// speeds: `count` times, each with a new program that drives and is killed.
-std::vector<double> stop_after_kill(Server& bridge, int count) {
+std::vector<double> stop_after_kill(SmrServer& bridge, int count) {
   std::vector<double> ms;
   for (int i = 0; i < count; ++i) {
     Clock::time_point killed;
@@ -446,7 +446,7 @@ void compare_smr(const Options& given, const Placement& placement) {
       std::filesystem::temp_directory_path() / ("flockbridge-compare-smr-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
 
-  Server bridge;
+  SmrServer bridge;
   bridge.name = "flockbridge";
   bridge.bus = std::make_unique<FastSmrBus>();
   StartedBridge started = start_flockbridge(placement, bridge.bus->device(), {"--robot", "smr"});
@@ -465,7 +465,7 @@ void compare_smr(const Options& given, const Placement& placement) {
     }
   }
 
-  std::optional<Server> ser2net;
+  std::optional<SmrServer> ser2net;
   std::unique_ptr<Poller> poller;
   if (options.ser2net) {
     try {
@@ -525,7 +525,7 @@ void compare_smr(const Options& given, const Placement& placement) {
   FastSmrBus floor_bus;
   const std::size_t message_bytes = sensor_line_bytes(bridge.json_port);
   const Workload floor =
-      measure_floor(placement, "smr", floor_bus, floor_bus.device(), message_bytes, json_seq, 0, options.seconds);
+      measure_floor(placement, "smr", floor_bus, floor_bus.device(), message_bytes, smr_json_seq, 0, options.seconds);
   print_floor_ratio(json_load, floor, message_bytes);
 
   // A class's load: the period as one of ten SMR programs (SMRD's limit)

@@ -13,15 +13,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const flockbridge::protocol::SteadyTime kStart{std::chrono::seconds{1000}};
+const flockbridge::protocol::SteadyTime kWatchStart{std::chrono::seconds{1000}};
 
-/// Readings every kWatchInterval from `from` to `to` (ms after kStart) of a
+/// Readings every kWatchInterval from `from` to `to` (ms after kWatchStart) of a
 /// connection whose state `at(ms)` gives; the first reading that found it
 /// lost (ms), or -1.
 template <typename State>
 long first_lost(DriverWatch& watch, std::uint64_t client, long from, long to, State at) {
   for (long ms = from; ms <= to; ms += DriverWatch::kWatchInterval.count()) {
-    if (watch.check(client, at(ms), kStart + std::chrono::milliseconds{ms})) return ms;
+    if (watch.check(client, at(ms), kWatchStart + std::chrono::milliseconds{ms})) return ms;
   }
   return -1;
 }
@@ -41,7 +41,7 @@ TEST_CASE("the lease's holder and the last to set the robot moving are watched, 
   CHECK(changes.ended == std::vector<std::uint64_t>{4, 7});
   CHECK_FALSE(watch.watched(4));
   // A client nobody watches is never lost, whatever its connection says.
-  CHECK_FALSE(watch.check(4, PeerState{10s, true}, kStart));
+  CHECK_FALSE(watch.check(4, PeerState{10s, true}, kWatchStart));
 }
 
 TEST_CASE("a network that vanishes while data flows is lost within the bound") {
@@ -58,7 +58,7 @@ TEST_CASE("a network that vanishes while data flows is lost within the bound") {
   CHECK(lost > 500);
   CHECK(lost - 500 <= 1000);
   // Once: the Bridge has stopped the robot.
-  CHECK_FALSE(watch.check(1, PeerState{10s, true}, kStart + 10s));
+  CHECK_FALSE(watch.check(1, PeerState{10s, true}, kWatchStart + 10s));
 }
 
 TEST_CASE("a quiet connection whose host answers the keepalive probes is never lost") {

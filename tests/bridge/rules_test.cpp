@@ -316,7 +316,7 @@ bridge::AccessSettings with_pin(bool teacher = true) {
   return access;
 }
 
-using Robot = std::vector<std::string>;
+using RobotNames = std::vector<std::string>;
 
 }  // namespace
 
@@ -332,7 +332,7 @@ TEST_CASE("without a PIN anyone drives, one at a time: the first to move holds t
   CHECK(refused["error"].get<std::string>().find("drives the robot") != std::string::npos);
   CHECK(ok(bob.ask({{"cmd", "stop"}})));  // stopping is anyone's
   CHECK(ok(alice.ask({{"cmd", "drive"}})));
-  CHECK(room.robot() == Robot{"GO", "ST", "GO"});
+  CHECK(room.robot() == RobotNames{"GO", "ST", "GO"});
 }
 
 TEST_CASE("the holder releases control or leaves: the robot is stopped and the next may drive") {
@@ -342,11 +342,11 @@ TEST_CASE("the holder releases control or leaves: the robot is stopped and the n
   REQUIRE(ok(alice.ask({{"cmd", "drive"}})));
   CHECK(ok(alice.ask({{"cmd", "release"}})));
   CHECK(bob.next("lease", "holder", nullptr)["reason"].get<std::string>().find("gave up control") != std::string::npos);
-  CHECK(room.robot() == Robot{"GO", "safety stop"});
+  CHECK(room.robot() == RobotNames{"GO", "safety stop"});
   REQUIRE(ok(bob.ask({{"cmd", "drive"}})));
   bob.leave();
   CHECK(alice.next("safety_stop")["reason"].get<std::string>().find("which drove the robot") != std::string::npos);
-  CHECK(room.robot() == Robot{"GO", "safety stop", "GO", "safety stop"});
+  CHECK(room.robot() == RobotNames{"GO", "safety stop", "GO", "safety stop"});
   CHECK(ok(alice.ask({{"cmd", "drive"}})));
 }
 
@@ -360,7 +360,7 @@ TEST_CASE("with a PIN a client watches and stops until it signs in, and a wrong 
   CHECK(code(viewer.ask({{"cmd", "drive"}})) == "denied");
   CHECK(viewer.ask({{"cmd", "auth"}, {"pin", "4711"}})["role"] == "driver");
   CHECK(ok(viewer.ask({{"cmd", "drive"}})));
-  CHECK(room.robot() == Robot{"ST", "GO"});
+  CHECK(room.robot() == RobotNames{"ST", "GO"});
 }
 
 TEST_CASE("the teacher takes control at once, the robot stopped first, and a driver can only ask") {
@@ -382,7 +382,7 @@ TEST_CASE("the teacher takes control at once, the robot stopped first, and a dri
   CHECK(taken["reason"].get<std::string>().find("taken over by the teacher") != std::string::npos);
   CHECK(code(alice.ask({{"cmd", "drive"}})) == "busy");
   CHECK(ok(teacher.ask({{"cmd", "drive"}})));
-  CHECK(room.robot() == Robot{"GO", "safety stop", "GO"});
+  CHECK(room.robot() == RobotNames{"GO", "safety stop", "GO"});
 }
 
 TEST_CASE("an emergency stop latches: no motion from anyone until the teacher clears it") {
@@ -403,7 +403,7 @@ TEST_CASE("an emergency stop latches: no motion from anyone until the teacher cl
   CHECK(ok(teacher.ask({{"cmd", "clear_emergency"}})));
   CHECK(driver.next("emergency_latch", "latched", false)["by"]["client"] == teacher.hello["client"]);
   CHECK(ok(driver.ask({{"cmd", "drive"}})));
-  CHECK(room.robot() == Robot{"GO", "EM", "ST", "GO"});
+  CHECK(room.robot() == RobotNames{"GO", "EM", "ST", "GO"});
 }
 
 TEST_CASE("with no teacher secret set a driver clears the latch, and a viewer never does") {
@@ -416,7 +416,7 @@ TEST_CASE("with no teacher secret set a driver clears the latch, and a viewer ne
   CHECK(code(driver.ask({{"cmd", "drive"}})) == "latched");
   CHECK(ok(driver.ask({{"cmd", "clear_emergency"}})));
   CHECK(ok(driver.ask({{"cmd", "drive"}})));
-  CHECK(room.robot() == Robot{"EM", "GO"});
+  CHECK(room.robot() == RobotNames{"EM", "GO"});
 }
 
 TEST_CASE(
@@ -428,7 +428,7 @@ TEST_CASE(
   program.send("GO");
   program.send("ST");
   REQUIRE(room.run_until(-1, [&] { return !room.robot().empty(); }));
-  CHECK(room.robot() == Robot{"ST"});
+  CHECK(room.robot() == RobotNames{"ST"});
 
   // Whoever connects is told who waits; a viewer cannot approve.
   Client viewer(room);
@@ -446,5 +446,5 @@ TEST_CASE(
   // Approved, it drives as on an open port.
   program.send("GO");
   REQUIRE(room.run_until(-1, [&] { return room.robot().size() == 2; }));
-  CHECK(room.robot() == Robot{"ST", "GO"});
+  CHECK(room.robot() == RobotNames{"ST", "GO"});
 }

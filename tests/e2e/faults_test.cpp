@@ -23,20 +23,20 @@ std::vector<std::string> link_states_until(TcpClient& client, const std::string&
 
 TEST_CASE("an Uno that reboots mid-stream is configured again and clients see it happen") {
   Rig rig;
-  auto json = rig.json_client();
+  auto client = rig.json_client();
   auto binary = rig.extended_client();
   binary.send(bytes({6, 'S', 'S', 0, 0, 0, 0}));
-  const auto before = json.read_json_type("sensor");
+  const auto before = client.read_json_type("sensor");
   REQUIRE(before);
 
   rig.sim_command("reboot");
   rig.expect_sim("booted: sent ACK");
   rig.expect_log("robot link handshaking: the robot rebooted");
   rig.expect_sim("configured");
-  CHECK(link_states_until(json, "up") == std::vector<std::string>{"handshaking", "up"});
+  CHECK(link_states_until(client, "up") == std::vector<std::string>{"handshaking", "up"});
   CHECK(binary.read_message_tag("LNKhandshaking"));
   CHECK(binary.read_message_tag("LNKup"));
-  const auto after = json.read_json_type("sensor");
+  const auto after = client.read_json_type("sensor");
   REQUIRE(after);
   CHECK((*after)["seq"].get<long>() > (*before)["seq"].get<long>());
   CHECK(binary.read_message_tag("SP"));
@@ -44,17 +44,17 @@ TEST_CASE("an Uno that reboots mid-stream is configured again and clients see it
 
 TEST_CASE("the device removed and recreated at the same path while clients stay connected") {
   Rig rig;
-  auto json = rig.json_client();
+  auto client = rig.json_client();
   auto binary = rig.extended_client();
 
   rig.sim_command("unplug");
   rig.expect_log("reopening");
-  CHECK(link_states_until(json, "down").back() == "down");
+  CHECK(link_states_until(client, "down").back() == "down");
   CHECK(binary.read_message_tag("LNKdown"));
 
   // While it is gone, commands are refused with the reason, not queued.
-  json.send("{\"cmd\":\"move\",\"speed\":20,\"id\":5}\n");
-  auto refused = json.read_json_type("error");
+  client.send("{\"cmd\":\"move\",\"speed\":20,\"id\":5}\n");
+  auto refused = client.read_json_type("error");
   REQUIRE(refused);
   CHECK((*refused)["id"] == 5);
   CHECK((*refused)["error"].get<std::string>().find("the robot link is down") == 0);
@@ -65,26 +65,26 @@ TEST_CASE("the device removed and recreated at the same path while clients stay 
 
   rig.sim_command("replug");
   rig.expect_sim("port opened by the host");
-  CHECK(link_states_until(json, "up").back() == "up");
+  CHECK(link_states_until(client, "up").back() == "up");
   CHECK(binary.read_message_tag("LNKup"));
-  CHECK(json.read_json_type("sensor"));
-  json.send("{\"cmd\":\"move\",\"speed\":20,\"id\":6}\n");
+  CHECK(client.read_json_type("sensor"));
+  client.send("{\"cmd\":\"move\",\"speed\":20,\"id\":6}\n");
   rig.expect_sim("rx 44 4D 53 14");
   CHECK_FALSE(rig.sim().seen(Stream::Stdout, "error"));
 }
 
 TEST_CASE("an Uno that goes quiet makes the link stale and CFG brings it back when it answers") {
   Rig rig({.bridge_args = {"--stale-timeout-ms", "300", "--handshake-timeout-ms", "200"}});
-  auto json = rig.json_client();
+  auto client = rig.json_client();
   rig.sim_command("silent on");
-  CHECK(link_states_until(json, "stale").back() == "stale");
+  CHECK(link_states_until(client, "stale").back() == "stale");
   rig.expect_log("robot link stale: nothing from the robot for 300 ms");
-  json.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
-  auto refused = json.read_json_type("error");
+  client.send("{\"cmd\":\"claw_open\",\"id\":1}\n");
+  auto refused = client.read_json_type("error");
   REQUIRE(refused);
   CHECK((*refused)["error"].get<std::string>().find("the robot link is stale") == 0);
   rig.sim_command("silent off");
-  CHECK(link_states_until(json, "up").back() == "up");
+  CHECK(link_states_until(client, "up").back() == "up");
 }
 
 TEST_CASE("no robot attached: the bridge serves clients and says why and finds the robot when it appears") {
@@ -95,30 +95,30 @@ TEST_CASE("no robot attached: the bridge serves clients and says why and finds t
                                 "Flockbot's Uno is /dev/flockbot once the package's udev rule is installed, else "
                                 "/dev/ttyACM0), give its device with --device, or try --simulate";
   REQUIRE(rig.bridge().wait_seen(Stream::Stderr, "warning: robot link down: " + explained));
-  auto json = rig.json_client();  // and so does hello
+  auto client = rig.json_client();  // and so does hello
   TcpClient late_comer(rig.json_port());
   const auto hello = late_comer.read_json_type("hello");
   REQUIRE(hello);
   CHECK((*hello)["link"] == "down");
   CHECK((*hello)["reason"] == explained);
-  json.send("{\"cmd\":\"stop\",\"id\":1}\n");
-  auto refused = json.read_json_type("error");
+  client.send("{\"cmd\":\"stop\",\"id\":1}\n");
+  auto refused = client.read_json_type("error");
   REQUIRE(refused);
   CHECK((*refused)["error"] == "the robot link is down (" + explained + "); command not sent");
 
   ChildProcess late({FLOCKBOT_SIM_BIN, "--link", rig.device()});
   REQUIRE(late.wait_for(Stream::Stdout, "ready "));
-  CHECK(link_states_until(json, "up").back() == "up");
+  CHECK(link_states_until(client, "up").back() == "up");
 }
 
 TEST_CASE("stopping the bridge stops the robot and exits cleanly") {
   Rig rig;
-  auto json = rig.json_client();
-  json.send("{\"cmd\":\"move\",\"speed\":30}\n");
+  auto client = rig.json_client();
+  client.send("{\"cmd\":\"move\",\"speed\":30}\n");
   rig.expect_sim("rx 44 4D 53 1E");
   CHECK(rig.bridge().terminate() == 0);
   rig.expect_sim("rx 44 53 54");
-  CHECK(json.wait_closed());
+  CHECK(client.wait_closed());
 }
 
 TEST_CASE("random reboots and unplugs for a while: clients stay connected and the link comes back each time") {

@@ -63,7 +63,7 @@ TEST_CASE("the pose follows the 15-bit position counters across their wrap, as A
   sip.x = 0x7FF0;
   sip.y = 100;
   sip.th = -1024;
-  Pose pose = tracker.update(sip);
+  auto pose = tracker.update(sip);
   CHECK(pose.x_mm == doctest::Approx(0x7FF0 * 0.485));
   CHECK(pose.y_mm == doctest::Approx(48.5));
   CHECK(pose.th_deg == doctest::Approx(-90.0));

@@ -13,7 +13,7 @@ using flockbridge::testing::hex;
 namespace {
 
 /// Applies a whole bus message (first byte included) to `reading`.
-unsigned apply(const Bytes& message, Reading& reading) {
+unsigned apply_message(const Bytes& message, Reading& reading) {
   REQUIRE(!message.empty());
   REQUIRE((message[0] & 0x1F) + 1U == message.size());
   return apply_reply(ByteView(message).subspan(1), reading);
@@ -53,16 +53,16 @@ TEST_CASE("motor speed commands as the client library writes them") {
 
 TEST_CASE("motor replies: the encoder big-endian, status and pwm when the module sends them") {
   Reading reading;
-  CHECK(apply(hex("05 A1 12 34 02 90"), reading) == part::kLeft);
+  CHECK(apply_message(hex("05 A1 12 34 02 90"), reading) == part::kLeft);
   CHECK(reading.left.encoder == 0x1234);
   CHECK(reading.left.status == motor_status::kBlocked);
   CHECK(reading.left.pwm == 16);  // sent offset by 128
-  CHECK(apply(hex("05 A2 FF FE 00 00"), reading) == part::kRight);
+  CHECK(apply_message(hex("05 A2 FF FE 00 00"), reading) == part::kRight);
   CHECK(reading.right.encoder == 0xFFFE);
   CHECK(reading.right.pwm == -128);
   // An older module sends the encoder only.
   Reading older;
-  CHECK(apply(hex("03 A2 00 10"), older) == part::kRight);
+  CHECK(apply_message(hex("03 A2 00 10"), older) == part::kRight);
   CHECK(older.right.encoder == 16);
   CHECK_FALSE(older.right.status);
   CHECK_FALSE(older.right.pwm);
@@ -72,15 +72,15 @@ TEST_CASE("motor replies: the encoder big-endian, status and pwm when the module
 
 TEST_CASE("line sensor and IR replies: 8 and 6 bytes of readings") {
   Reading reading;
-  CHECK(apply(hex("09 17 01 02 03 04 05 06 07 08"), reading) == part::kLine);
+  CHECK(apply_message(hex("09 17 01 02 03 04 05 06 07 08"), reading) == part::kLine);
   CHECK(reading.line == std::array<std::uint8_t, 8>{1, 2, 3, 4, 5, 6, 7, 8});
-  CHECK(apply(hex("09 88 10 20 30 40 50 60 77 77"), reading) == part::kInfrared);
+  CHECK(apply_message(hex("09 88 10 20 30 40 50 60 77 77"), reading) == part::kInfrared);
   CHECK(reading.ir == std::array<std::uint8_t, 6>{0x10, 0x20, 0x30, 0x40, 0x50, 0x60});
   CHECK(reading.parts == (part::kLine | part::kInfrared));
   // Too short to hold them: nothing read.
   Reading short_reply;
-  CHECK(apply(hex("07 17 01 02 03 04 05 06"), short_reply) == 0);
-  CHECK(apply(hex("06 88 01 02 03 04 05"), short_reply) == 0);
+  CHECK(apply_message(hex("07 17 01 02 03 04 05 06"), short_reply) == 0);
+  CHECK(apply_message(hex("06 88 01 02 03 04 05"), short_reply) == 0);
   CHECK(short_reply == Reading{});
 }
 
@@ -89,24 +89,24 @@ TEST_CASE("the power module: digital inputs and five 10-bit analog inputs, as th
   // C = 0x002, D = 0x3FF, E = 0.
   const Bytes message = hex("08 19 0F 4C A5 00 02 FF 00");
   Reading reading;
-  CHECK(apply(message, reading) == part::kPower);
+  CHECK(apply_message(message, reading) == part::kPower);
   CHECK(reading.digital == (power_status::kPowerOn | power_status::kExternalPower));
   CHECK(reading.analog == std::array<int, 5>{0x3A5, 0x100, 0x002, 0x3FF, 0});
   CHECK(encode_power(reading.digital, reading.analog) == message);
   CHECK(analog_volts(0x3A5) == doctest::Approx(11.886).epsilon(0.001));
   // The switch off: bit a clear (what SMRD counted towards powering off).
   Reading off;
-  CHECK(apply(hex("08 19 00 00 00 00 00 00 00"), off) == part::kPower);
+  CHECK(apply_message(hex("08 19 00 00 00 00 00 00 00"), off) == part::kPower);
   CHECK((off.digital & power_status::kPowerOn) == 0);
   // Any other length is not a power reply.
-  CHECK(apply(hex("07 19 0F 4C A5 00 02 FF"), off) == 0);
+  CHECK(apply_message(hex("07 19 0F 4C A5 00 02 FF"), off) == 0);
 }
 
 TEST_CASE("what is not a reply leaves the reading as it was") {
   Reading reading;
-  CHECK(apply(hex("00"), reading) == 0);           // an empty message (a zero byte on the bus)
-  CHECK(apply(hex("02 11 20"), reading) == 0);     // a client's motor command, echoed
-  CHECK(apply(hex("02 A1 12"), reading) == 0);     // an encoder cut short
-  CHECK(apply(hex("03 55 01 02"), reading) == 0);  // a module this reading has no place for
+  CHECK(apply_message(hex("00"), reading) == 0);           // an empty message (a zero byte on the bus)
+  CHECK(apply_message(hex("02 11 20"), reading) == 0);     // a client's motor command, echoed
+  CHECK(apply_message(hex("02 A1 12"), reading) == 0);     // an encoder cut short
+  CHECK(apply_message(hex("03 55 01 02"), reading) == 0);  // a module this reading has no place for
   CHECK(reading == Reading{});
 }
