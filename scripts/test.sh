@@ -12,7 +12,8 @@
 #      nice 10, so that the benchmarks beside them get a core when they want one;
 #   3. the whole suite again built with clang 14 as a Debug build (no
 #      optimisation, assertions on), file by file, under AddressSanitizer
-#      and UBSan (build-asan/), its tests once the benchmarks are done;
+#      and UBSan (build-asan/), with the tests' own robot family
+#      (tests/family/) beside the others, its tests once the benchmarks are done;
 #   4. clang-tidy over the source files of what ships (bridge/, protocol/,
 #      sim/) and of the tests' shared support (tests/support/), with that
 #      build's compile commands (scripts/tidy.sh; the test cases themselves,
@@ -140,7 +141,9 @@ wait_for_file() {
   while [ ! -s "$1" ]; do sleep 2; done
 }
 
-clang_build="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug"
+# The sanitizer build also serves the tests' own robot family
+# (tests/family/): every test that covers all families covers it there.
+clang_build="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DFLOCKBRIDGE_TEST_FAMILY=ON"
 if [ "${1:-}" != "--quick" ]; then
   # clang-tidy needs the clang build's compile commands only, not its build.
   # As the idle class it waits whenever a build or a test wants a core, so

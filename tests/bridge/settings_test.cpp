@@ -139,10 +139,10 @@ TEST_CASE("the family's own port's old section name is read as before, with a wa
 }
 
 TEST_CASE("a file written before the bridge served other families is read as before, with one warning") {
-  auto parsed = parse_config(table(), 
-      "[link]\nnak_window_ms = 25\n[robot]\nid = 7\nip = \"10.20.30.40\"\n[units]\n"
-      "battery_volts_per_count = 0.0147\n",
-      "old.toml");
+  auto parsed = parse_config(table(),
+                             "[link]\nnak_window_ms = 25\n[robot]\nid = 7\nip = \"10.20.30.40\"\n[units]\n"
+                             "battery_volts_per_count = 0.0147\n",
+                             "old.toml");
   REQUIRE_MESSAGE(parsed.ok(), parsed.error().message);
   const Config& c = parsed.value();
   CHECK(settings_of(c).link.nak_window == std::chrono::milliseconds{25});
@@ -244,8 +244,14 @@ TEST_CASE("the packaged default file is every default, commented out, and reads 
   text << in.rdbuf();
   // Made by `flockbridge --print-default-config > deploy/flockbridge.toml`; a
   // setting added to the table must reach the file.
+#ifndef FLOCKBRIDGE_TEST_FAMILY
   CHECK_MESSAGE(text.str() == format_config(table(), defaults(), true),
                 "deploy/flockbridge.toml is out of date: run build/bin/flockbridge --print-default-config");
+#else
+  // The file's help names the families that ship; this build adds the
+  // tests' own, so the text is compared by the builds without it.
+  MESSAGE("deploy/flockbridge.toml's text is compared in builds without the tests' own family");
+#endif
   // Uncommenting every value changes nothing.
   std::string uncommented;
   std::istringstream lines(text.str());
@@ -377,7 +383,8 @@ TEST_CASE("a live setting changed by name is checked as the file's values are, a
   changed = with_setting(table(), running, "access.native_port_mode", "paired");
   REQUIRE(changed);
   CHECK(changed.value().access.native_port_mode == NativePortMode::Paired);
-  CHECK(with_setting(table(), running, "access.driver_clears_emergency", "true").value().access.driver_clears_emergency);
+  CHECK(
+      with_setting(table(), running, "access.driver_clears_emergency", "true").value().access.driver_clears_emergency);
 
   CHECK(with_setting(table(), running, "access.lease_idle_ms", "5").error().message ==
         "access.lease_idle_ms = 5 is not allowed: it must be a whole number from 100 to 3600000");
@@ -387,5 +394,6 @@ TEST_CASE("a live setting changed by name is checked as the file's values are, a
         "access.driver_pin is a secret: only the configuration file sets it");
   CHECK(with_setting(table(), running, "serial.baud", "57600").error().message ==
         "serial.baud needs a restart: set it in the configuration file and restart the bridge");
-  CHECK(with_setting(table(), running, "serial.nonsense", "1").error().message == "no setting is called serial.nonsense");
+  CHECK(with_setting(table(), running, "serial.nonsense", "1").error().message ==
+        "no setting is called serial.nonsense");
 }

@@ -82,12 +82,19 @@ const nlohmann::json& common_drive() {
 
 const std::vector<DrivingPath>& driving_paths() {
   static const std::vector<DrivingPath> all{
-      {"own port", {}, native_driver},
+      {"own port", {}, native_driver, true},
       {"JSON", {}, json_driver},
       {"WebSocket", {}, websocket_driver},
       {"Foxglove", {"--foxglove"}, foxglove_driver},
   };
   return all;
+}
+
+bool DrivingPath::serves(const std::string& family) const {
+  if (!own_port) return true;
+  const bridge::RobotFamily* described = bridge::find_robot_family(family);
+  REQUIRE_MESSAGE(described != nullptr, "no family '" << family << "' in the daemon's table");
+  return described->native_port != 0;
 }
 
 std::vector<std::string> robot_families() {

@@ -30,6 +30,12 @@ struct DrivingPath {
   /// Connects from the laptop and sets the robot moving; a family without
   /// a program of its own for its own port fails the test loudly.
   std::function<Driver(Rig&, TestNetwork&, const std::string& family)> drive;
+  /// The family's own port: only a family that has one (its description's
+  /// native_port) is driven through it.
+  bool own_port = false;
+
+  /// Whether `family` can be driven this way.
+  [[nodiscard]] bool serves(const std::string& family) const;
 };
 
 /// The family's own port, the JSON port, the dashboard's WebSocket, the Foxglove live view.

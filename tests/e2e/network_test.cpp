@@ -53,6 +53,7 @@ TEST_CASE("network: a driver whose network vanishes is found, the robot stopped,
   if (ran_as_root()) return;
   for (const DrivingPath& path : driving_paths()) {
     for (const std::string& family : robot_families()) {
+      if (!path.serves(family)) continue;  // a family without a port of its own
       const std::string& path_name = path.name;
       CAPTURE(path_name);
       CAPTURE(family);
@@ -73,7 +74,8 @@ TEST_CASE("network: a driver whose network vanishes is found, the robot stopped,
       std::optional<json> freed;
       const auto deadline = Clock::now() + kGenerous;
       while ((!notice || !freed) && Clock::now() < deadline) {
-        auto message = watcher.read_json(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+        auto message =
+            watcher.read_json(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
         if (!message) break;
         if ((*message)["type"] == "safety_stop") notice = message;
         if ((*message)["type"] == "lease" && (*message)["holder"].is_null()) freed = message;
@@ -94,7 +96,8 @@ TEST_CASE("network: a driver whose network vanishes is found, the robot stopped,
   }
 }
 
-TEST_CASE("network: a quiet driver whose host answers drives on, and one whose network comes back is told and drives again") {
+TEST_CASE(
+    "network: a quiet driver whose host answers drives on, and one whose network comes back is told and drives again") {
   if (ran_as_root()) return;
   TestNetwork network;
   Rig rig(rig_on(network, "flockbot", {"--lease-idle-ms", "60000"}));

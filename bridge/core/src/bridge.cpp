@@ -207,8 +207,10 @@ Result<Done> Bridge::start() {
     return Error{"cannot create the loop's timers"};
   }
   std::string listening =
-      (native_listener_.tcp ? "listening: native clients on " + host_port(native_listener_.bind, native_port()) + ", "
-                            : std::string("listening: no robot's programs (no robot), ")) +
+      (native_listener_.tcp
+           ? "listening: native clients on " + host_port(native_listener_.bind, native_port()) + ", "
+           : std::string(driver_->has_robot() ? "listening: no port of the robot's own programs (it has none), "
+                                              : "listening: no robot's programs (no robot), ")) +
       "JSON clients on " + host_port(json_listener_.bind, json_port());
   if (config_.http) {
     listening += std::string(", dashboard on ") + (config_.http_tls_cert.empty() ? "http://" : "https://") +

@@ -73,7 +73,7 @@ DriverFactory driver_factory(const Config& config) noexcept {
 std::vector<std::string_view> robot_family_names() {
   std::vector<std::string_view> names;
   for (const RobotFamily* family : robot_families()) {
-    if (family->native_port != 0) names.push_back(family->name);
+    if (family->has_robot) names.push_back(family->name);
   }
   return names;
 }

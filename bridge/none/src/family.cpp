@@ -8,6 +8,7 @@ const RobotFamily& robot_family() noexcept {
   static const RobotFamily family{
       .name = kFamily,
       .robots = "no robot: a bridge that only serves the fleet (the class hub, --hub)",
+      .has_robot = false,
       .make_driver = &make_driver<NoRobotDriver>,
   };
   return family;

@@ -43,7 +43,10 @@ bool is_stop(const std::vector<bus::SpeedCommand>& speeds) {
 }  // namespace
 
 SmrDriver::SmrDriver(uv_loop_t* loop, const Config& config, Host& host)
-    : LinkDriver(loop, config, host, link_settings(config)), geometry_(wheel_geometry(config)), odometry_(geometry_) {
+    : LinkDriver(loop, config, host, link_settings(config)),
+      geometry_(wheel_geometry(config)),
+      odometry_(geometry_),
+      hold_(settings_of(config).module_loss_periods) {
   model_chosen();
 }
 
@@ -153,15 +156,18 @@ void SmrDriver::reload(const Config& config) {
   geometry_ = wheel_geometry(config_);
   odometry_ = bus::Odometry(geometry_);
   last_ts_.reset();
+  hold_.set_hold_periods(settings_of(config_).module_loss_periods);
   model_chosen();
   arm_link_timer();
 }
 
 void SmrDriver::link_changed(protocol::LinkState state, std::string_view reason) {
   if (state == protocol::LinkState::Handshaking) {
-    // The bus was (re)opened: the encoders may have started again.
+    // The bus was (re)opened: the encoders may have started again, and no
+    // module's answer from before is held.
     odometry_.reset();
     last_ts_.reset();
+    hold_.reset();
   }
   push(driver_event::LinkChanged{state, std::string(reason)});
 }
@@ -188,14 +194,17 @@ void SmrDriver::bus_messages(protocol::ByteView messages) {
 }
 
 void SmrDriver::period_complete(const bus::Period& period) {
-  const bus::Reading& r = period.reading;
-  PeriodSnapshot snapshot{period, odometry_.pose(), link_.left_speed(), link_.right_speed(), {}, nullptr};
-  if ((r.parts & bus::part::kLeft) != 0 && (r.parts & bus::part::kRight) != 0) {
+  const bus::Reading& fresh = period.reading;
+  PeriodSnapshot snapshot{period, odometry_.pose(), link_.left_speed(), link_.right_speed(), {}, nullptr, fresh.parts};
+  // The odometry counts what the encoders said in this period only.
+  if ((fresh.parts & bus::part::kLeft) != 0 && (fresh.parts & bus::part::kRight) != 0) {
     const double seconds =
         last_ts_ ? static_cast<std::uint32_t>(period.start.ts - *last_ts_) / 1e6 : geometry_.period_s;
-    snapshot.pose = odometry_.update(r.left.encoder, r.right.encoder, seconds);
+    snapshot.pose = odometry_.update(fresh.left.encoder, fresh.right.encoder, seconds);
     last_ts_ = period.start.ts;
   }
+  snapshot.period.reading = hold_.fill(fresh);
+  const bus::Reading& r = snapshot.period.reading;
   protocol::RobotState& state = snapshot.state;
   const bus::Pose& pose = snapshot.pose;
   state.pose = protocol::Pose{pose.x_m * 1000, pose.y_m * 1000, pose.heading_rad * 180 / std::numbers::pi};

@@ -88,7 +88,7 @@ SharedBuffer period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix
                                                                            {bus::part::kPower, "power"}}};
   ordered missing = ordered::array();
   for (const auto& [part, name] : kParts) {
-    if ((r.parts & part) == 0) missing.push_back(name);
+    if ((s.fresh_parts & part) == 0) missing.push_back(name);
   }
   if (!missing.empty()) message["missing"] = std::move(missing);
   if (!s.model) return line_of(message);

@@ -15,14 +15,24 @@ from typing import Callable, Dict, List, Optional, Tuple
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, client_env, robot_families, still
+from conftest import PACKAGE_ROOT, REPOSITORY, Bridge, client_env, robot_families, still
 
 EXAMPLES = PACKAGE_ROOT / "examples"
 
 
+def program_file(example: str) -> Path:
+    """An example's file: in clients/python/examples/, or, for a family that
+    exists only for the tests, in its own folder (tests/family/<family>/)."""
+    if (EXAMPLES / example).exists():
+        return EXAMPLES / example
+    for own in sorted((REPOSITORY / "tests" / "family").glob(f"*/{example}")):
+        return own
+    pytest.fail(f"no program {example}: a family's first program goes in clients/python/examples/ (docs/adding-a-family.md)")
+
+
 def run(example: str, *arguments: str, **options: object) -> "subprocess.Popen[str]":
     return subprocess.Popen(
-        [sys.executable, str(EXAMPLES / example), *arguments],
+        [sys.executable, str(program_file(example)), *arguments],
         env=client_env(),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -71,6 +81,11 @@ def test_the_first_programs(bridges: Callable[..., Bridge]) -> None:
             assert abs(pose.x_mm - 1000) < 150 and abs(pose.y_mm - 1000 * (run_number - 1)) < 150, (run_number, pose)
         with flockbridge.connect(robots["smr"].address) as watch:
             watch.wait_for(still, timeout=5)
+        # A family added later (the tests' own among them): its program runs
+        # to its end and says what it found.
+        for family, program in programs.items():
+            if family not in ("flockbot", "pioneer", "smr"):
+                assert finish(program).strip(), (family, run_number)
 
 
 def test_a_square_with_every_family(bridges: Callable[..., Bridge]) -> None:

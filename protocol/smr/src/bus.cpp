@@ -26,6 +26,62 @@ std::optional<SpeedCommand> read_speed(ByteView body) noexcept {
   return SpeedCommand{body[0], static_cast<std::int8_t>(body[1])};
 }
 
+Reading ReadingHold::fill(const Reading& fresh) noexcept {
+  Reading out = fresh;
+  for (std::size_t bit = 0; bit < age_.size(); ++bit) {
+    const unsigned part = 1U << bit;
+    if ((fresh.parts & part) != 0) {
+      age_[bit] = 0;
+      last_.parts |= part;
+      switch (part) {
+        case part::kLeft:
+          last_.left = fresh.left;
+          break;
+        case part::kRight:
+          last_.right = fresh.right;
+          break;
+        case part::kInfrared:
+          last_.ir = fresh.ir;
+          break;
+        case part::kLine:
+          last_.line = fresh.line;
+          break;
+        default:
+          last_.analog = fresh.analog;
+          last_.digital = fresh.digital;
+          break;
+      }
+      continue;
+    }
+    if ((last_.parts & part) == 0 || ++age_[bit] > hold_periods_) continue;
+    out.parts |= part;
+    switch (part) {
+      case part::kLeft:
+        out.left = last_.left;
+        break;
+      case part::kRight:
+        out.right = last_.right;
+        break;
+      case part::kInfrared:
+        out.ir = last_.ir;
+        break;
+      case part::kLine:
+        out.line = last_.line;
+        break;
+      default:
+        out.analog = last_.analog;
+        out.digital = last_.digital;
+        break;
+    }
+  }
+  return out;
+}
+
+void ReadingHold::reset() noexcept {
+  last_ = Reading{};
+  age_ = {};
+}
+
 unsigned apply_reply(ByteView body, Reading& reading) noexcept {
   if (body.empty()) return 0;
   switch (body[0]) {

@@ -110,3 +110,31 @@ TEST_CASE("what is not a reply leaves the reading as it was") {
   CHECK(apply_message(hex("03 55 01 02"), reading) == 0);  // a module this reading has no place for
   CHECK(reading == Reading{});
 }
+
+TEST_CASE("a module's missed reply is held from its last answer for up to the loss limit, and no longer") {
+  ReadingHold hold(2);
+  Reading whole;
+  whole.ir = {1, 2, 3, 4, 5, 6};
+  whole.analog[0] = 700;
+  whole.parts = part::kInfrared | part::kPower;
+  CHECK(hold.fill(whole) == whole);
+  Reading no_ir;
+  no_ir.analog[0] = 690;
+  no_ir.parts = part::kPower;
+  for (int period = 1; period <= 2; ++period) {
+    CAPTURE(period);
+    const Reading held = hold.fill(no_ir);
+    CHECK(held.parts == (part::kInfrared | part::kPower));
+    CHECK(held.ir == whole.ir);
+    CHECK(held.analog[0] == 690);  // the fresh answer, never the held one
+  }
+  const Reading gone = hold.fill(no_ir);
+  CHECK(gone.parts == part::kPower);
+  CHECK(gone.ir == Reading{}.ir);
+  // A module that never answered is never made up; one that answers again is held afresh.
+  CHECK((hold.fill(no_ir).parts & part::kLeft) == 0);
+  CHECK(hold.fill(whole).parts == whole.parts);
+  CHECK(hold.fill(no_ir).ir == whole.ir);
+  hold.reset();
+  CHECK(hold.fill(no_ir).parts == part::kPower);
+}

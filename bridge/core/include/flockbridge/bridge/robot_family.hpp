@@ -29,6 +29,9 @@ class SerialProbe;
 struct RobotFamily {
   std::string_view name;    ///< what --robot takes; the family's simulated robot (flockbridge-sim --robot) has the same
   std::string_view robots;  ///< the robots it covers, for --help and logs
+  /// Whether there is a robot at all (false: the class hub's "none"); the
+  /// families with one are what --list-families prints.
+  bool has_robot = true;
   std::uint16_t native_port = 0;         ///< where the family's own client programs connect; 0: there are none
   int default_baud = 115200;             ///< the robot's serial speed unless told otherwise
   std::string_view default_device = {};  ///< where the robot's serial port usually is

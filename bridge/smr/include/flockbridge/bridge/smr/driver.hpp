@@ -80,6 +80,8 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
 
   protocol::smr::Geometry geometry_;
   protocol::smr::Odometry odometry_;
+  /// A module's last answer, for the periods its reply missed (until the link names it silent).
+  protocol::smr::ReadingHold hold_;
   protocol::InverseRange ir_range_;
   std::shared_ptr<const protocol::json::RobotStateEncoder> model_;  ///< the common model's geometry
   /// Sets the common model's geometry and IR law from the settings.

@@ -41,12 +41,16 @@ struct PeriodSnapshot {
   std::int8_t right_speed = 0;  ///< last sent, as on the bus (mirrored)
   protocol::RobotState state;   ///< the common robot model's fields
   std::shared_ptr<const protocol::json::RobotStateEncoder> model;
+  /// What the period itself brought (period.reading.parts also counts the
+  /// parts held from a module's last answer: protocol::smr::ReadingHold).
+  unsigned fresh_parts = 0;
 };
 
 /// {"type":"sensor","seq","ts","tick","tick_ts_us","pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s",
 ///  "battery_v","wheels":{"left","right":{"encoder","speed","pwm","status":[...]}},"line":[8],"ir":[6],
 ///  "power":{"inputs":[...],"analog":[5]},"missing":[...]} and a line end. The wheels as struct smr
-/// shows them (the right one not mirrored); only what the period brought.
+/// shows them (the right one not mirrored); what the period brought, or held
+/// from a module's last answer; "missing" names the modules that did not answer in it.
 [[nodiscard]] SharedBuffer period_json(const PeriodSnapshot& snapshot, std::uint64_t seq, double unix_seconds);
 
 /// A period as a JSON sensor message; nothing on port 24901 (SMRD's

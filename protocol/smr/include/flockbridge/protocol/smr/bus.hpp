@@ -139,6 +139,26 @@ struct Reading {
 /// empty message, a client's command echoed, a reply too short).
 unsigned apply_reply(ByteView body, Reading& reading) noexcept;
 
+/// A period's reading with the parts it lacks (a module whose reply missed
+/// the period) filled in from the module's last answer, while that answer
+/// is at most `hold_periods` periods old: a reply that came late once does
+/// not take a field from a program, as it did not from struct smr; a module
+/// silent longer (the link then reports it) gives none, so that no program
+/// reads an old distance for a new one.
+class ReadingHold {
+ public:
+  explicit ReadingHold(unsigned hold_periods) noexcept : hold_periods_(hold_periods) {}
+  /// `fresh`, its parts flags saying what it holds now, fresh or held.
+  [[nodiscard]] Reading fill(const Reading& fresh) noexcept;
+  void reset() noexcept;
+  void set_hold_periods(unsigned hold_periods) noexcept { hold_periods_ = hold_periods; }
+
+ private:
+  unsigned hold_periods_;
+  Reading last_;                   ///< each part's last answer (last_.parts: answered at all)
+  std::array<unsigned, 5> age_{};  ///< periods since each part's answer, by its bit
+};
+
 /// The power module's analog reading in volts (battery, external supply):
 /// 4.1 * 3.5 / 1.1 / 1024 per count.
 [[nodiscard]] double analog_volts(int counts) noexcept;
