@@ -324,8 +324,8 @@ TEST_CASE("fleet: the class hub follows every robot, keeps one that went offline
     const json fb = robot_in(robots, "fb-4");
     const json sm = robot_in(robots, "smr-4");
     return fb.is_object() && sm.is_object() && fb["online"] == true && sm["online"] == true &&
-           sm["telemetry"].is_object() && sm["telemetry"]["battery_v"].is_number() &&
-           sm["status"]["link"]["state"] == "up";
+           sm["telemetry"].is_object() && sm["telemetry"].contains("battery_v") &&
+           sm["telemetry"]["battery_v"].is_number() && sm["status"]["link"]["state"] == "up";
   });
   const json seen_smr = robot_in(both["robots"], "smr-4");
   CHECK(seen_smr["status"]["family"] == "smr");

@@ -170,10 +170,16 @@ TEST_CASE("smr: an SMR program's read gets a whole period: tick, stamp, encoders
   check_gaps(run, meanwhile);
   CHECK(second.tick > first.tick);
   if (run.late_gaps == 0 && run.gaps == 0) CHECK(second.tick == first.tick + 1);
-  // The robot's stamp advances by about 10 ms a period (in microseconds).
+  // The robot's stamp (when the bridge began the period, in microseconds)
+  // advances by about 10 ms a period; more when the machine held the bridge
+  // up past a period's start, which the bridge counts (link.started_over_200us).
   const auto stamp_us = static_cast<std::uint32_t>(second.ts - first.ts) / (second.tick - first.tick);
   CHECK(stamp_us > 5000);
-  CHECK(stamp_us < 40000);
+  if (meanwhile.begun_late == 0) {
+    CHECK(stamp_us < 40000);
+  } else {
+    MESSAGE(meanwhile.begun_late << " periods begun late: " << stamp_us << " us a period");
+  }
   CHECK(run.violations.empty());
   CHECK(client.disconnect());
 }
