@@ -36,6 +36,25 @@ protocol::Result<protocol::Done> only(std::string_view cmd, const nlohmann::json
   return protocol::json::only(cmd, object, std::span(allowed.begin(), allowed.size()));
 }
 
+protocol::Result<Drive> drive_arguments(std::string_view cmd, const nlohmann::json& object, double max_v,
+                                        double max_w) {
+  if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
+  auto v = number(cmd, object, "v_mm_s", -max_v, max_v);
+  if (!v) return v.error();
+  auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -max_w, max_w) : protocol::Result<double>(0.0);
+  if (!w) return w.error();
+  return Drive{v.value(), w.value()};
+}
+
+protocol::Result<Wheels> wheel_arguments(std::string_view cmd, const nlohmann::json& object, double limit) {
+  if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
+  auto left = number(cmd, object, "left_mm_s", -limit, limit);
+  if (!left) return left.error();
+  auto right = number(cmd, object, "right_mm_s", -limit, limit);
+  if (!right) return right.error();
+  return Wheels{left.value(), right.value()};
+}
+
 double tenths(double value) {
   return std::round(value * 10.0) / 10.0;
 }

@@ -49,13 +49,10 @@ protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const js
     return packet(cmd == "stop" ? codec::command::kStop : codec::command::kEStop);
   }
   if (cmd == "drive") {
-    if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
-    auto v = number(cmd, object, "v_mm_s", -max_v, max_v);
-    if (!v) return v.error();
-    auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -max_w, max_w) : protocol::Result<double>(0.0);
-    if (!w) return w.error();
-    out = packet(codec::command::kVel, rounded(v.value()));
-    const protocol::Bytes turn = packet(codec::command::kRVel, rounded(w.value()));
+    auto drive = drive_arguments(cmd, object, max_v, max_w);
+    if (!drive) return drive.error();
+    out = packet(codec::command::kVel, rounded(drive.value().v_mm_s));
+    const protocol::Bytes turn = packet(codec::command::kRVel, rounded(drive.value().w_deg_s));
     out.insert(out.end(), turn.begin(), turn.end());
     return out;
   }
@@ -72,17 +69,13 @@ protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const js
     return packet(cmd == "turn" ? codec::command::kDHead : codec::command::kHead, rounded(deg.value()) % 360);
   }
   if (cmd == "wheels") {
-    if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
     const double unit = model != nullptr && model->vel2_divisor > 0 ? model->vel2_divisor : 20.0;
-    const double limit = std::min(max_v, 127 * unit);
-    auto left = number(cmd, object, "left_mm_s", -limit, limit);
-    if (!left) return left.error();
-    auto right = number(cmd, object, "right_mm_s", -limit, limit);
-    if (!right) return right.error();
+    auto wheels = wheel_arguments(cmd, object, std::min(max_v, 127 * unit));
+    if (!wheels) return wheels.error();
     // VEL2: the right wheel in the high byte, the left in the low, signed,
     // in units of the model's Vel2Divisor.
-    const int l = rounded(left.value() / unit);
-    const int r = rounded(right.value() / unit);
+    const int l = rounded(wheels.value().left_mm_s / unit);
+    const int r = rounded(wheels.value().right_mm_s / unit);
     const int raw = ((r & 0xFF) << 8) | (l & 0xFF);
     // A raw value above 0x7FFF goes as a negative integer of the same bits.
     return packet(codec::command::kVel2, raw > 0x7FFF ? raw - 0x10000 : raw);

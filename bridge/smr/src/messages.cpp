@@ -114,21 +114,16 @@ protocol::Result<protocol::Bytes> command_messages(std::string_view cmd, const j
     return both_speeds(0, 0);
   }
   if (cmd == "drive") {
-    if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
-    auto v = number(cmd, object, "v_mm_s", -10000, 10000);
-    if (!v) return v.error();
-    auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -3600, 3600) : protocol::Result<double>(0.0);
-    if (!w) return w.error();
-    const double turn = w.value() / kDegPerRad * geometry.wheel_base_m / 2;  // each wheel's share, m/s
-    return wheel_speeds(cmd, v.value() / 1000 - turn, v.value() / 1000 + turn, geometry);
+    auto drive = drive_arguments(cmd, object, 10000, 3600);
+    if (!drive) return drive.error();
+    const double v = drive.value().v_mm_s / 1000;
+    const double turn = drive.value().w_deg_s / kDegPerRad * geometry.wheel_base_m / 2;  // each wheel's share, m/s
+    return wheel_speeds(cmd, v - turn, v + turn, geometry);
   }
   if (cmd == "wheels") {
-    if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
-    auto left = number(cmd, object, "left_mm_s", -10000, 10000);
-    if (!left) return left.error();
-    auto right = number(cmd, object, "right_mm_s", -10000, 10000);
-    if (!right) return right.error();
-    return wheel_speeds(cmd, left.value() / 1000, right.value() / 1000, geometry);
+    auto wheels = wheel_arguments(cmd, object, 10000);
+    if (!wheels) return wheels.error();
+    return wheel_speeds(cmd, wheels.value().left_mm_s / 1000, wheels.value().right_mm_s / 1000, geometry);
   }
   if (cmd == "speeds") {
     if (auto checked = only(cmd, object, {"left", "right"}); !checked) return checked.error();

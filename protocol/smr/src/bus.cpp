@@ -27,51 +27,36 @@ std::optional<SpeedCommand> read_speed(ByteView body) noexcept {
 }
 
 Reading ReadingHold::fill(const Reading& fresh) noexcept {
+  // One part's fields (the part:: flag `part`) from one reading into another.
+  const auto copy_part = [](unsigned part, const Reading& from, Reading& to) {
+    switch (part) {
+      case part::kLeft:
+        to.left = from.left;
+        break;
+      case part::kRight:
+        to.right = from.right;
+        break;
+      case part::kInfrared:
+        to.ir = from.ir;
+        break;
+      case part::kLine:
+        to.line = from.line;
+        break;
+      default:
+        to.analog = from.analog;
+        to.digital = from.digital;
+        break;
+    }
+    to.parts |= part;
+  };
   Reading out = fresh;
   for (std::size_t bit = 0; bit < age_.size(); ++bit) {
     const unsigned part = 1U << bit;
     if ((fresh.parts & part) != 0) {
       age_[bit] = 0;
-      last_.parts |= part;
-      switch (part) {
-        case part::kLeft:
-          last_.left = fresh.left;
-          break;
-        case part::kRight:
-          last_.right = fresh.right;
-          break;
-        case part::kInfrared:
-          last_.ir = fresh.ir;
-          break;
-        case part::kLine:
-          last_.line = fresh.line;
-          break;
-        default:
-          last_.analog = fresh.analog;
-          last_.digital = fresh.digital;
-          break;
-      }
-      continue;
-    }
-    if ((last_.parts & part) == 0 || ++age_[bit] > hold_periods_) continue;
-    out.parts |= part;
-    switch (part) {
-      case part::kLeft:
-        out.left = last_.left;
-        break;
-      case part::kRight:
-        out.right = last_.right;
-        break;
-      case part::kInfrared:
-        out.ir = last_.ir;
-        break;
-      case part::kLine:
-        out.line = last_.line;
-        break;
-      default:
-        out.analog = last_.analog;
-        out.digital = last_.digital;
-        break;
+      copy_part(part, fresh, last_);
+    } else if ((last_.parts & part) != 0 && ++age_[bit] <= hold_periods_) {
+      copy_part(part, last_, out);
     }
   }
   return out;

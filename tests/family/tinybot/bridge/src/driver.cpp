@@ -73,21 +73,16 @@ protocol::Result<protocol::Bytes> TinybotDriver::command_from_json(std::string_v
     return bot::encode_stop();
   }
   if (cmd == "drive") {
-    if (auto checked = only(cmd, object, {"v_mm_s", "w_deg_s"}); !checked) return checked.error();
-    auto v = number(cmd, object, "v_mm_s", -10000, 10000);
-    if (!v) return v.error();
-    auto w = object.contains("w_deg_s") ? number(cmd, object, "w_deg_s", -3600, 3600) : protocol::Result<double>(0.0);
-    if (!w) return w.error();
-    const double turn = w.value() * std::numbers::pi / 180 * bot::kWheelBaseMm / 2;  // each wheel's share, mm/s
-    return wheel_speeds(cmd, v.value() - turn, v.value() + turn);
+    auto drive = drive_arguments(cmd, object, 10000, 3600);
+    if (!drive) return drive.error();
+    const double v = drive.value().v_mm_s;
+    const double turn = drive.value().w_deg_s * std::numbers::pi / 180 * bot::kWheelBaseMm / 2;  // each wheel's share
+    return wheel_speeds(cmd, v - turn, v + turn);
   }
   if (cmd == "wheels") {
-    if (auto checked = only(cmd, object, {"left_mm_s", "right_mm_s"}); !checked) return checked.error();
-    auto left = number(cmd, object, "left_mm_s", -10000, 10000);
-    if (!left) return left.error();
-    auto right = number(cmd, object, "right_mm_s", -10000, 10000);
-    if (!right) return right.error();
-    return wheel_speeds(cmd, left.value(), right.value());
+    auto wheels = wheel_arguments(cmd, object, 10000);
+    if (!wheels) return wheels.error();
+    return wheel_speeds(cmd, wheels.value().left_mm_s, wheels.value().right_mm_s);
   }
   std::string known;
   for (const std::string& name : commands()) known += (known.empty() ? "" : ", ") + name;
