@@ -33,10 +33,11 @@ install_missing() {
 # sources compiled as one unit (CMake's unity build), which parses the
 # headers they share (nlohmann/json, doctest, the standard library) and
 # instantiates their templates once a target instead of once a file: the
-# first stage's build takes half the processor time it took file by file.
-# The test command's clang build stays file by file, so that every file is
-# still compiled on its own (a missing include fails there), and so does
-# scripts/start.sh's. A file's names in an anonymous namespace must
-# therefore differ from its neighbours' in the same target.
+# first stage's build takes half the processor time it took file by file,
+# and so does the sanitizer build. Each source file of what ships is still
+# compiled on its own by clang-tidy, which the test command runs over them
+# (a missing include is a finding there), and scripts/start.sh builds file
+# by file. A file's names in an anonymous namespace must differ from its
+# neighbours' in the same target.
 # shellcheck disable=SC2034 # used by the scripts that source this one
 unity_build="-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=0"

@@ -11,12 +11,13 @@
 #   2. the libFuzzer targets, FUZZ_SECONDS (45 here) each (build-fuzz/), at
 #      nice 10, so that the benchmarks beside them get a core when they want one;
 #   3. the whole suite again built with clang 14 as a Debug build (no
-#      optimisation, assertions on), file by file, under AddressSanitizer
+#      optimisation, assertions on), also a unity build, under AddressSanitizer
 #      and UBSan (build-asan/), with the tests' own robot family
 #      (tests/family/) beside the others, its tests once the benchmarks are done;
 #   4. clang-tidy over the source files of what ships (bridge/, protocol/,
-#      sim/) and of the tests' shared support (tests/support/), with that
-#      build's compile commands (scripts/tidy.sh; the test cases themselves,
+#      sim/) and of the tests' shared support (tests/support/), each file
+#      alone, with the compile commands of that build's options configured
+#      file by file (build-tidy/; scripts/tidy.sh; the test cases themselves,
 #      half the files and half its time, are left to `scripts/tidy.sh`
 #      alone and to the two compilers' warnings): it starts with the first
 #      stage and runs beside all the others as the scheduler's idle class
@@ -143,20 +144,22 @@ wait_for_file() {
 
 # The sanitizer build also serves the tests' own robot family
 # (tests/family/): every test that covers all families covers it there.
-clang_build="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DFLOCKBRIDGE_TEST_FAMILY=ON"
+clang_options="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DFLOCKBRIDGE_TEST_FAMILY=ON"
+clang_build="$clang_options $unity_build"
 if [ "${1:-}" != "--quick" ]; then
-  # clang-tidy needs the clang build's compile commands only, not its build.
-  # As the idle class it waits whenever a build or a test wants a core, so
-  # the stages' timing is theirs; it fills what they leave.
+  # clang-tidy needs the compile commands of a clang build, file by file
+  # (build-tidy/, configured only), not a build. As the idle class it waits
+  # whenever a build or a test wants a core, so the stages' timing is
+  # theirs; it fills what they leave.
   # shellcheck disable=SC2086 # the options are separate words
-  cmake -S . -B build-asan -G Ninja -DFLOCKBRIDGE_TESTS=ON $clang_build >/dev/null || exit 1
+  cmake -S . -B build-tidy -G Ninja -DFLOCKBRIDGE_TESTS=ON $clang_options >/dev/null || exit 1
   idle=""
   if chrt --idle 0 true 2>/dev/null; then idle="chrt --idle 0"; fi
   tidy_log="$(mktemp)"
   tidy_began="$(date +%s)"
   tidy_cpu="$(mktemp)"
   # shellcheck disable=SC2086 # "chrt --idle 0", or nothing
-  cpu_of "$tidy_cpu" $idle nice -n 19 scripts/tidy.sh build-asan '(bridge|protocol|sim|tests/support)/' >"$tidy_log" 2>&1 &
+  cpu_of "$tidy_cpu" $idle nice -n 19 scripts/tidy.sh build-tidy '(bridge|protocol|sim|tests/support)/' >"$tidy_log" 2>&1 &
   tidy_pid=$!
   # The arm64 cross build, also beside the stages (its packages first: apt
   # takes one install at a time): at nice 19 it takes a core whenever the

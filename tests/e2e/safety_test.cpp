@@ -231,11 +231,17 @@ TEST_CASE("on a noisy line every command is delivered or its client is told - no
   CHECK(audit.unanswered == 0);
   CHECK(audit.lost_without_word == 0);
   // All four kinds went through, and most arrived: the audit matched them.
+  // (About nine in ten on a quiet machine; on a busy one more are answered
+  // with an error when a reply comes after the NAK window.)
   CHECK(audit.by_kind.size() == 4);
-  CHECK(audit.delivered_exact > 250);
+  CHECK(audit.delivered_exact > 200);
   CHECK(audit.answered_ok + audit.answered_error == 300);
   CHECK(audit.delivered_exact + audit.damaged_accepted >= audit.answered_ok);
-  const auto stats = bridge_stats(client);
+  // The link rode the noise out: never taken for a reboot, and up (a run
+  // of damaged packets may leave it stale a moment, until the next good one).
+  auto stats = bridge_stats(client);
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (stats["link"]["state"] != "up" && std::chrono::steady_clock::now() < deadline) stats = bridge_stats(client);
   CHECK(stats["link"]["bad_checksum"].get<long>() > 0);  // the noise was real
   CHECK(stats["link"]["reboots"] == 0);
   CHECK(stats["link"]["state"] == "up");

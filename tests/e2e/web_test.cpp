@@ -138,16 +138,21 @@ TEST_CASE("a WebSocket client that never reads can still stop the robot, and is 
   reader.send("{\"cmd\":\"unsubscribe\",\"id\":\"quiet\"}\n");
   REQUIRE(reader.read_json_type("ok"));
   // Let its buffers fill: the bridge starts dropping its sensor messages.
-  for (;;) {
+  json websocket;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
+  while (std::chrono::steady_clock::now() < deadline) {
     reader.send("{\"cmd\":\"stats\"}\n");
     auto stats = reader.read_json_type("stats");
     REQUIRE(stats);
-    bool dropping = false;
+    websocket = nullptr;
     for (const auto& c : (*stats)["clients"]["list"]) {
-      if (c["kind"] == "websocket" && c["sensor_dropped"].get<long>() > 50) dropping = true;
+      if (c["kind"] == "websocket") websocket = c;
     }
-    if (dropping) break;
+    REQUIRE_MESSAGE(!websocket.is_null(), "the bridge no longer lists the WebSocket client");
+    if (websocket["sensor_dropped"].get<long>() > 50) break;
   }
+  CAPTURE(websocket.dump());
+  REQUIRE(websocket["sensor_dropped"].get<long>() > 50);
   // Telemetry piling up on its way out does not hold back its commands.
   stalled.send_json({{"cmd", "stop"}, {"id", 42}});
   rig.expect_sim("rx 44 53 54");

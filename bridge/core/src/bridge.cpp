@@ -341,9 +341,9 @@ void Bridge::flush_held() {
 
 void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   const protocol::LinkState state = changed.state;
-  standing_stop_.reset();  // a robot that was away may not be standing
-  // A robot that is being configured has just reset: it is not moving.
-  if (state == protocol::LinkState::Handshaking || state == protocol::LinkState::Down) moving_ = false;
+  // A robot that was away may not be standing; one that is being
+  // configured has just reset: it is not moving.
+  gate_.link_changed(state == protocol::LinkState::Handshaking || state == protocol::LinkState::Down);
   const std::string text = "robot link " + std::string(protocol::link_state_name(state)) +
                            (changed.reason.empty() ? "" : ": " + changed.reason);
   if (state == protocol::LinkState::Up || state == protocol::LinkState::Handshaking) {
@@ -366,7 +366,7 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
 
 void Bridge::on_published(const driver_event::Published& published) {
   if (!published.warning.empty()) log_warning(published.warning);
-  if (published.robot_stopped) moving_ = false;
+  if (published.robot_stopped) gate_.robot_stopped();
   const RobotMessage& message = *published.message;
   if (!message.is_sensor()) {
     broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); }, MessageOrigin::Robot);
@@ -423,7 +423,7 @@ void Bridge::on_housekeeping() {
       }
     }
   }
-  if (config_.motion_watchdog.count() > 0 && moving_ && now - last_motion_ >= config_.motion_watchdog) {
+  if (config_.motion_watchdog.count() > 0 && gate_.moving() && now - gate_.last_motion() >= config_.motion_watchdog) {
     safety_stop("no motion command for " + std::to_string(config_.motion_watchdog.count()) +
                 " ms while the robot was moving (motion watchdog)");
   }
@@ -431,7 +431,7 @@ void Bridge::on_housekeeping() {
 
 void Bridge::on_watch() {
   const auto& lease = lease_.holder();
-  const auto changes = watch_.watch(lease ? std::optional(lease->client) : std::nullopt, motion_owner_);
+  const auto changes = watch_.watch(lease ? std::optional(lease->client) : std::nullopt, gate_.motion_owner());
   const auto live = [this](std::uint64_t client) -> Session* {
     const auto found = sessions_.find(client);
     return found == sessions_.end() || found->second->closing() ? nullptr : found->second.get();
@@ -456,7 +456,7 @@ void Bridge::driver_lost(const Session& session, const std::string& why) {
   ++counters_.drivers_lost;
   if (lease_.held_by(session.id())) {
     end_lease(session, why, true);
-  } else if (motion_owner_ == session.id()) {
+  } else if (gate_.motion_owner() == session.id()) {
     safety_stop("client " + std::to_string(session.id()) + " (" + session.peer() + "), which set the robot moving, " +
                 why);
   }
@@ -485,7 +485,7 @@ void Bridge::stop() {
   sessions_.clear();
   web_.stop();
   closed_sessions_.clear();
-  pending_.clear();
+  gate_.clear();
   drainer_.reset();
   housekeeping_.reset();
   watch_timer_.reset();

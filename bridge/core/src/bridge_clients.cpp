@@ -276,7 +276,7 @@ void Bridge::session_input_over(Session& session) {
     session.finish_input_over();
     return;
   }
-  if (session.kind() == ClientKind::Native || lease_.held_by(session.id()) || motion_owner_ == session.id()) {
+  if (session.kind() == ClientKind::Native || lease_.held_by(session.id()) || gate_.motion_owner() == session.id()) {
     departed_.push_front(&session);
   } else {
     departed_.push_back(&session);
@@ -311,8 +311,8 @@ void Bridge::session_closed(Session& session) {
   // Closing its connection is a normal end; a connection that failed, or
   // that the bridge closed, is not.
   const bool normal_end = session.close_kind() == Session::CloseKind::Normal;
-  end_lease(session, normal_end && !moving_ ? "closed its connection" : "is gone", false, normal_end);
-  if (!held_control && moving_ && motion_owner_ == session.id()) {
+  end_lease(session, normal_end && !gate_.moving() ? "closed its connection" : "is gone", false, normal_end);
+  if (!held_control && gate_.moving() && gate_.motion_owner() == session.id()) {
     owed_stop_ = OwedStop{"client " + std::to_string(session.id()) + " (" + session.peer() +
                           "), which set the robot moving, is gone"};
   }
@@ -329,7 +329,8 @@ void Bridge::sweep_closed() {
     const OwedStop owed = std::move(*owed_stop_);
     owed_stop_.reset();
     // Unless another client has set the robot moving since.
-    if (!motion_owner_ || !sessions_.contains(*motion_owner_)) safety_stop(owed.reason, owed.tell);
+    const auto& owner = gate_.motion_owner();
+    if (!owner || !sessions_.contains(*owner)) safety_stop(owed.reason, owed.tell);
   }
 }
 

@@ -1,6 +1,6 @@
-// The Bridge's command gate: what a client's command must pass before it
-// goes to the robot's driver, in order (the rate limit, the client's role,
-// the emergency latch, the control lease), the answers that come back, the
+// The Bridge's commands: a client's robot command read (its dead-man time,
+// the family's bytes), put to the command gate (command_gate.hpp) and, when
+// it passes, handed to the driver; the answers that come back, the
 // emergency latch's changes, and the safety stop the bridge sends on its own.
 #include "flockbridge/bridge/bridge.hpp"
 
@@ -23,10 +23,6 @@ using protocol::Error;
 /// key repeats to a minute.
 constexpr std::chrono::milliseconds kShortestDeadman{50};
 constexpr std::chrono::milliseconds kLongestDeadman{60000};
-
-/// Stops that wait to be answered with the standing stop they add nothing
-/// to; more, in a flood, are answered at once.
-constexpr std::size_t kMostStopRiders = 256;
 
 }  // namespace
 
@@ -102,65 +98,32 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
     recording_.record(Topic::Command, command.dump());
   }
   const SteadyTime now = steady_now();
-  // Stop and emergency stop are never held back by the rate limit.
-  if (!effect.stops && !session.allow_command(now)) {
-    session.reply_error(id,
-                        Error{"too many commands: at most " + std::to_string(static_cast<int>(config_.command_rate)) +
-                                  " a second (bursts of " + std::to_string(static_cast<int>(config_.command_burst)) +
-                                  "); this one was not sent",
-                              protocol::ErrorCode::RateLimited});
-    return;
-  }
-  if (!effect.stops && session.role() == Role::Viewer) {
-    // Stopping is anyone's; the rest needs the driver PIN, or a port open to drive.
-    refuse(
-        session, id,
-        Error{
-            session.kind() == ClientKind::Native
-                ? (pairing_.waiting(session.id())
-                       ? "not sent: this connection waits to be approved on the robot's dashboard by someone with "
-                         "the PIN (access.native_port_mode paired); only stops go"
-                       : "not sent: this port is read-only (access.native_port_mode); only stops go")
-                : R"(not sent: this connection may watch and stop the robot; to drive it, give the robot's PIN first: {"cmd":"auth","pin":"..."})",
-            protocol::ErrorCode::Denied,
-            pairing_.waiting(session.id())
-                ? "not sent: this connection waits to be approved on the robot's dashboard; only "
-                  "stops go"
-                : ""});
-    return;
-  }
-  if (effect.motion && latch_.latched()) {
-    ++counters_.control_refused;
-    const EmergencyLatch::Hold& hold = *latch_.first_hold();
-    const std::string who = hold.client == 0 ? hold.by : "client " + std::to_string(hold.client) + ", " + hold.by;
-    const bool fleet = latch_.hold(StopSource::Fleet).has_value();
-    refuse(session, id,
-           Error{"not sent: the robot's emergency stop is latched (by " + who +
-                     (hold.reason.empty() ? "" : ": " + hold.reason) + "); " + latch_.who_may_clear(config_.access) +
-                     (fleet ? " clears it" : R"( clears it with {"cmd":"clear_emergency"} or on the dashboard)"),
-                 protocol::ErrorCode::Latched,
-                 fleet ? "not sent: the class's emergency stop is latched; the teacher clears it"
-                       : "not sent: the emergency stop is latched; it must be cleared on the dashboard first"});
-    return;
-  }
-  if (effect.stops && !effect.emergency && standing_stop_) {
-    // The robot's last motion command is a stop already: this one adds
-    // nothing to its queue, and is answered as that one is (at once once
-    // the robot has taken it, or with it; a flood answered at once beyond
-    // a bound, since the stop it rides on is on its way).
-    if (standing_stop_->taken || standing_stop_->riders >= kMostStopRiders) {
-      session.reply_ok(id, standing_stop_->confirmed);
-    } else {
-      ++standing_stop_->riders;
-      pending_.emplace(standing_stop_->token, PendingCommand{session.id(), id});
+  const CommandSender sender{.client = session.id(),
+                             .role = session.role(),
+                             .kind = session.kind(),
+                             .exclusive_control = session.exclusive_control(),
+                             .waits_for_approval = pairing_.waiting(session.id()),
+                             .within_rate = effect.stops || session.allow_command(now)};
+  const GateVerdict verdict = gate_.admit(sender, effect, id, now);
+  switch (verdict.kind) {
+    case GateVerdict::Kind::RateLimited:
+      session.reply_error(id, verdict.refusal);
+      return;
+    case GateVerdict::Kind::Refused:
+      refuse(session, id, verdict.refusal);
+      return;
+    case GateVerdict::Kind::Ignored:
+      return;
+    case GateVerdict::Kind::Answered:
+      session.reply_ok(id, verdict.confirmed);
+      return;
+    case GateVerdict::Kind::Rides:
       session.command_started();
-    }
-    return;
+      return;
+    case GateVerdict::Kind::Send:
+      break;
   }
-  const LeaseCheck lease = effect.stops ? LeaseCheck::Allowed : check_lease(session, effect, id, now);
-  if (lease == LeaseCheck::Refused) return;
-  const protocol::CommandToken token = next_token_++;
-  auto submitted = call ? call(token) : driver_->submit(token, payload);
+  auto submitted = call ? call(verdict.token) : driver_->submit(verdict.token, payload);
   if (!submitted) {
     const protocol::Error& error = submitted.error();
     if (error.code == protocol::ErrorCode::LinkDown) {
@@ -176,28 +139,13 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
     session.reply_error(id, error);
     return;
   }
-  if (lease == LeaseCheck::Takes) take_lease(session, now);
+  if (verdict.takes_lease) take_lease(session, now);
   if (effect.emergency) latch_emergency(StopSource::Local, {session.id(), session.peer(), {}, unix_seconds_now()});
-  pending_.emplace(token, PendingCommand{session.id(), id});
+  const bool arm_deadman = gate_.sent(sender, effect, id, verdict.token, now);
   session.command_started();
-  if (effect.stops && !effect.emergency) {
-    standing_stop_ = StandingStop{token, false, std::nullopt, 0};
-  } else if (effect.motion || effect.emergency) {
-    standing_stop_.reset();
-  }
-  if (effect.stops) {
-    moving_ = false;
-    motion_owner_.reset();
-  } else if (effect.motion) {
-    motion_owner_ = session.id();
-    moving_ = effect.keeps_moving;
-    last_motion_ = now;
-  }
   // Each motion command, or a stop, replaces the last one's dead-man time.
   if (effect.stops || effect.motion) uv_timer_stop(deadman_timer_.get());
-  if (effect.motion && !effect.stops && effect.deadman.count() > 0) {
-    deadman_client_ = session.id();
-    deadman_after_ = effect.deadman;
+  if (arm_deadman) {
     uv_timer_start(
         deadman_timer_.get(),
         [](uv_timer_t* timer) {
@@ -210,39 +158,15 @@ void Bridge::submit_command(Session& session, protocol::ByteView payload, Motion
 void Bridge::on_deadman() {
   // Only the motion the dead-man time was given for: a stop or another
   // motion command since has disarmed it.
-  if (!moving_ || motion_owner_ != deadman_client_) return;
-  const auto found = sessions_.find(deadman_client_);
-  const std::string who = "client " + std::to_string(deadman_client_) +
-                          (found == sessions_.end() ? std::string() : " (" + found->second->peer() + ")");
-  safety_stop(who + " sent no motion command within its deadman_ms (" + std::to_string(deadman_after_.count()) +
-              " ms) of the last");
+  if (!gate_.deadman_applies()) return;
+  safety_stop(describe_client(gate_.deadman_client()) + " sent no motion command within its deadman_ms (" +
+              std::to_string(gate_.deadman_after().count()) + " ms) of the last");
 }
 
-Bridge::LeaseCheck Bridge::check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
-                                       SteadyTime now) {
-  switch (lease_.check(session.id(), effect.motion, session.exclusive_control(), now)) {
-    case ControlLease::Verdict::Allowed:
-      return LeaseCheck::Allowed;
-    case ControlLease::Verdict::Takes:
-      return LeaseCheck::Takes;
-    case ControlLease::Verdict::Ignored:
-      ++counters_.control_ignored;
-      return LeaseCheck::Refused;
-    case ControlLease::Verdict::Busy:
-      break;
-  }
-  ++counters_.control_refused;
-  const std::uint64_t holder = lease_.holder()->client;
-  const auto found = sessions_.find(holder);
-  const std::string who = found == sessions_.end()
-                              ? "client " + std::to_string(holder)
-                              : "client " + std::to_string(holder) + " (" + found->second->peer() + ")";
-  refuse(session, id,
-         Error{(effect.motion ? "not sent: " : "not sent: only the driver may do this; ") + who +
-                   " drives the robot; it is yours once it releases control, goes away or sends no command for " +
-                   std::to_string(config_.access.lease_idle.count()) + " ms",
-               protocol::ErrorCode::Busy, "not sent: " + who + " drives the robot"});
-  return LeaseCheck::Refused;
+std::string Bridge::describe_client(std::uint64_t client) const {
+  const auto found = sessions_.find(client);
+  return "client " + std::to_string(client) +
+         (found == sessions_.end() ? std::string() : " (" + found->second->peer() + ")");
 }
 
 void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& error) {
@@ -256,11 +180,8 @@ void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& err
 }
 
 void Bridge::safety_stop(const std::string& reason, bool tell) {
-  standing_stop_.reset();
-  moving_ = false;
-  motion_owner_.reset();
   uv_timer_stop(deadman_timer_.get());
-  auto sent = driver_->stop_robot(next_token_++);
+  auto sent = driver_->stop_robot(gate_.own_stop());
   const std::string what = sent ? "; sent Stop" : "; could not send Stop: " + sent.error().message;
   if (!tell) {
     // The end of a drive whose robot was standing: not an accident.
@@ -275,38 +196,21 @@ void Bridge::safety_stop(const std::string& reason, bool tell) {
 }
 
 void Bridge::on_command_done(const driver_event::CommandDone& done) {
-  if (standing_stop_ && standing_stop_->token == done.token) {
-    // A stop that did not reach the robot leaves it as it was: the next one goes.
-    if (done.error) {
-      standing_stop_.reset();
-    } else {
-      standing_stop_->taken = true;
-      standing_stop_->confirmed = done.confirmed;
-      standing_stop_->riders = 0;
-    }
-  }
-  // The command, and any stops that rode on it.
-  const auto [first, last] = pending_.equal_range(done.token);
-  std::vector<PendingCommand> answered;
-  for (auto pending = first; pending != last; ++pending) answered.push_back(std::move(pending->second));
-  pending_.erase(first, last);
-  for (const PendingCommand& command : answered) {
-    const auto session = sessions_.find(command.session);
+  for (const OwedAnswer& answer : gate_.done(done.token, done.error.has_value(), done.confirmed)) {
+    const auto session = sessions_.find(answer.client);
     if (session == sessions_.end() || session->second->closing()) continue;
     if (done.error) {
-      session->second->reply_error(command.id, *done.error);
+      session->second->reply_error(answer.id, *done.error);
     } else {
-      session->second->reply_ok(command.id, done.confirmed);
+      session->second->reply_ok(answer.id, done.confirmed);
     }
     session->second->command_finished();
   }
 }
 
 void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
-  standing_stop_.reset();
   const bool was_free = latch_.latch(source, hold);
-  moving_ = false;
-  motion_owner_.reset();
+  gate_.latched();
   if (was_free || source == StopSource::Fleet) {
     log_warning((hold.client == 0 ? hold.by : "client " + std::to_string(hold.client) + " (" + hold.by + ")") +
                 " sent " + (source == StopSource::Fleet ? "the class's emergency stop" : "an emergency stop") +

@@ -32,7 +32,7 @@ void Bridge::end_lease(const Session& session, const std::string& why, bool at_o
   // (a raw command, a move whose DMC was lost) must not keep it driving.
   // Told as a safety stop, unless a driver that had stopped its robot
   // released it or left: that is how a drive ends.
-  const bool tell = !normal_end || moving_;
+  const bool tell = !normal_end || gate_.moving();
   if (at_once) {
     safety_stop(reason, tell);
   } else {

@@ -31,7 +31,7 @@ void Bridge::fleet_emergency(const std::string& by, const std::string& reason) {
   auto command = driver_->command_from_json("emergency", nlohmann::json{{"cmd", "emergency"}});
   if (command) {
     ++counters_.commands_received;
-    auto sent = driver_->submit(next_token_++, command.value());
+    auto sent = driver_->submit(gate_.own_token(), command.value());
     if (!sent) log_warning("the fleet's emergency stop could not go to the robot now: " + sent.error().message);
   }
   latch_emergency(StopSource::Fleet, {0, by, reason, unix_seconds_now()});

@@ -7,10 +7,10 @@
 // (recorder.hpp), which owns no robot or client state.
 //
 // Bridge keeps the loop's lifecycle and drains the driver's events
-// (bridge.cpp); its rules live in rooms of their own (ControlLease,
-// EmergencyLatch, Pairing, LoginGuard, ServiceStatus) and its work in files
-// named for it: bridge_clients.cpp (listeners and sessions),
-// bridge_commands.cpp (the command gate, the latch, the safety stop),
+// (bridge.cpp); its rules live in rooms of their own (CommandGate,
+// ControlLease, EmergencyLatch, Pairing, LoginGuard, ServiceStatus) and its
+// work in files named for it: bridge_clients.cpp (listeners and sessions),
+// bridge_commands.cpp (commands through the gate, the latch, the safety stop),
 // bridge_control.cpp (the lease's changes, sign-in, pairing, live settings),
 // bridge_fleet.cpp (what the fleet sees), bridge_stats.cpp (the counters).
 #pragma once
@@ -33,6 +33,7 @@
 
 #include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/address_slots.hpp"
+#include "flockbridge/bridge/command_gate.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/control_lease.hpp"
 #include "flockbridge/bridge/driver.hpp"
@@ -111,10 +112,6 @@ class Bridge final : public RobotDriver::Host,
     std::string_view bind_option;
     UvHandle<uv_tcp_t> tcp;
   };
-  struct PendingCommand {
-    std::uint64_t session;
-    nlohmann::json id;
-  };
 
   // RobotDriver::Host
   void driver_has_events() override;
@@ -190,14 +187,8 @@ class Bridge final : public RobotDriver::Host,
   /// port (some send ten a second) is counted and logged at debug level,
   /// anyone else is told (or logged, when its dialect has no error message).
   void refuse(Session& session, const nlohmann::json& id, const protocol::Error& error);
-  /// Whether this command of `session` may go to the robot under the
-  /// control lease (control_lease.hpp): a motion command takes a free lease
-  /// once it has gone to the robot; another client's are refused with
-  /// `busy` (counted for a program of the original software, whose settings
-  /// on a one-driver port are ignored without a word).
-  enum class LeaseCheck : std::uint8_t { Refused, Allowed, Takes };
-  [[nodiscard]] LeaseCheck check_lease(Session& session, const MotionEffect& effect, const nlohmann::json& id,
-                                       SteadyTime now);
+  /// "client 4 (10.0.0.7:51234)", or "client 4" once it has gone.
+  [[nodiscard]] std::string describe_client(std::uint64_t client) const;
   /// `session`'s motion command has gone to the robot: it drives now.
   void take_lease(const Session& session, SteadyTime now);
   /// The lease of `session` ends (`why` it did, after "client N (peer), which drove the robot, ");
@@ -284,32 +275,18 @@ class Bridge final : public RobotDriver::Host,
   /// Their writes, several a system call where the kernel allows.
   SendBatch writes_;
   std::vector<std::uint64_t> closed_sessions_;
-  /// Commands on their way to the robot, answered when it has taken them
-  /// (a stop that rode on a standing stop waits under that stop's token).
-  std::multimap<protocol::CommandToken, PendingCommand> pending_;
-  /// The last stop handed to the robot, while no motion command has gone
-  /// after it: another stop then adds nothing to the robot's queue (a flood
-  /// of stops from someone who may not drive keeps no driver's command out)
-  /// and is answered as that one is. Motion, an emergency stop, a stop the
-  /// bridge sends of its own accord and any change of the link end it.
-  struct StandingStop {
-    protocol::CommandToken token = 0;
-    bool taken = false;             ///< the robot has taken it
-    std::optional<bool> confirmed;  ///< then: whether the robot confirmed it (if its family does)
-    std::size_t riders = 0;         ///< stops waiting for it to be taken
-  };
-  std::optional<StandingStop> standing_stop_;
   std::uint64_t next_session_ = 1;
-  protocol::CommandToken next_token_ = 1;
   std::uint64_t sensor_seq_ = 0;
   protocol::BridgeCounters counters_;
   SteadyTime started_at_ = steady_now();
 
-  // Safety: who last set the robot moving, and when.
-  std::optional<std::uint64_t> motion_owner_;
   /// The robot's control lease: one client drives at a time, on every port.
   ControlLease lease_;
   EmergencyLatch latch_;
+  /// What a command must pass to go to the robot, the answers owed for
+  /// those that went, and what the robot was last told (command_gate.hpp).
+  CommandGate gate_{config_, lease_, latch_, counters_,
+                    [this](std::uint64_t client) { return describe_client(client); }};
   /// Connections on the family's own port waiting to be approved (native_port_mode paired).
   Pairing pairing_;
   /// Connections per computer over every port (the web server counts its
@@ -321,8 +298,6 @@ class Bridge final : public RobotDriver::Host,
   /// for everyone, which a long teacher's secret never waits for.
   LoginGuard pin_logins_{{.shared_burst = kSharedPinGuesses, .shared_interval = kSharedPinInterval}};
   LoginGuard teacher_logins_;
-  bool moving_ = false;
-  SteadyTime last_motion_{};
   /// A Stop owed because the driving client went away, sent after the
   /// current callbacks (never from inside the link controller's).
   struct OwedStop {
@@ -335,8 +310,6 @@ class Bridge final : public RobotDriver::Host,
   UvHandle<uv_timer_t> watch_timer_;
   /// Stops the robot when the last motion command's dead-man time has run out.
   UvHandle<uv_timer_t> deadman_timer_;
-  std::uint64_t deadman_client_ = 0;
-  std::chrono::milliseconds deadman_after_{0};
   /// Drains the driver's events after the callbacks of the loop turn that
   /// brought them, and goes on writing held output in later turns.
   AfterPoll drainer_;
