@@ -223,24 +223,29 @@ TEST_CASE("command gate: the robot's motion - kept, ended by a stop, a restart, 
 
 TEST_CASE("command gate: a dead-man time is armed by a motion command and stands until a stop or another's motion") {
   Gate g;
+  // Admits a command that must go to the robot, and says whether sending
+  // it arms a dead-man time.
+  const auto arms = [&](const MotionEffect& effect, const json& id) {
+    const GateVerdict verdict = g.gate.admit(driver(1), effect, id, g.now);
+    REQUIRE(verdict.kind == GateVerdict::Kind::Send);
+    if (verdict.takes_lease) g.lease.take(1, 0, g.now);
+    return g.gate.sent(driver(1), effect, id, verdict.token, g.now);
+  };
   MotionEffect timed = kDrive;
   timed.deadman = 300ms;
-  GateVerdict verdict = g.gate.admit(driver(1), timed, 1, g.now);
-  REQUIRE(verdict.kind == GateVerdict::Kind::Send);
-  g.lease.take(1, 0, g.now);
-  CHECK(g.gate.sent(driver(1), timed, 1, verdict.token, g.now));
+  CHECK(arms(timed, 1));
   CHECK(g.gate.deadman_client() == 1);
   CHECK(g.gate.deadman_after() == 300ms);
   CHECK(g.gate.deadman_applies());
   // A motion command without one arms nothing; a stop voids it.
-  verdict = g.gate.admit(driver(1), kDrive, 2, g.now);
-  CHECK_FALSE(g.gate.sent(driver(1), kDrive, 2, verdict.token, g.now));
-  verdict = g.gate.admit(driver(1), kStop, 3, g.now);
-  CHECK_FALSE(g.gate.sent(driver(1), kStop, 3, verdict.token, g.now));
+  CHECK_FALSE(arms(kDrive, 2));
+  CHECK_FALSE(arms(kStop, 3));
   CHECK_FALSE(g.gate.deadman_applies());
-  // A stop never arms one, even when it carries it.
+  // A stop never arms one, even when it carries it (after motion, so that
+  // it goes to the robot rather than riding on the stop before).
+  CHECK_FALSE(arms(kDrive, 4));
   MotionEffect timed_stop = kStop;
   timed_stop.deadman = 300ms;
-  verdict = g.gate.admit(driver(1), timed_stop, 4, g.now);
-  CHECK_FALSE(g.gate.sent(driver(1), timed_stop, 4, verdict.token, g.now));
+  CHECK_FALSE(arms(timed_stop, 5));
+  CHECK_FALSE(g.gate.deadman_applies());
 }

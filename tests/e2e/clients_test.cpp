@@ -106,6 +106,19 @@ std::vector<SensorRun> collect_json_sensors(std::vector<TcpClient>& clients, std
   return runs;
 }
 
+/// Each client got at least `want` sensor messages, and every one, or was
+/// told what it lost (SensorRun::every_gap_told); says how many fell behind.
+void check_every_gap_told(const std::vector<SensorRun>& runs, std::size_t want) {
+  int with_gaps = 0;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(runs[i].size() >= want);
+    CHECK(runs[i].every_gap_told());
+    if (!runs[i].contiguous()) ++with_gaps;
+  }
+  MESSAGE(with_gaps << " of " << runs.size() << " JSON clients fell behind and were told what they lost");
+}
+
 /// The clients' writes go through both of the bridge's paths: several a
 /// system call (io_uring, where the kernel allows) and one send() each.
 /// Returns the value of --client-io-uring for this run of the test.
@@ -152,14 +165,7 @@ TEST_CASE("sensor fan-out to 100 clients on each port: every one gets every pack
   // latest for a client that is behind, and says how many it dropped: what
   // it promises, and what is checked.
   const auto runs = collect_json_sensors(jsons, 20);
-  int with_gaps = 0;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(runs[i].size() >= 20);
-    CHECK(runs[i].every_gap_told());
-    if (!runs[i].contiguous()) ++with_gaps;
-  }
-  MESSAGE(with_gaps << " of " << runs.size() << " JSON clients fell behind and were told what they lost");
+  check_every_gap_told(runs, 20);
   // And every client gets every packet from its first on: each reads on to
   // the latest any of them has had (a busy machine's bridge may be writing
   // some clients a second behind others, without dropping anything).
@@ -380,14 +386,7 @@ TEST_CASE(
   // own reading up past that reader's buffers, is told what it lost: the
   // stalled client's backlog is its own and takes nothing from the others.
   const auto seqs = collect_json_sensors(readers, 750, 60s);
-  int with_gaps = 0;
-  for (std::size_t i = 0; i < seqs.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(seqs[i].size() >= 750);
-    CHECK(seqs[i].every_gap_told());
-    if (!seqs[i].contiguous()) ++with_gaps;
-  }
-  MESSAGE(with_gaps << " of " << seqs.size() << " reading clients fell behind and were told what they lost");
+  check_every_gap_told(seqs, 750);
   // Now the stalled client reads: it is told how many it lost, and is
   // given the latest values, not a backlog.
   auto dropped = stalled.read_json_type("dropped");
