@@ -31,7 +31,7 @@
 
 #include "flockbridge/protocol/flockbot/uno_packets.hpp"
 #include "support/command_audit.hpp"
-#include "support/flockbot_reading.hpp"
+#include "support/flockbot/flockbot_reading.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"
 #include "support/process.hpp"

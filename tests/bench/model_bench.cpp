@@ -14,18 +14,17 @@
 #include <string_view>
 #include <vector>
 
-#include "flockbridge/bridge/pioneer/messages.hpp"
-#include "flockbridge/bridge/smr/messages.hpp"
-#include "flockbridge/protocol/pioneer/models.hpp"
 #include "flockbridge/protocol/flockbot/json.hpp"
 #include "flockbridge/protocol/flockbot/robot_model.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
+#include "flockbridge/protocol/pioneer/json.hpp"
+#include "flockbridge/protocol/pioneer/models.hpp"
+#include "flockbridge/protocol/smr/json.hpp"
 #include "flockbridge/protocol/smr/robot_model.hpp"
 
 namespace {
 
 namespace protocol = flockbridge::protocol;
-namespace bridge = flockbridge::bridge;
 using Clock = std::chrono::steady_clock;
 
 /// The median of `rounds` timings of `messages` calls, in nanoseconds a call.
@@ -101,26 +100,26 @@ int main(int argc, char** argv) {
   }
   {  // Pioneer p3dx-sh
     const protocol::pioneer::RobotModel* p3dx = protocol::pioneer::find_robot_model("p3dx-sh");
-    bridge::pioneer::SipSnapshot snapshot;
+    protocol::pioneer::SipSnapshot snapshot;
     snapshot.sip.x = 1234;
     snapshot.sip.battery_tenths = 126;
     snapshot.reading = protocol::pioneer::SipReading{};
     for (int disc = 0; disc < 4; ++disc) snapshot.reading->sonar.push_back({disc, 1000.0 + disc});
     snapshot.sonar_layout = p3dx->sonar;
     const protocol::json::RobotStateEncoder model(protocol::pioneer::robot_geometry(p3dx));
-    const auto own = bridge::pioneer::sip_json(snapshot, 123456, 1.7e9);
+    const std::string own = protocol::pioneer::sip_json(snapshot, 123456, 1.7e9);
     report(
-        "pioneer", *own, model, [&] { return bridge::pioneer::sip_json(snapshot, 123456, 1.7e9)->size(); }, messages);
+        "pioneer", own, model, [&] { return protocol::pioneer::sip_json(snapshot, 123456, 1.7e9).size(); }, messages);
   }
   {  // SMR
-    bridge::smr::PeriodSnapshot snapshot;
+    protocol::smr::PeriodSnapshot snapshot;
     snapshot.period.reading.parts = 0x1F;
     snapshot.period.reading.ir = {12, 40, 90, 30, 5, 0};
     const protocol::json::RobotStateEncoder model(
         protocol::smr::robot_geometry(protocol::smr::Geometry{}, protocol::smr::kSimulatedIrRange));
-    const auto own = bridge::smr::period_json(snapshot, 123456, 1.7e9);
+    const std::string own = protocol::smr::period_json(snapshot, 123456, 1.7e9);
     report(
-        "smr", *own, model, [&] { return bridge::smr::period_json(snapshot, 123456, 1.7e9)->size(); }, messages);
+        "smr", own, model, [&] { return protocol::smr::period_json(snapshot, 123456, 1.7e9).size(); }, messages);
   }
   return 0;
 }

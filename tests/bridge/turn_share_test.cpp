@@ -6,36 +6,12 @@
 #include <chrono>
 
 #include "flockbridge/bridge/uv.hpp"
+#include "support/turning_loop.hpp"
 
 using namespace flockbridge;
 using namespace std::chrono_literals;
 
-namespace {
-
-/// A loop that turns once each time it is asked (an idle handle keeps it
-/// alive and its poll from waiting).
-struct TurningLoop {
-  TurningLoop() {
-    REQUIRE(uv_loop_init(&loop) == 0);
-    REQUIRE(uv_idle_init(&loop, &idle) == 0);
-    uv_idle_start(&idle, [](uv_idle_t* /*idle*/) {});
-  }
-  TurningLoop(const TurningLoop&) = delete;
-  TurningLoop& operator=(const TurningLoop&) = delete;
-  TurningLoop(TurningLoop&&) = delete;
-  TurningLoop& operator=(TurningLoop&&) = delete;
-  ~TurningLoop() {
-    uv_close(reinterpret_cast<uv_handle_t*>(&idle), nullptr);
-    uv_run(&loop, UV_RUN_DEFAULT);
-    CHECK(uv_loop_close(&loop) == 0);
-  }
-  void turn() { uv_run(&loop, UV_RUN_NOWAIT); }
-
-  uv_loop_t loop{};
-  uv_idle_t idle{};
-};
-
-}  // namespace
+using flockbridge::test::TurningLoop;
 
 TEST_CASE("a turn's share lasts its time from the first ask, and the next turn has a whole one") {
   TurningLoop turning;

@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "e2e/rig.hpp"
-#include "support/aria_client.hpp"
-#include "support/legacy_client.hpp"
-#include "support/smr_client.hpp"
+#include "support/pioneer/aria_client.hpp"
+#include "support/flockbot/legacy_client.hpp"
+#include "support/smr/smr_client.hpp"
 #include "support/web_client.hpp"
 
 using namespace flockbridge::testing;

@@ -483,10 +483,16 @@ TEST_CASE("drive in mm/s and deg/s becomes the Flockbot's wheel speeds, at 1 cm/
   // Turning left at 57.3 deg/s (1 rad/s) on a 100 mm base: the wheels 50 mm/s apart.
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":100,\"w_deg_s\":57.29578}\n");
   rig.expect_sim("rx 44 4D 57 05 0F");
+  // Its arguments are read as every family's are, in the same words.
   client.send("{\"cmd\":\"drive\",\"v_mm_s\":1500,\"id\":2}\n");
   auto refused = client.read_json_type("error");
   REQUIRE(refused);
-  CHECK((*refused)["error"].get<std::string>().find("more than 1000 mm/s") != std::string::npos);
+  CHECK((*refused)["error"] == "drive: v_mm_s must be from -1000 to 1000, got 1500");
+  // Each alone within a wheel's reach, together beyond it: 900 mm/s and 4 rad/s.
+  client.send("{\"cmd\":\"drive\",\"v_mm_s\":900,\"w_deg_s\":229.2,\"id\":3}\n");
+  refused = client.read_json_type("error");
+  REQUIRE(refused);
+  CHECK((*refused)["error"] == "drive: too fast for this Flockbot: a wheel would need more than 1000 mm/s");
 }
 
 TEST_CASE("drive is refused, saying what to configure, while a Flockbot's wheel speed is set unknown") {

@@ -3,10 +3,10 @@
 #include <string>
 
 #include "flockbridge/bridge/families.hpp"
-#include "support/aria_client.hpp"
+#include "support/pioneer/aria_client.hpp"
 #include "support/foxglove_client.hpp"
-#include "support/legacy_client.hpp"
-#include "support/smr_client.hpp"
+#include "support/flockbot/legacy_client.hpp"
+#include "support/smr/smr_client.hpp"
 
 namespace flockbridge::testing {
 namespace {

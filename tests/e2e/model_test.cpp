@@ -7,7 +7,7 @@
 
 #include "flockbridge/protocol/flockbot/json.hpp"
 #include "rig.hpp"
-#include "support/flockbot_reading.hpp"
+#include "support/flockbot/flockbot_reading.hpp"
 
 using namespace flockbridge::testing;
 using nlohmann::json;

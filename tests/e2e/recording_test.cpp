@@ -14,7 +14,7 @@
 
 #include "e2e/rig.hpp"
 #include "flockbridge/protocol/mcap/reader.hpp"
-#include "support/legacy_client.hpp"
+#include "support/flockbot/legacy_client.hpp"
 #include "support/recording_reader.hpp"
 #include "support/temp_dir.hpp"
 

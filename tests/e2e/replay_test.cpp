@@ -18,9 +18,9 @@
 #include "e2e/driving.hpp"
 #include "e2e/rig.hpp"
 #include "flockbridge/protocol/mcap/reader.hpp"
-#include "support/legacy_client.hpp"
+#include "support/flockbot/legacy_client.hpp"
 #include "support/recording_reader.hpp"
-#include "support/smr_client.hpp"
+#include "support/smr/smr_client.hpp"
 #include "support/temp_dir.hpp"
 
 using namespace flockbridge::testing;

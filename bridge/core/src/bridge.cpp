@@ -60,7 +60,6 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
       driver_(make_driver(loop, config_, *this)),
       web_(loop, *this),
       fleet_(loop, *this),
-      writes_(config_.client_io_uring),
       watch_(config_.driver_lost),
       service_(loop),
       recording_(loop, *this) {
@@ -146,8 +145,8 @@ Result<Done> Bridge::start() {
   if (drainer_.init<Bridge, &Bridge::drain_driver_events>(loop_, this) < 0 ||
       housekeeping_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       sweeper_.init<Bridge, &Bridge::sweep_closed>(loop_, this) < 0 ||
-      acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0 ||
-      ender_.init<Bridge, &Bridge::end_departed>(loop_, this) < 0 || loop_turns_.init(loop_) < 0 ||
+      acceptor_.init<Bridge, &Bridge::resume_accepting>(loop_, this) < 0 || clients_.init(loop_) < 0 ||
+      loop_turns_.init(loop_) < 0 ||
       watch_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0 ||
       deadman_timer_.init(this, [this](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
     return Error{"cannot create the loop's timers"};
@@ -222,7 +221,7 @@ Result<Done> Bridge::start() {
   }
   log_info(listening + "; session " + session_id_);
   if (config_.welcome) say_welcome();
-  log_info("client writes: " + writes_.summary());
+  log_info("client writes: " + clients_.writes().summary());
   log_info("scheduling: " + scheduling_summary() + ", timer slack " + std::to_string(timer_slack_ns()) + " ns" +
            (real_time_scheduling()
                 ? ": the robot's link is served ahead of ordinary processes"
@@ -310,33 +309,10 @@ void Bridge::drain_driver_events() {
                },
                *event);
   }
-  flush_held();
-}
-
-void Bridge::flush_held() {
-  // A thousand clients' writes take milliseconds (on loopback each send
-  // also does the receiver's TCP work): written in one go, they would hold
-  // up whatever the robot's link is due to do meanwhile, such as starting
-  // the next period of a robot whose bus the bridge polls. So a loop turn
-  // writes sessions' output for its share of time (writing_share_) and
-  // leaves the rest for the next turn, after the loop has polled: the link's
-  // timer and the robot's bytes come first, then new driver events, then
-  // the writing goes on where it stopped. The share is a time, not a number
-  // of clients, because a client's write may carry one message or many.
-  // Up to a batch's worth of clients go between two readings of the clock:
-  // a thousand readings a message would cost more than the share is worth.
-  SendBatch& batch = writes_;
-  const bool ring = batch.uses_ring();
-  while (!held_.empty() && writing_share_.has_time()) {
-    for (std::size_t taken = 0; taken < SendBatch::kCapacity && !held_.empty(); ++taken) {
-      Session* session = held_.front();
-      held_.pop_front();
-      session->flush_output(batch);
-    }
-    for (const SendBatch::Result& result : batch.send()) static_cast<Session*>(result.owner)->write_sent(result);
-  }
-  if (ring && !batch.uses_ring()) log_warning("client writes: " + batch.summary());
-  if (!held_.empty()) drainer_.schedule();
+  // A thousand clients' writes take milliseconds: a turn writes for its
+  // share (ClientHub::flush) and the rest waits for the next turn, after
+  // the robot's link has had the loop.
+  if (clients_.flush()) drainer_.schedule();
 }
 
 void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
@@ -352,7 +328,7 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
     log_warning(text);
   }
   service_.update(service_status_text());
-  broadcast([&](const Session& session) { return session.encode(notice::Link{state, changed.reason}); });
+  clients_.broadcast([&](const Session& session) { return session.encode(notice::Link{state, changed.reason}); });
   if (recording_.active()) {
     recording_.record(Topic::Link, *wire::json_notice(notice::Link{state, changed.reason}));
     // The model may be known now: the next file's hello says so.
@@ -369,7 +345,8 @@ void Bridge::on_published(const driver_event::Published& published) {
   if (published.robot_stopped) gate_.robot_stopped();
   const RobotMessage& message = *published.message;
   if (!message.is_sensor()) {
-    broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); }, MessageOrigin::Robot);
+    clients_.broadcast([&](const Session& session) { return message.encode(session.encoding(), 0, 0); },
+                       MessageOrigin::Robot);
     if (recording_.active()) {
       recording_.record_published(Topic::Robot, message.encode(Encoding::Json, 0, 0),
                                   message.encode(Encoding::Native, 0, 0));
@@ -381,20 +358,9 @@ void Bridge::on_published(const driver_event::Published& published) {
   if (fleet_.enabled()) latest_sensor_ = published.message;
   const SteadyTime now = steady_now();
   const double received = unix_seconds_now();
-  std::array<SharedBuffer, 2> encoded;
-  for (Session* session : session_list_) {
-    if (!session->wants_sensor(now)) continue;
-    SharedBuffer& buffer = encoded[encoding_index(session->encoding())];
-    if (!buffer) buffer = message.encode(session->encoding(), sensor_seq_, received);
-    if (session->send_sensor(buffer, now, true)) {
-      // Programs on the robot's own port run control loops: theirs first.
-      if (session->kind() == ClientKind::Native) {
-        held_.push_front(session);
-      } else {
-        held_.push_back(session);
-      }
-    }
-  }
+  ClientHub::Encoded encoded;
+  clients_.publish_sensor([&](Encoding encoding) { return message.encode(encoding, sensor_seq_, received); }, now,
+                          encoded);
   if (recording_.active()) {
     // The messages clients get, every one, whether any client wants it or not.
     for (const Encoding encoding : {Encoding::Json, Encoding::Native}) {
@@ -408,15 +374,14 @@ void Bridge::on_published(const driver_event::Published& published) {
 
 void Bridge::on_housekeeping() {
   const SteadyTime now = steady_now();
-  // The list, not the map: a thousand clients ten times a second.
-  for (Session* session : session_list_) session->housekeeping(now);
+  clients_.housekeeping(now);
   recording_.housekeeping(now);
   web_.sweep_connections();
   service_.update(service_status_text());
   flush_log_repeats();
   if (const auto& lease = lease_.holder()) {
-    if (const auto holder = sessions_.find(lease->client); holder != sessions_.end()) {
-      const Session& session = *holder->second;
+    if (const Session* holder = clients_.find(lease->client)) {
+      const Session& session = *holder;
       if (auto why = lease_.expired(now, session.last_input(), session.exclusive_control(), config_.access.lease_idle,
                                     config_.control_silence)) {
         end_lease(session, *why, true);
@@ -432,21 +397,17 @@ void Bridge::on_housekeeping() {
 void Bridge::on_watch() {
   const auto& lease = lease_.holder();
   const auto changes = watch_.watch(lease ? std::optional(lease->client) : std::nullopt, gate_.motion_owner());
-  const auto live = [this](std::uint64_t client) -> Session* {
-    const auto found = sessions_.find(client);
-    return found == sessions_.end() || found->second->closing() ? nullptr : found->second.get();
-  };
   for (const std::uint64_t client : changes.started) {
-    if (Session* session = live(client)) watch_client_socket(session->socket_fd(), true, config_);
+    if (Session* session = clients_.live(client)) watch_client_socket(session->socket_fd(), true, config_);
   }
   for (const std::uint64_t client : changes.ended) {
-    if (Session* session = live(client)) watch_client_socket(session->socket_fd(), false, config_);
+    if (Session* session = clients_.live(client)) watch_client_socket(session->socket_fd(), false, config_);
   }
   const SteadyTime now = steady_now();
   // A copy: a lost driver changes who is watched at the next reading.
   const std::vector<std::uint64_t> watched = watch_.clients();
   for (const std::uint64_t client : watched) {
-    Session* session = live(client);
+    Session* session = clients_.live(client);
     if (session == nullptr) continue;
     if (auto why = watch_.check(client, peer_state(session->socket_fd()), now)) driver_lost(*session, *why);
   }
@@ -474,17 +435,11 @@ void Bridge::stop() {
   fleet_.stop();
   acceptor_.reset();
   paused_listeners_.clear();
-  ender_.reset();
-  departed_.clear();
   loop_turns_.reset();
   native_listener_.tcp.reset();
   json_listener_.tcp.reset();
-  for (auto& [id, session] : sessions_) session->close("the bridge is stopping", Session::CloseKind::Shutdown);
-  session_list_.clear();
-  held_.clear();
-  sessions_.clear();
+  clients_.close_all("the bridge is stopping");
   web_.stop();
-  closed_sessions_.clear();
   gate_.clear();
   drainer_.reset();
   housekeeping_.reset();
@@ -499,7 +454,7 @@ void Bridge::stop() {
 }
 
 std::string Bridge::service_status_text() const {
-  return ServiceStatus::describe(driver_->link_state(), driver_->link_reason(), sessions_.size());
+  return ServiceStatus::describe(driver_->link_state(), driver_->link_reason(), clients_.size());
 }
 
 void Bridge::on_reload_signal() {

@@ -80,20 +80,6 @@ Result<Done> Bridge::listen(Listener& listener) {
   return Done{};
 }
 
-std::size_t Bridge::active_clients(ClientKind kind) const {
-  std::size_t count = 0;
-  for (const auto& [id, session] : sessions_) {
-    if (session->kind() == kind && !session->closing() && !session->refusing() && !session->knocking()) ++count;
-  }
-  return count;
-}
-
-std::size_t Bridge::knocking_clients(ClientKind kind) const {
-  return static_cast<std::size_t>(std::count_if(session_list_.begin(), session_list_.end(), [&](const Session* s) {
-    return s->kind() == kind && s->knocking() && !s->closing();
-  }));
-}
-
 void Bridge::on_connection(Listener& listener, int status) {
   if (status < 0) {
     log_warning("accepting a client failed: " + uv_error_text(status));
@@ -129,7 +115,7 @@ void Bridge::resume_accepting() {
 
 void Bridge::accept_one(Listener& listener) {
   auto session =
-      std::make_unique<TcpSession>(loop_, *this, next_session_++, listener.kind, config_, counters_,
+      std::make_unique<TcpSession>(loop_, *this, clients_.next_id(), listener.kind, config_, counters_,
                                    listener.kind == ClientKind::Native ? driver_->make_native_client() : nullptr);
   if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
     log_warning("accepting a client failed: " + uv_error_text(rc));
@@ -142,10 +128,10 @@ WebSocketSession* Bridge::websocket_opened(lws* wsi, WebSocketConnection* connec
   if (stopped_) return nullptr;
   std::unique_ptr<WebSocketSession> session;
   if (foxglove) {
-    session = std::make_unique<FoxgloveSession>(*this, next_session_++, config_, counters_, wsi, connection,
+    session = std::make_unique<FoxgloveSession>(*this, clients_.next_id(), config_, counters_, wsi, connection,
                                                 foxglove_offer());
   } else {
-    session = std::make_unique<WebSocketSession>(*this, next_session_++, config_, counters_, wsi, connection);
+    session = std::make_unique<WebSocketSession>(*this, clients_.next_id(), config_, counters_, wsi, connection);
   }
   WebSocketSession* opened = session.get();
   admit(std::move(session), foxglove ? foxglove_port() : http_port());
@@ -161,10 +147,9 @@ std::shared_ptr<const FoxgloveOffer> Bridge::foxglove_offer() {
 }
 
 void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
-  const std::uint64_t id = session->id();
-  const ClientKind kind = session->kind();
-  Session& added = *sessions_.emplace(id, std::move(session)).first->second;
-  session_list_.push_back(&added);
+  Session& added = clients_.add(std::move(session));
+  const std::uint64_t id = added.id();
+  const ClientKind kind = added.kind();
   // Programs of the original software cannot give a PIN: their port's mode
   // says what they may do. JSON and WebSocket clients drive when no PIN is
   // set, and watch until they give it when one is.
@@ -174,7 +159,7 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   } else {
     added.set_role(config_.access.driver_pin.empty() ? Role::Driver : Role::Viewer);
   }
-  const std::size_t active = active_clients(kind) - 1;
+  const std::size_t active = clients_.active(kind) - 1;
   const std::size_t port_limit =
       kind == ClientKind::Native ? std::min(config_.max_clients, driver_->native_client_limit()) : config_.max_clients;
   // The robot's own programs (loopback) are never limited by address, and
@@ -188,7 +173,8 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
   // share).
   bool knock = false;
   if (active >= limit) {
-    if (!config_.access.teacher_secret.empty() && kind != ClientKind::Native && knocking_clients(kind) < kTeacherRoom) {
+    if (!config_.access.teacher_secret.empty() && kind != ClientKind::Native &&
+        clients_.knocking(kind) < kTeacherRoom) {
       knock = true;
     } else {
       text = "too many clients: " + std::to_string(active) + " already connected to port " + std::to_string(port) +
@@ -265,36 +251,15 @@ void Bridge::admit(std::unique_ptr<Session> session, std::uint16_t port) {
 }
 
 void Bridge::session_input_over(Session& session) {
-  // A class leaving at once (a lesson's end, a Wi-Fi drop's timeouts) is
-  // ended a share at a time, as a class connecting at once is accepted:
-  // each departure costs its close, its log line and the bookkeeping, and
-  // a thousand in one loop turn would hold the robot's link up for
-  // milliseconds. The rest wait for the turns after the loop has polled;
+  // A class leaving at once is ended a share at a time (ClientHub::depart):
   // the robot's own programs and whoever drives it go first, so that a
   // robot is stopped as soon as the client moving it has gone.
-  if (departed_.empty() && ending_share_.has_time()) {
-    session.finish_input_over();
-    return;
-  }
-  if (session.kind() == ClientKind::Native || lease_.held_by(session.id()) || gate_.motion_owner() == session.id()) {
-    departed_.push_front(&session);
-  } else {
-    departed_.push_back(&session);
-  }
-  ender_.schedule();
-}
-
-void Bridge::end_departed() {
-  while (!departed_.empty() && ending_share_.has_time()) {
-    Session* session = departed_.front();
-    departed_.pop_front();
-    session->finish_input_over();
-  }
-  if (!departed_.empty()) ender_.schedule();
+  clients_.depart(session, session.kind() == ClientKind::Native || lease_.held_by(session.id()) ||
+                               gate_.motion_owner() == session.id());
 }
 
 void Bridge::session_closed(Session& session) {
-  closed_sessions_.push_back(session.id());
+  clients_.closed(session);
   if (const auto slot = slot_of_.find(session.id()); slot != slot_of_.end()) {
     slots_.give_back(slot->second);
     slot_of_.erase(slot);
@@ -320,17 +285,13 @@ void Bridge::session_closed(Session& session) {
 }
 
 void Bridge::sweep_closed() {
-  std::erase_if(session_list_, [](const Session* session) { return session->closing(); });
-  std::erase_if(held_, [](const Session* session) { return session->closing(); });
-  std::erase_if(departed_, [](const Session* session) { return session->closing(); });
-  for (const std::uint64_t id : closed_sessions_) sessions_.erase(id);
-  closed_sessions_.clear();
+  clients_.forget_closed();
   if (owed_stop_) {
     const OwedStop owed = std::move(*owed_stop_);
     owed_stop_.reset();
     // Unless another client has set the robot moving since.
     const auto& owner = gate_.motion_owner();
-    if (!owner || !sessions_.contains(*owner)) safety_stop(owed.reason, owed.tell);
+    if (!owner || clients_.find(*owner) == nullptr) safety_stop(owed.reason, owed.tell);
   }
 }
 

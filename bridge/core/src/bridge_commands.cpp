@@ -8,10 +8,10 @@
 #include <cmath>
 #include <vector>
 
-#include "flockbridge/bridge/json_arguments.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/suggest.hpp"
 #include "flockbridge/bridge/wire.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::bridge {
@@ -55,8 +55,9 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
   nlohmann::json without_deadman;
   const nlohmann::json* arguments = &object;
   if (const auto found = object.find("deadman_ms"); found != object.end()) {
-    auto value = json_arguments::number(cmd, object, "deadman_ms", static_cast<double>(kShortestDeadman.count()),
-                                        static_cast<double>(kLongestDeadman.count()));
+    auto value =
+        protocol::json_arguments::number(cmd, object, "deadman_ms", static_cast<double>(kShortestDeadman.count()),
+                                         static_cast<double>(kLongestDeadman.count()));
     if (!value) {
       session.reply_error(id, value.error());
       return;
@@ -77,9 +78,10 @@ void Bridge::session_robot_command(Session& session, std::string_view cmd, const
     effect.emergency = true;
   }
   if (deadman.count() > 0 && (!effect.motion || effect.stops)) {
-    session.reply_error(id, json_arguments::argument_error(cmd,
-                                                           "deadman_ms goes only with a command that sets the "
-                                                           "robot moving (drive, say)"));
+    session.reply_error(id,
+                        protocol::json_arguments::argument_error(cmd,
+                                                                 "deadman_ms goes only with a command that sets the "
+                                                                 "robot moving (drive, say)"));
     return;
   }
   effect.deadman = deadman;
@@ -164,9 +166,8 @@ void Bridge::on_deadman() {
 }
 
 std::string Bridge::describe_client(std::uint64_t client) const {
-  const auto found = sessions_.find(client);
-  return "client " + std::to_string(client) +
-         (found == sessions_.end() ? std::string() : " (" + found->second->peer() + ")");
+  const Session* found = clients_.find(client);
+  return "client " + std::to_string(client) + (found == nullptr ? std::string() : " (" + found->peer() + ")");
 }
 
 void Bridge::refuse(Session& session, const nlohmann::json& id, const Error& error) {
@@ -190,21 +191,21 @@ void Bridge::safety_stop(const std::string& reason, bool tell) {
   }
   ++counters_.safety_stops;
   log_warning("safety stop: " + reason + what);
-  broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
+  clients_.broadcast([&](const Session& session) { return session.encode(notice::SafetyStop{reason}); });
   if (recording_.active()) recording_.record(Topic::Emergency, *wire::json_notice(notice::SafetyStop{reason}));
   fleet_.event({{"type", "safety_stop"}, {"reason", reason}});
 }
 
 void Bridge::on_command_done(const driver_event::CommandDone& done) {
   for (const OwedAnswer& answer : gate_.done(done.token, done.error.has_value(), done.confirmed)) {
-    const auto session = sessions_.find(answer.client);
-    if (session == sessions_.end() || session->second->closing()) continue;
+    Session* session = clients_.live(answer.client);
+    if (session == nullptr) continue;
     if (done.error) {
-      session->second->reply_error(answer.id, *done.error);
+      session->reply_error(answer.id, *done.error);
     } else {
-      session->second->reply_ok(answer.id, done.confirmed);
+      session->reply_ok(answer.id, done.confirmed);
     }
-    session->second->command_finished();
+    session->command_finished();
   }
 }
 
@@ -228,7 +229,7 @@ void Bridge::latch_emergency(StopSource source, EmergencyLatch::Hold hold) {
 
 void Bridge::latch_changed() {
   const std::string message = latch_.message(config_.access);
-  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
+  clients_.broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
   recording_.record(Topic::Emergency, message);
   fleet_.status_changed();
 }

@@ -43,8 +43,8 @@ void Bridge::end_lease(const Session& session, const std::string& why, bool at_o
 std::string Bridge::lease_message(std::string_view reason) const {
   std::optional<protocol::json::LeaseHolder> holder;
   if (const auto& lease = lease_.holder()) {
-    if (const auto found = sessions_.find(lease->client); found != sessions_.end()) {
-      const Session& s = *found->second;
+    if (const Session* found = clients_.find(lease->client)) {
+      const Session& s = *found;
       holder = protocol::json::LeaseHolder{s.id(), s.peer(), client_kind_name(s.kind()), lease->since};
     }
   }
@@ -53,7 +53,7 @@ std::string Bridge::lease_message(std::string_view reason) const {
 
 void Bridge::broadcast_lease(std::string_view reason) {
   const std::string message = lease_message(reason);
-  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
+  clients_.broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
   recording_.record(Topic::Lease, message);
   fleet_.event({{"type", "lease"}, {"holder", lease_holder_json()}, {"reason", reason}});
   fleet_.status_changed();
@@ -62,9 +62,9 @@ void Bridge::broadcast_lease(std::string_view reason) {
 nlohmann::ordered_json Bridge::lease_holder_json() const {
   const auto& lease = lease_.holder();
   if (!lease) return nullptr;
-  const auto found = sessions_.find(lease->client);
-  if (found == sessions_.end()) return nullptr;
-  const Session& s = *found->second;
+  const Session* found = clients_.find(lease->client);
+  if (found == nullptr) return nullptr;
+  const Session& s = *found;
   return {{"client", s.id()}, {"peer", s.peer()}, {"kind", client_kind_name(s.kind())}, {"since", lease->since}};
 }
 
@@ -89,18 +89,18 @@ void Bridge::take_control(Session& session, const nlohmann::json& id) {
     session.reply_ok(id);
     return;
   }
-  const auto holder = sessions_.find(lease_.holder()->client);
+  Session* holder = clients_.find(lease_.holder()->client);
   if (session.role() == Role::Teacher) {
-    if (holder != sessions_.end()) {
-      end_lease(*holder->second, "was taken over by the teacher, client " + std::to_string(session.id()), true);
+    if (holder != nullptr) {
+      end_lease(*holder, "was taken over by the teacher, client " + std::to_string(session.id()), true);
     }
     take_lease(session, now);
     session.reply_ok(id);
     return;
   }
   // A driver asks; the driver hands over with release, or does not.
-  if (holder != sessions_.end() && holder->second->encoding() == Encoding::Json) {
-    holder->second->send(wire::json_only(Encoding::Json, protocol::json::lease_request(session.id(), session.peer())));
+  if (holder != nullptr && holder->encoding() == Encoding::Json) {
+    holder->send(wire::json_only(Encoding::Json, protocol::json::lease_request(session.id(), session.peer())));
     session.reply_ok(id);
     return;
   }
@@ -163,13 +163,13 @@ void Bridge::authenticate(Session& session, const protocol::Authenticate& auth, 
 }
 
 void Bridge::approve_client(Session& session, std::uint64_t client, const nlohmann::json& id) {
-  const auto found = sessions_.find(client);
-  const bool leaving = found == sessions_.end() || found->second->closing();
+  Session* found = clients_.live(client);
+  const bool leaving = found == nullptr;
   if (auto approved = pairing_.approve(session.role(), client, leaving); !approved) {
     session.reply_error(id, approved.error());
     return;
   }
-  Session& approved = *found->second;
+  Session& approved = *found;
   approved.set_role(Role::Driver);
   log_info("client " + std::to_string(client) + " (" + approved.peer() + ") was approved by client " +
            std::to_string(session.id()) + " (" + session.peer() + "): it may drive until it disconnects");
@@ -179,13 +179,13 @@ void Bridge::approve_client(Session& session, std::uint64_t client, const nlohma
 
 std::string Bridge::pairing_message() const {
   return pairing_.message([&](std::uint64_t client) -> const std::string* {
-    const auto found = sessions_.find(client);
-    return found == sessions_.end() ? nullptr : &found->second->peer();
+    const Session* found = clients_.find(client);
+    return found == nullptr ? nullptr : &found->peer();
   });
 }
 
 void Bridge::broadcast_pairing() {
-  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), pairing_message()); });
+  clients_.broadcast([&](const Session& session) { return wire::json_only(session.encoding(), pairing_message()); });
 }
 
 void Bridge::change_setting(Session& session, const protocol::ChangeSetting& change, const nlohmann::json& id) {

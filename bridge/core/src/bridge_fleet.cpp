@@ -105,7 +105,7 @@ void Bridge::fleet_changed() {
 void Bridge::send_fleet() {
   fleet_due_ = false;
   std::array<SharedBuffer, 2> encoded;
-  for (Session* session : session_list_) {
+  for (Session* session : clients_.sessions()) {
     if (session->closing() || !session->follows_fleet()) continue;
     SharedBuffer& buffer = encoded[encoding_index(session->encoding())];
     if (!buffer) buffer = wire::json_only(session->encoding(), fleet_message());

@@ -68,7 +68,7 @@ void Bridge::recording_request(Session& session, bool start, const nlohmann::jso
 
 void Bridge::broadcast_recording() {
   const std::string message = recording_.message();
-  broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
+  clients_.broadcast([&](const Session& session) { return wire::json_only(session.encoding(), message); });
 }
 
 nlohmann::ordered_json Bridge::client_json(const Session& session) {

@@ -31,7 +31,7 @@ protocol::StatsSnapshot Bridge::snapshot() const {
       {"dropped", recording.dropped}, {"write_errors", recording.write_errors}, {"removed", recording.removed}};
   snapshot.recording_file = recording.file;
   snapshot.recording_error = recording.last_error;
-  for (const auto& [id, session] : sessions_) {
+  for (const Session* session : clients_.sessions()) {
     if (!session->closing() && !session->refusing()) snapshot.clients.push_back(session->snapshot());
   }
   return snapshot;

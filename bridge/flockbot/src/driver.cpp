@@ -98,41 +98,10 @@ std::unique_ptr<NativeClient> FlockbotDriver::make_native_client() {
 
 protocol::Result<protocol::Bytes> FlockbotDriver::command_from_json(std::string_view cmd,
                                                                     const nlohmann::json& object) const {
-  if (cmd == "drive") return drive_command(object);
+  if (cmd == "drive") return protocol::flockbot::drive_command(object, settings_of(config_).units);
   auto command = protocol::flockbot::parse_json_command(cmd, object);
   if (!command) return command.error();
   return std::move(command.value().payload);
-}
-
-protocol::Result<protocol::Bytes> FlockbotDriver::drive_command(const nlohmann::json& object) const {
-  const protocol::flockbot::SensorUnits& units = settings_of(config_).units;
-  if (units.wheel_mm_s_per_percent <= 0) {
-    return protocol::Error{
-        "drive: this Flockbot's wheel speed in mm/s is not configured (flockbot.units.wheel_mm_s_per_percent, "
-        "--wheel-mm-s-per-percent); use move, rotate or wheels"};
-  }
-  for (const auto& item : object.items()) {
-    if (item.key() != "cmd" && item.key() != "id" && item.key() != "v_mm_s" && item.key() != "w_deg_s") {
-      return protocol::Error{"drive: has no argument '" + item.key() + "'; it takes v_mm_s, w_deg_s"};
-    }
-  }
-  const auto v = object.find("v_mm_s");
-  const auto w = object.find("w_deg_s");
-  if (v == object.end() || !v->is_number() || (w != object.end() && !w->is_number())) {
-    return protocol::Error{"drive: needs v_mm_s (and w_deg_s, default 0) as numbers"};
-  }
-  // Each wheel's speed from the robot's: v -+ w * base / 2, w in radians a second.
-  constexpr double kPi = 3.14159265358979323846;
-  const double turn = (w == object.end() ? 0.0 : w->get<double>()) * kPi / 180.0 * units.wheel_base_mm / 2.0;
-  const double left = std::round((v->get<double>() - turn) / units.wheel_mm_s_per_percent);
-  const double right = std::round((v->get<double>() + turn) / units.wheel_mm_s_per_percent);
-  const double fastest = 100 * units.wheel_mm_s_per_percent;
-  if (!std::isfinite(left) || !std::isfinite(right) || std::abs(left) > 100 || std::abs(right) > 100) {
-    return protocol::Error{"drive: too fast for this Flockbot: a wheel would need more than " +
-                           std::to_string(static_cast<int>(fastest)) + " mm/s"};
-  }
-  const std::array<long long, 2> wheels{static_cast<long long>(left), static_cast<long long>(right)};
-  return protocol::flockbot::build_command(*protocol::flockbot::find_command("wheels"), wheels);
 }
 
 MotionEffect FlockbotDriver::motion_effect(protocol::ByteView command) const {

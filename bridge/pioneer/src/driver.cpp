@@ -4,10 +4,10 @@
 #include <cmath>
 #include <string>
 
-#include "flockbridge/bridge/json_arguments.hpp"
 #include "flockbridge/bridge/log.hpp"
 #include "flockbridge/bridge/pioneer/aria_client.hpp"
 #include "flockbridge/bridge/pioneer/messages.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
 
 namespace flockbridge::bridge::pioneer {
 namespace {
@@ -118,12 +118,12 @@ std::unique_ptr<NativeClient> PioneerDriver::make_native_client() {
 
 protocol::Result<protocol::Bytes> PioneerDriver::command_from_json(std::string_view cmd,
                                                                    const nlohmann::json& object) const {
-  return command_packets(cmd, object, model_);
+  return protocol::pioneer::command_packets(cmd, object, model_);
 }
 
 MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
   MotionEffect effect;
-  auto commands = split_commands(command);
+  auto commands = protocol::pioneer::split_commands(command);
   if (!commands) return effect;
   Axes axes = axes_;
   for (const codec::Command& c : commands.value()) {
@@ -142,7 +142,7 @@ MotionEffect PioneerDriver::motion_effect(protocol::ByteView command) const {
 }
 
 protocol::Result<protocol::Done> PioneerDriver::submit(protocol::CommandToken token, protocol::ByteView command) {
-  auto commands = split_commands(command);
+  auto commands = protocol::pioneer::split_commands(command);
   if (!commands) return commands.error();
   for (const codec::Command& c : commands.value()) {
     if (auto fits = codec::check_command(c); !fits) return fits.error();
@@ -243,7 +243,7 @@ void PioneerDriver::sip_received(const codec::StandardSip& sip, protocol::Byte t
     snapshot.state.pose = protocol::Pose{snapshot.pose.x_mm, snapshot.pose.y_mm, snapshot.pose.th_deg};
     snapshot.state.v_mm_s = r.velocity_mm_s;
     snapshot.state.w_deg_s = r.rotational_velocity_deg_s;
-    snapshot.state.battery_v = json_arguments::tenths(r.battery_v);  // tenths of a volt, as the SIP has them
+    snapshot.state.battery_v = protocol::json_arguments::tenths(r.battery_v);  // tenths of a volt, as the SIP has them
     for (const auto& range : r.sonar) {
       if (range.sonar < 0 || static_cast<std::size_t>(range.sonar) >= sonar_mm_.size()) continue;
       sonar_mm_[static_cast<std::size_t>(range.sonar)] =

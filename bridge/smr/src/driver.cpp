@@ -68,7 +68,7 @@ SmrDriver::~SmrDriver() {
 }
 
 std::span<const std::string> SmrDriver::commands() const noexcept {
-  return json_commands();
+  return protocol::smr::json_commands();
 }
 
 protocol::Result<protocol::Done> SmrDriver::start() {
@@ -112,11 +112,11 @@ std::unique_ptr<NativeClient> SmrDriver::make_native_client() {
 
 protocol::Result<protocol::Bytes> SmrDriver::command_from_json(std::string_view cmd,
                                                                const nlohmann::json& object) const {
-  return command_messages(cmd, object, geometry_);
+  return protocol::smr::command_messages(cmd, object, geometry_);
 }
 
 MotionEffect SmrDriver::motion_effect(protocol::ByteView command) const {
-  const auto speeds = speed_commands(command);
+  const auto speeds = protocol::smr::speed_commands(command);
   if (speeds.empty()) return {};
   if (is_stop(speeds)) return MotionEffect{.stops = true};
   // A speed holds until the next: whoever sets one drives the robot.
@@ -124,7 +124,7 @@ MotionEffect SmrDriver::motion_effect(protocol::ByteView command) const {
 }
 
 protocol::Result<protocol::Done> SmrDriver::submit(protocol::CommandToken token, protocol::ByteView command) {
-  auto queued = link_.submit(token, command, is_stop(speed_commands(command)));
+  auto queued = link_.submit(token, command, is_stop(protocol::smr::speed_commands(command)));
   arm_link_timer();
   return queued;
 }

@@ -109,7 +109,7 @@ def test_a_family_command_takes_keywords_and_says_the_bridges_words(bridges: Cal
             robot.heading(deg=720)
         assert refused.value.code == "invalid"
         assert refused.value.command == "heading"
-        assert str(refused.value) == "heading: deg must be from 0 to 360"  # the bridge's own words
+        assert str(refused.value) == "heading: deg must be from 0 to 360, got 720"  # the bridge's own words
         with pytest.raises(flockbridge.InvalidCommand, match="spead"):
             robot.move(spead=3)
         # A value without its name: the bridge's names for it, with the value.

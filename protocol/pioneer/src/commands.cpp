@@ -88,4 +88,19 @@ Command decode_command(Byte number, ByteView payload) {
   return Command{number, RawArgument{Bytes(payload.begin(), payload.end())}};
 }
 
+Result<std::vector<Command>> split_commands(ByteView packets) {
+  PacketDecoder decoder;
+  decoder.feed(packets);
+  std::vector<Command> commands;
+  while (const auto event = decoder.next()) {
+    if (event->kind != PacketDecoder::EventKind::Packet) return Error{"not whole AROS command packets"};
+    commands.push_back(decode_command(event->type, event->payload));
+  }
+  if (commands.empty() || decoder.in_packet() || decoder.stats().discarded_bytes > 0 ||
+      decoder.stats().bad_checksum > 0) {
+    return Error{"not whole AROS command packets"};
+  }
+  return commands;
+}
+
 }  // namespace flockbridge::protocol::pioneer

@@ -22,14 +22,15 @@ class Reader {
   }
   std::int16_t s16() { return static_cast<std::int16_t>(u16()); }
   [[nodiscard]] ByteView rest() const noexcept { return bytes_.subspan(at_); }
-  /// A NUL-terminated string; nothing when the bytes end first.
-  std::optional<std::string> text() {
+  /// A NUL-terminated string into `into`; false (and `into` as it was)
+  /// when the bytes end first.
+  bool text(std::string& into) {
     const ByteView left = rest();
     const auto end = std::find(left.begin(), left.end(), Byte{0});
-    if (end == left.end()) return std::nullopt;
-    std::string value(left.begin(), end);
-    at_ += value.size() + 1;
-    return value;
+    if (end == left.end()) return false;
+    into.assign(left.begin(), end);
+    at_ += into.size() + 1;
+    return true;
   }
 
  private:
@@ -177,12 +178,10 @@ Result<ConfigPacket> decode_config(ByteView payload) {
     if (short_packet) return;
     using Member = std::remove_reference_t<decltype(member)>;
     if constexpr (std::is_same_v<Member, std::string>) {
-      auto value = in.text();
-      if (!value) {
+      if (!in.text(member)) {
         short_packet = true;
         return;
       }
-      member = std::move(*value);
     } else if (in.left() < sizeof(Member)) {
       short_packet = true;
       return;

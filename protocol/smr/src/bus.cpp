@@ -127,4 +127,15 @@ Bytes encode_motor(Byte reply_code, std::uint16_t encoder, int status, int pwm) 
   return encode_message(MessageType::Bus, body);
 }
 
+std::vector<SpeedCommand> speed_commands(ByteView messages) {
+  MessageDecoder decoder;
+  decoder.feed(messages);
+  std::vector<SpeedCommand> speeds;
+  while (auto message = decoder.next()) {
+    if (message->type != static_cast<std::uint8_t>(MessageType::Bus)) continue;
+    if (const auto speed = read_speed(message->body)) speeds.push_back(*speed);
+  }
+  return speeds;
+}
+
 }  // namespace flockbridge::protocol::smr

@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <numbers>
 #include <span>
 #include <string>
 
 #include "flockbridge/protocol/flockbot/commands.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
 #include "flockbridge/protocol/json_codec.hpp"
 
 namespace flockbridge::protocol::flockbot {
@@ -152,6 +154,30 @@ Result<SendCommand> parse_json_command(std::string_view cmd, const nlohmann::jso
   }
   if (!request) return request.error();
   return std::get<SendCommand>(std::move(request).value());
+}
+
+Result<Bytes> drive_command(const nlohmann::json& object, const SensorUnits& units) {
+  if (units.wheel_mm_s_per_percent <= 0) {
+    return Error{
+        "drive: this Flockbot's wheel speed in mm/s is not configured (flockbot.units.wheel_mm_s_per_percent, "
+        "--wheel-mm-s-per-percent); use move, rotate or wheels"};
+  }
+  // Each wheel's speed from the robot's: v -+ w * base / 2, w in radians a
+  // second. Alone, each is bounded by what one wheel at its fastest gives.
+  const double fastest = 100 * units.wheel_mm_s_per_percent;
+  const double half_base = units.wheel_base_mm / 2.0;
+  const double spin_deg_s = half_base > 0 ? fastest / half_base * 180.0 / std::numbers::pi : 0.0;
+  auto drive = json_arguments::drive_arguments("drive", object, fastest, std::floor(spin_deg_s));
+  if (!drive) return drive.error();
+  const double turn = drive.value().w_deg_s * std::numbers::pi / 180.0 * half_base;
+  const double left = std::round((drive.value().v_mm_s - turn) / units.wheel_mm_s_per_percent);
+  const double right = std::round((drive.value().v_mm_s + turn) / units.wheel_mm_s_per_percent);
+  if (std::abs(left) > 100 || std::abs(right) > 100) {
+    return Error{"drive: too fast for this Flockbot: a wheel would need more than " +
+                 std::to_string(static_cast<int>(fastest)) + " mm/s"};
+  }
+  const std::array<long long, 2> wheels{static_cast<long long>(left), static_cast<long long>(right)};
+  return build_command(*find_command("wheels"), wheels);
 }
 
 ParsedRequest parse_json_request(std::string_view line) {

@@ -33,6 +33,7 @@
 
 #include "flockbridge/bridge/access.hpp"
 #include "flockbridge/bridge/address_slots.hpp"
+#include "flockbridge/bridge/client_hub.hpp"
 #include "flockbridge/bridge/command_gate.hpp"
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/control_lease.hpp"
@@ -96,7 +97,7 @@ class Bridge final : public RobotDriver::Host,
   [[nodiscard]] std::uint16_t foxglove_port() const noexcept { return web_.foxglove_port(); }
   [[nodiscard]] const RobotDriver& driver() const noexcept { return *driver_; }
   [[nodiscard]] const std::string& session_id() const noexcept { return session_id_; }
-  [[nodiscard]] std::size_t client_count() const noexcept { return sessions_.size(); }
+  [[nodiscard]] std::size_t client_count() const noexcept { return clients_.size(); }
   /// Every counter, as clients get it in a "stats" message.
   [[nodiscard]] protocol::StatsSnapshot snapshot() const;
 
@@ -234,24 +235,13 @@ class Bridge final : public RobotDriver::Host,
   /// Handles what the driver reported since the last time, then sends each
   /// client its sensor messages of the batch in one write.
   void drain_driver_events();
-  /// Writes the held sessions' output, for at most kLoopShare a turn.
-  void flush_held();
   void on_link_changed(const driver_event::LinkChanged& changed);
   void on_published(const driver_event::Published& published);
   void on_command_done(const driver_event::CommandDone& done);
   /// "robot link up; 3 clients", for systemd's STATUS.
   [[nodiscard]] std::string service_status_text() const;
   void on_housekeeping();
-  /// Ends the sessions whose clients have gone, for at most kLoopShare a turn.
-  void end_departed();
   void sweep_closed();
-  [[nodiscard]] std::size_t active_clients(ClientKind kind) const;
-  /// Clients of that kind in the teacher's room (Session::knock()).
-  [[nodiscard]] std::size_t knocking_clients(ClientKind kind) const;
-
-  /// Sends one message to every client, encoded once per encoding.
-  template <typename Encode>
-  void broadcast(Encode&& encode, MessageOrigin origin = MessageOrigin::Bridge);
 
   uv_loop_t* loop_;
   const SettingsTable& settings_;
@@ -265,17 +255,6 @@ class Bridge final : public RobotDriver::Host,
   Fleet fleet_;
   /// The robot's latest sensor message, for the fleet's telemetry.
   std::shared_ptr<const RobotMessage> latest_sensor_;
-  std::map<std::uint64_t, std::unique_ptr<Session>> sessions_;
-  /// The same sessions, oldest first, in a flat list for the loops that
-  /// visit every one at the sensor rate (a map's nodes are a cache miss each).
-  std::vector<Session*> session_list_;
-  /// Sessions holding sensor messages to write, native programs first; a
-  /// loop turn writes them for at most kLoopShare (flush_held).
-  std::deque<Session*> held_;
-  /// Their writes, several a system call where the kernel allows.
-  SendBatch writes_;
-  std::vector<std::uint64_t> closed_sessions_;
-  std::uint64_t next_session_ = 1;
   std::uint64_t sensor_seq_ = 0;
   protocol::BridgeCounters counters_;
   SteadyTime started_at_ = steady_now();
@@ -315,8 +294,8 @@ class Bridge final : public RobotDriver::Host,
   AfterPoll drainer_;
   /// The loop's turns, which each kind of bulk work's share is counted in.
   LoopTurns loop_turns_;
-  /// A turn's share of writing held output (flush_held).
-  TurnShare writing_share_{loop_turns_, kLoopShare};
+  /// Every client on every port, their held output and their departures (client_hub.hpp).
+  ClientHub clients_{loop_turns_, kLoopShare, config_.client_io_uring};
   UvHandle<uv_timer_t> housekeeping_;
   /// The hub sends the fleet's changes at most this often to those who follow it.
   UvHandle<uv_timer_t> fleet_timer_;
@@ -328,12 +307,6 @@ class Bridge final : public RobotDriver::Host,
   AfterPoll acceptor_;
   std::vector<Listener*> paused_listeners_;
   TurnShare accepting_share_{loop_turns_, kLoopShare};
-  /// Sessions whose clients have gone, waiting to be ended (native programs
-  /// and the driving client first), a turn's share at a time.
-  std::deque<Session*> departed_;
-  TurnShare ending_share_{loop_turns_, kLoopShare};
-  /// Ends the rest of a burst of departures after the loop has polled.
-  AfterPoll ender_;
   UvHandle<uv_timer_t> stats_timer_;
   std::array<UvHandle<uv_signal_t>, 3> signals_;
   std::function<protocol::Result<Config>()> config_loader_;
@@ -342,21 +315,6 @@ class Bridge final : public RobotDriver::Host,
   RecordingTap recording_;
   bool stopped_ = false;
 };
-
-template <typename Encode>
-void Bridge::broadcast(Encode&& encode, MessageOrigin origin) {
-  std::array<SharedBuffer, 2> encoded;
-  std::array<bool, 2> done{};
-  for (Session* session : session_list_) {
-    if (session->closing() || session->refusing() || session->knocking()) continue;
-    const std::size_t k = encoding_index(session->encoding());
-    if (!done[k]) {
-      encoded[k] = encode(*session);
-      done[k] = true;
-    }
-    session->send(encoded[k], origin);
-  }
-}
 
 /// Raises the limit on open files to the hard limit, so that the configured
 /// number of clients fits; returns the limit now in force.

@@ -4,13 +4,13 @@
 #include <cmath>
 #include <numbers>
 
-#include "flockbridge/bridge/json_arguments.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
 
 namespace flockbridge::bridge::tinybot {
 namespace {
 
 namespace bot = protocol::tinybot;
-using namespace json_arguments;
+using namespace protocol::json_arguments;
 using ordered = nlohmann::ordered_json;
 
 /// A reading as its sensor message: the family's fields, then the robot model's.

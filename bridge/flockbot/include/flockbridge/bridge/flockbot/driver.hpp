@@ -59,8 +59,6 @@ class FlockbotDriver final : public LinkDriver<protocol::flockbot::Link, protoco
   void packet_received(const protocol::flockbot::UnoPacket& packet, protocol::ByteView payload) override;
   void command_finished(protocol::CommandToken token, const protocol::Error* error, bool acknowledged) override;
 
-  /// JSON drive {v_mm_s, w_deg_s} as wheel speeds (DMW), with the configured units.
-  [[nodiscard]] protocol::Result<protocol::Bytes> drive_command(const nlohmann::json& object) const;
   /// The robot's CFG values, with the Pi's address filled in when not configured.
   [[nodiscard]] protocol::flockbot::RobotConfig robot_config() const;
 

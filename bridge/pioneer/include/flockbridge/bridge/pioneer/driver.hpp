@@ -29,19 +29,6 @@ namespace flockbridge::bridge::pioneer {
 /// The models robot.model takes: "p2dx, p3dx, ...".
 [[nodiscard]] std::string model_names();
 
-/// The AROS command packets of a JSON command (drive, stop, emergency,
-/// move, turn, heading, wheels, motors, sonar, reset_pose), for `model`
-/// (which sets the speed limits and VEL2's unit; nullptr: not known yet).
-[[nodiscard]] protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const nlohmann::json& object,
-                                                                const protocol::pioneer::RobotModel* model);
-
-/// The commands command_packets() takes.
-[[nodiscard]] std::span<const std::string> json_commands();
-
-/// The command packets of a command in the family's form, in order; an error
-/// when the bytes are not whole packets with good checksums.
-[[nodiscard]] protocol::Result<std::vector<protocol::pioneer::Command>> split_commands(protocol::ByteView packets);
-
 class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol::pioneer::LinkEvents> {
  public:
   PioneerDriver(uv_loop_t* loop, const Config& config, Host& host);
@@ -53,7 +40,9 @@ class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol:
 
   [[nodiscard]] std::string_view family() const noexcept override { return kFamily; }
   [[nodiscard]] std::string_view model() const noexcept override;
-  [[nodiscard]] std::span<const std::string> commands() const noexcept override { return json_commands(); }
+  [[nodiscard]] std::span<const std::string> commands() const noexcept override {
+    return protocol::pioneer::json_commands();
+  }
   [[nodiscard]] std::string_view device_hint() const noexcept override { return robot_family().device_note; }
   [[nodiscard]] std::string_view native_programs() const noexcept override { return "ARIA programs"; }
   [[nodiscard]] protocol::Result<protocol::Done> start() override;
@@ -65,7 +54,9 @@ class PioneerDriver final : public LinkDriver<protocol::pioneer::Link, protocol:
                                                         protocol::ByteView command) override;
   [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
   [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return geometry_->robot_geometry(); }
-  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override { return pioneer::sensor_properties(); }
+  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override {
+    return protocol::pioneer::sensor_properties();
+  }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;

@@ -56,7 +56,7 @@ class SmrDriver final : public LinkDriver<protocol::smr::Link, protocol::smr::Li
                                                         protocol::ByteView command) override;
   [[nodiscard]] protocol::Result<protocol::Done> reset_pose(protocol::CommandToken token) override;
   [[nodiscard]] const protocol::RobotGeometry& geometry() const override { return model_->robot_geometry(); }
-  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override { return smr::sensor_properties(); }
+  [[nodiscard]] nlohmann::ordered_json sensor_properties() const override { return protocol::smr::sensor_properties(); }
   [[nodiscard]] protocol::Result<protocol::Done> stop_robot(protocol::CommandToken token) override;
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;

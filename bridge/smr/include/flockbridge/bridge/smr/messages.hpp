@@ -1,21 +1,15 @@
 // The SMR's messages for clients: SMRD's stream for port 24901 (START,
 // END, echoes, the bus's messages, as SMRD sends them), each period as a
-// JSON sensor message, and the power switch's request; and its JSON
-// commands as bus messages.
+// JSON sensor message, and the power switch's request (their JSON forms are
+// protocol/smr/json's).
 #pragma once
 
 #include <cstdint>
-#include <memory>
-#include <span>
 #include <string>
-#include <vector>
-
-#include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "flockbridge/bridge/driver.hpp"
-#include "flockbridge/protocol/json_codec.hpp"
-#include "flockbridge/protocol/smr/link.hpp"
-#include "flockbridge/protocol/smr/odometry.hpp"
+#include "flockbridge/protocol/smr/json.hpp"
 
 namespace flockbridge::bridge::smr {
 
@@ -33,25 +27,7 @@ class StreamMessage final : public RobotMessage {
   SharedBuffer bytes_;
 };
 
-/// One period with what the driver knew when it ended.
-struct PeriodSnapshot {
-  protocol::smr::Period period;
-  protocol::smr::Pose pose;
-  std::int8_t left_speed = 0;   ///< last sent, as on the bus
-  std::int8_t right_speed = 0;  ///< last sent, as on the bus (mirrored)
-  protocol::RobotState state;   ///< the common robot model's fields
-  std::shared_ptr<const protocol::json::RobotStateEncoder> model;
-  /// What the period itself brought (period.reading.parts also counts the
-  /// parts held from a module's last answer: protocol::smr::ReadingHold).
-  unsigned fresh_parts = 0;
-};
-
-/// {"type":"sensor","seq","ts","tick","tick_ts_us","pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s",
-///  "battery_v","wheels":{"left","right":{"encoder","speed","pwm","status":[...]}},"line":[8],"ir":[6],
-///  "power":{"inputs":[...],"analog":[5]},"missing":[...]} and a line end. The wheels as struct smr
-/// shows them (the right one not mirrored); what the period brought, or held
-/// from a module's last answer; "missing" names the modules that did not answer in it.
-[[nodiscard]] SharedBuffer period_json(const PeriodSnapshot& snapshot, std::uint64_t seq, double unix_seconds);
+using protocol::smr::PeriodSnapshot;
 
 /// A period as a JSON sensor message; nothing on port 24901 (SMRD's
 /// clients read the stream).
@@ -60,7 +36,7 @@ class PeriodMessage final : public RobotMessage {
   explicit PeriodMessage(PeriodSnapshot snapshot) : snapshot_(std::move(snapshot)) {}
   [[nodiscard]] bool is_sensor() const noexcept override { return true; }
   [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t seq, double unix_seconds) const override {
-    return encoding == Encoding::Json ? period_json(snapshot_, seq, unix_seconds) : nullptr;
+    return encoding == Encoding::Json ? make_buffer(protocol::smr::period_json(snapshot_, seq, unix_seconds)) : nullptr;
   }
   [[nodiscard]] const PeriodSnapshot& snapshot() const noexcept { return snapshot_; }
 
@@ -74,26 +50,12 @@ class PowerSwitchMessage final : public RobotMessage {
  public:
   explicit PowerSwitchMessage(bool on) : on_(on) {}
   [[nodiscard]] bool is_sensor() const noexcept override { return false; }
-  [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t, double) const override;
+  [[nodiscard]] SharedBuffer encode(Encoding encoding, std::uint64_t, double) const override {
+    return encoding == Encoding::Json ? make_buffer(protocol::smr::power_switch_json(on_)) : nullptr;
+  }
 
  private:
   bool on_;
 };
-
-/// The bus messages of a JSON command: stop, emergency (both motors to 0),
-/// drive {v_mm_s, w_deg_s}, wheels {left_mm_s, right_mm_s} (converted with
-/// `geometry`), speeds {left, right} (struct smr's speed units, -127..127,
-/// forward positive on both wheels).
-[[nodiscard]] protocol::Result<protocol::Bytes> command_messages(std::string_view cmd, const nlohmann::json& object,
-                                                                 const protocol::smr::Geometry& geometry);
-
-/// The commands command_messages() takes.
-[[nodiscard]] std::span<const std::string> json_commands();
-
-/// The speed commands in whole client messages, in order (other messages skipped).
-[[nodiscard]] std::vector<protocol::smr::SpeedCommand> speed_commands(protocol::ByteView messages);
-
-/// The family's own fields of its sensor message, as JSON Schema properties.
-[[nodiscard]] nlohmann::ordered_json sensor_properties();
 
 }  // namespace flockbridge::bridge::smr

@@ -15,9 +15,10 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
-#include "flockbridge/protocol/pioneer/packet.hpp"
 #include "flockbridge/protocol/bytes.hpp"
+#include "flockbridge/protocol/pioneer/packet.hpp"
 
 namespace flockbridge::protocol::pioneer {
 
@@ -92,6 +93,11 @@ struct Command {
 /// an integer (its marker and exactly two bytes), a string (its marker, a
 /// length and exactly that many characters), or else the bytes as they came.
 [[nodiscard]] Command decode_command(Byte number, ByteView payload);
+
+/// The command packets of a command in the family's form (one or more whole
+/// AROS command packets back to back), in order; an error when the bytes are
+/// not whole packets with good checksums.
+[[nodiscard]] Result<std::vector<Command>> split_commands(ByteView packets);
 
 /// "VEL", "ENABLE", ... or "command 77": for logs and errors.
 [[nodiscard]] std::string command_name(Byte number);

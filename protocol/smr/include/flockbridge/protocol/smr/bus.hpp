@@ -30,6 +30,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/smr/messages.hpp"
@@ -84,6 +85,9 @@ struct SpeedCommand {
   friend bool operator==(const SpeedCommand&, const SpeedCommand&) = default;
 };
 [[nodiscard]] std::optional<SpeedCommand> read_speed(ByteView body) noexcept;
+/// The speed commands in whole client messages (SMRD's framing), in order;
+/// other messages skipped.
+[[nodiscard]] std::vector<SpeedCommand> speed_commands(ByteView messages);
 
 inline constexpr std::size_t kIrCount = 6;
 inline constexpr std::size_t kLineCount = 8;

@@ -32,6 +32,14 @@ namespace flockbridge::protocol::flockbot {
 /// arguments, or "raw" with a payload that passes the table.
 [[nodiscard]] Result<SendCommand> parse_json_command(std::string_view cmd, const nlohmann::json& object);
 
+/// "drive" {v_mm_s, w_deg_s (0 when left out)}: the robot's speed and turn
+/// rate as the "wheels" command's two wheel speeds (-100..100, in steps of
+/// `units.wheel_mm_s_per_percent`, turning about `units.wheel_base_mm`).
+/// Its arguments are read as every family reads them (json_arguments.hpp);
+/// refused when the wheel speed is not configured, or a wheel would go
+/// faster than 100.
+[[nodiscard]] Result<Bytes> drive_command(const nlohmann::json& object, const SensorUnits& units);
+
 struct ParsedRequest {
   nlohmann::json id;  ///< the command's "id", null when it had none (or was unreadable)
   Result<ClientRequest> request;

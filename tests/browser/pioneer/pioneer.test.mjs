@@ -4,12 +4,12 @@
 // battery in volts, its path and sonar, who holds control) and drive it with
 // the same controls as a Flockbot. Every wait is for an event.
 //
-//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/pioneer.test.mjs
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/pioneer/pioneer.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { startBridge } from "./bridge.mjs";
-import { artifacts, binary, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
+import { startBridge } from "../bridge.mjs";
+import { artifacts, binary, checkLayout, dashboardSuite, holdButton, holdKey } from "../dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "pioneer", "--model", "p3dx-sh", "--simulate"],

@@ -10,7 +10,7 @@
 // have to do it, and every client gets every byte).
 //
 // The bridge's clients are ARIA programs on port 8101, each connected with
-// ARIA's own sequence (tests/support/aria_client), and JSON clients; ser2net's
+// ARIA's own sequence (tests/support/pioneer/aria_client), and JSON clients; ser2net's
 // are raw TCP clients that find the SIPs in the robot's bytes. Latency runs
 // from this process writing the SIP into the pseudo-terminal to the kernel's
 // receive timestamp on the client's socket, as for the Flockbot.
@@ -32,7 +32,7 @@
 #include "flockbridge/protocol/pioneer/commands.hpp"
 #include "flockbridge/protocol/pioneer/packet.hpp"
 #include "flockbridge/protocol/pioneer/sip.hpp"
-#include "support/aria_client.hpp"
+#include "support/pioneer/aria_client.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"
 

@@ -5,11 +5,11 @@
 // ask for fewer than the robot's 100 periods a second, and drive it with
 // the same controls as every robot. Every wait is for an event.
 //
-//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/smr.test.mjs
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/smr/smr.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import path from "node:path";
-import { artifacts, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
+import { artifacts, checkLayout, dashboardSuite, holdButton, holdKey } from "../dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 dashboardSuite(["--robot", "smr", "--simulate"], (ui) => ({ bridge, page, text, number, counterLater } = ui));

@@ -1,12 +1,12 @@
 // Programs written for the original robots, unchanged, against the bridge on
 // port 2005: a client that parses only SP, AC and DM, and dies on anything
-// else (support/legacy_client.hpp), must live through everything a class
+// else (support/flockbot/legacy_client.hpp), must live through everything a class
 // does to a robot, and the bridge's own messages reach only clients that
 // asked for them with EXT.
 #include <doctest/doctest.h>
 
 #include "e2e/rig.hpp"
-#include "support/legacy_client.hpp"
+#include "support/flockbot/legacy_client.hpp"
 
 using namespace flockbridge::testing;
 using Stream = ChildProcess::Stream;

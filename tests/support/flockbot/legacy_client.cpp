@@ -1,4 +1,4 @@
-#include "support/legacy_client.hpp"
+#include "support/flockbot/legacy_client.hpp"
 
 #include <cstring>
 

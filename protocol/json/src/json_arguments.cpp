@@ -1,12 +1,23 @@
-#include "flockbridge/bridge/json_arguments.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <span>
 #include <string>
 
 #include "flockbridge/protocol/json_codec.hpp"
 
-namespace flockbridge::bridge::json_arguments {
+namespace flockbridge::protocol::json_arguments {
+namespace {
+
+/// A number as a person writes it: 250, -1.5, 1e+30.
+std::string written(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", value);
+  return text;
+}
+
+}  // namespace
 
 protocol::Error argument_error(std::string_view cmd, std::string_view problem) {
   return protocol::Error{std::string(cmd) + ": " + std::string(problem)};
@@ -19,8 +30,8 @@ protocol::Result<double> number(std::string_view cmd, const nlohmann::json& obje
   if (!it->is_number()) return argument_error(cmd, std::string(name) + " must be a number");
   const double value = it->get<double>();
   if (!std::isfinite(value) || value < low || value > high) {
-    return argument_error(cmd, std::string(name) + " must be from " + std::to_string(static_cast<long>(low)) + " to " +
-                                   std::to_string(static_cast<long>(high)));
+    return argument_error(
+        cmd, std::string(name) + " must be from " + written(low) + " to " + written(high) + ", got " + written(value));
   }
   return value;
 }
@@ -59,4 +70,4 @@ double tenths(double value) {
   return std::round(value * 10.0) / 10.0;
 }
 
-}  // namespace flockbridge::bridge::json_arguments
+}  // namespace flockbridge::protocol::json_arguments

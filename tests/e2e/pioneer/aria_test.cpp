@@ -1,5 +1,5 @@
 // Port 8101 (the bridge's native port for a Pioneer): programs written for
-// ARIA, played by support/aria_client (the connect sequence, the 500 ms
+// ARIA, played by support/pioneer/aria_client (the connect sequence, the 500 ms
 // resends and PULSEs, the leaving sequence), share the simulated robot:
 // every program gets the SIPs, one drives at a time.
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "e2e/rig.hpp"
-#include "support/aria_client.hpp"
+#include "support/pioneer/aria_client.hpp"
 
 using namespace flockbridge::testing;
 using Stream = ChildProcess::Stream;

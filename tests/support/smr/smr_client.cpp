@@ -1,4 +1,4 @@
-#include "support/smr_client.hpp"
+#include "support/smr/smr_client.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -1,37 +1,37 @@
-#include "flockbridge/bridge/smr/messages.hpp"
+#include "flockbridge/protocol/smr/json.hpp"
 
 #include <array>
 #include <cmath>
 #include <numbers>
 
-#include "flockbridge/bridge/json_arguments.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
+#include "flockbridge/protocol/smr/bus.hpp"
 
-namespace flockbridge::bridge::smr {
+namespace flockbridge::protocol::smr {
 namespace {
 
-namespace bus = protocol::smr;
 using namespace json_arguments;
 using ordered = nlohmann::ordered_json;
 using nlohmann::json;
 
 constexpr double kDegPerRad = 180.0 / std::numbers::pi;
 
-SharedBuffer line_of(const ordered& message) {
+std::string line_of(const ordered& message) {
   std::string text = message.dump(-1, ' ', false, ordered::error_handler_t::replace);
   text.push_back('\n');
-  return make_buffer(std::move(text));
+  return text;
 }
 
 ordered motor_status_names(int status) {
   ordered names = ordered::array();
-  if ((status & bus::motor_status::kEncoderTooFast) != 0) names.push_back("encoder_too_fast");
-  if ((status & bus::motor_status::kBlocked) != 0) names.push_back("blocked");
-  if ((status & bus::motor_status::kNoEncoder) != 0) names.push_back("no_encoder");
+  if ((status & motor_status::kEncoderTooFast) != 0) names.push_back("encoder_too_fast");
+  if ((status & motor_status::kBlocked) != 0) names.push_back("blocked");
+  if ((status & motor_status::kNoEncoder) != 0) names.push_back("no_encoder");
   return names;
 }
 
 /// A wheel as struct smr shows it: the right one mirrored back.
-ordered wheel(const bus::MotorState& motor, int speed, bool mirrored) {
+ordered wheel(const MotorState& motor, int speed, bool mirrored) {
   const auto encoder = mirrored ? static_cast<std::uint16_t>(-motor.encoder) : motor.encoder;
   ordered out{{"encoder", encoder}, {"speed", mirrored ? -speed : speed}};
   if (motor.pwm) out["pwm"] = mirrored ? -*motor.pwm : *motor.pwm;
@@ -39,16 +39,15 @@ ordered wheel(const bus::MotorState& motor, int speed, bool mirrored) {
   return out;
 }
 
-protocol::Bytes both_speeds(int left, int right) {
-  protocol::Bytes bytes = bus::encode_speed(bus::module::kLeftSpeed, left);
-  const protocol::Bytes more = bus::encode_speed(bus::module::kRightSpeed, -right);  // mirrored on the bus
+Bytes both_speeds(int left, int right) {
+  Bytes bytes = encode_speed(module::kLeftSpeed, left);
+  const Bytes more = encode_speed(module::kRightSpeed, -right);  // mirrored on the bus
   bytes.insert(bytes.end(), more.begin(), more.end());
   return bytes;
 }
 
 /// Wheel speeds in m/s as speed units, or why they are too fast.
-protocol::Result<protocol::Bytes> wheel_speeds(std::string_view cmd, double left_m_s, double right_m_s,
-                                               const bus::Geometry& geometry) {
+Result<Bytes> wheel_speeds(std::string_view cmd, double left_m_s, double right_m_s, const Geometry& geometry) {
   const double left = geometry.speed_units(left_m_s);
   const double right = geometry.speed_units(right_m_s);
   if (std::abs(left) > 127.5 || std::abs(right) > 127.5) {
@@ -61,31 +60,31 @@ protocol::Result<protocol::Bytes> wheel_speeds(std::string_view cmd, double left
 
 }  // namespace
 
-SharedBuffer period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix_seconds) {
-  const bus::Reading& r = s.period.reading;
+std::string period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix_seconds) {
+  const Reading& r = s.period.reading;
   ordered message{{"type", "sensor"},
                   {"seq", seq},
                   {"ts", unix_seconds},
                   {"tick", s.period.start.tick},
                   {"tick_ts_us", s.period.start.ts}};
   ordered wheels;
-  if ((r.parts & bus::part::kLeft) != 0) wheels["left"] = wheel(r.left, s.left_speed, false);
-  if ((r.parts & bus::part::kRight) != 0) wheels["right"] = wheel(r.right, s.right_speed, true);
+  if ((r.parts & part::kLeft) != 0) wheels["left"] = wheel(r.left, s.left_speed, false);
+  if ((r.parts & part::kRight) != 0) wheels["right"] = wheel(r.right, s.right_speed, true);
   if (!wheels.empty()) message["wheels"] = std::move(wheels);
-  if ((r.parts & bus::part::kLine) != 0) message["line"] = r.line;
-  if ((r.parts & bus::part::kInfrared) != 0) message["ir"] = r.ir;
-  if ((r.parts & bus::part::kPower) != 0) {
+  if ((r.parts & part::kLine) != 0) message["line"] = r.line;
+  if ((r.parts & part::kInfrared) != 0) message["ir"] = r.ir;
+  if ((r.parts & part::kPower) != 0) {
     ordered inputs = ordered::array();
-    if ((r.digital & bus::power_status::kPowerOn) != 0) inputs.push_back("power_on");
-    if ((r.digital & bus::power_status::kExternalPower) != 0) inputs.push_back("external_power");
-    if ((r.digital & bus::power_status::kCharging) != 0) inputs.push_back("charging");
+    if ((r.digital & power_status::kPowerOn) != 0) inputs.push_back("power_on");
+    if ((r.digital & power_status::kExternalPower) != 0) inputs.push_back("external_power");
+    if ((r.digital & power_status::kCharging) != 0) inputs.push_back("charging");
     message["power"] = ordered{{"inputs", std::move(inputs)}, {"digital", r.digital}, {"analog", r.analog}};
   }
-  static constexpr std::array<std::pair<unsigned, const char*>, 5> kParts{{{bus::part::kLeft, "left_motor"},
-                                                                           {bus::part::kRight, "right_motor"},
-                                                                           {bus::part::kLine, "line_sensor"},
-                                                                           {bus::part::kInfrared, "ir"},
-                                                                           {bus::part::kPower, "power"}}};
+  static constexpr std::array<std::pair<unsigned, const char*>, 5> kParts{{{part::kLeft, "left_motor"},
+                                                                           {part::kRight, "right_motor"},
+                                                                           {part::kLine, "line_sensor"},
+                                                                           {part::kInfrared, "ir"},
+                                                                           {part::kPower, "power"}}};
   ordered missing = ordered::array();
   for (const auto& [part, name] : kParts) {
     if ((s.fresh_parts & part) == 0) missing.push_back(name);
@@ -94,12 +93,11 @@ SharedBuffer period_json(const PeriodSnapshot& s, std::uint64_t seq, double unix
   if (!s.model) return line_of(message);
   std::string text = s.model->add_to(message.dump(-1, ' ', false, ordered::error_handler_t::replace), s.state);
   text.push_back('\n');
-  return make_buffer(std::move(text));
+  return text;
 }
 
-SharedBuffer PowerSwitchMessage::encode(Encoding encoding, std::uint64_t, double) const {
-  if (encoding != Encoding::Json) return nullptr;
-  return line_of(ordered{{"type", "power_switch"}, {"on", on_}});
+std::string power_switch_json(bool on) {
+  return line_of(ordered{{"type", "power_switch"}, {"on", on}});
 }
 
 std::span<const std::string> json_commands() {
@@ -107,8 +105,7 @@ std::span<const std::string> json_commands() {
   return names;
 }
 
-protocol::Result<protocol::Bytes> command_messages(std::string_view cmd, const json& object,
-                                                   const bus::Geometry& geometry) {
+Result<Bytes> command_messages(std::string_view cmd, const json& object, const Geometry& geometry) {
   if (cmd == "stop" || cmd == "emergency") {
     if (auto checked = only(cmd, object, {}); !checked) return checked.error();
     return both_speeds(0, 0);
@@ -135,18 +132,7 @@ protocol::Result<protocol::Bytes> command_messages(std::string_view cmd, const j
   }
   std::string known;
   for (const std::string& name : json_commands()) known += (known.empty() ? "" : ", ") + name;
-  return protocol::Error{"unknown command '" + std::string(cmd) + "'; an SMR takes " + known};
-}
-
-std::vector<bus::SpeedCommand> speed_commands(protocol::ByteView messages) {
-  bus::MessageDecoder decoder;
-  decoder.feed(messages);
-  std::vector<bus::SpeedCommand> speeds;
-  while (auto message = decoder.next()) {
-    if (message->type != static_cast<std::uint8_t>(bus::MessageType::Bus)) continue;
-    if (const auto speed = bus::read_speed(message->body)) speeds.push_back(*speed);
-  }
-  return speeds;
+  return Error{"unknown command '" + std::string(cmd) + "'; an SMR takes " + known};
 }
 
 nlohmann::ordered_json sensor_properties() {
@@ -164,4 +150,4 @@ nlohmann::ordered_json sensor_properties() {
   })json");
 }
 
-}  // namespace flockbridge::bridge::smr
+}  // namespace flockbridge::protocol::smr

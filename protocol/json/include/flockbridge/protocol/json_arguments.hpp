@@ -9,7 +9,7 @@
 
 #include "flockbridge/protocol/bytes.hpp"
 
-namespace flockbridge::bridge::json_arguments {
+namespace flockbridge::protocol::json_arguments {
 
 /// "CMD: PROBLEM", the error every argument check gives.
 [[nodiscard]] protocol::Error argument_error(std::string_view cmd, std::string_view problem);
@@ -40,4 +40,4 @@ struct Wheels {
 /// Rounded to 0.1, as the robots measure no finer, so that the feed stays short.
 [[nodiscard]] double tenths(double value);
 
-}  // namespace flockbridge::bridge::json_arguments
+}  // namespace flockbridge::protocol::json_arguments

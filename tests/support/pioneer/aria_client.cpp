@@ -1,4 +1,4 @@
-#include "support/aria_client.hpp"
+#include "support/pioneer/aria_client.hpp"
 
 #include <thread>
 

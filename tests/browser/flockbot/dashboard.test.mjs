@@ -3,15 +3,15 @@
 // Every wait is for an event (a value on the page, a line in the bridge's
 // log), never a sleep. Screenshots go to $FLOCKBRIDGE_ARTIFACTS.
 //
-//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/dashboard.test.mjs
+//   FLOCKBRIDGE_BIN=build/bin/flockbridge node --test tests/browser/flockbot/dashboard.test.mjs
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import net from "node:net";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
-import { startBridge } from "./bridge.mjs";
-import { artifacts, binary, checkLayout, dashboardSuite, holdButton, holdKey } from "./dashboard.mjs";
+import { startBridge } from "../bridge.mjs";
+import { artifacts, binary, checkLayout, dashboardSuite, holdButton, holdKey } from "../dashboard.mjs";
 
 let bridge, page, text, number, counterLater;
 // Recordings go to a folder of the test's own, and only when asked for.

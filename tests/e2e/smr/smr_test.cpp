@@ -1,7 +1,7 @@
 // The real daemon with --robot smr against the simulated SMR bus
 // (flockbridge-sim --robot smr) over a pseudo-terminal, with clients of
 // port 24901 that behave as programs built on the SMR library do
-// (support/smr_client): periods without gaps for ten of them, the eleventh
+// (support/smr/smr_client): periods without gaps for ten of them, the eleventh
 // refused, SMRD's arbitration, the stop when a driving client vanishes, a
 // client sending garbage next to a good one; and the JSON feed, the
 // commands, module loss, the power switch and the stop at shutdown.
@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "e2e/rig.hpp"
-#include "support/smr_client.hpp"
+#include "support/smr/smr_client.hpp"
 
 using namespace flockbridge::testing;
 using Stream = ChildProcess::Stream;

@@ -1,5 +1,5 @@
-// The Pioneer's messages for clients (SIPs as JSON sensor messages) and its
-// JSON commands as AROS command packets.
+#include "flockbridge/protocol/pioneer/json.hpp"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -7,21 +7,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "flockbridge/bridge/json_arguments.hpp"
-#include "flockbridge/bridge/pioneer/driver.hpp"
-#include "flockbridge/bridge/pioneer/messages.hpp"
+#include "flockbridge/protocol/json_arguments.hpp"
+#include "flockbridge/protocol/pioneer/commands.hpp"
 
-namespace flockbridge::bridge::pioneer {
+namespace flockbridge::protocol::pioneer {
 namespace {
 
-namespace codec = protocol::pioneer;
 using protocol::Error;
 using ordered = nlohmann::ordered_json;
 using nlohmann::json;
 using namespace json_arguments;
 
-protocol::Bytes packet(protocol::Byte number, codec::Argument argument = codec::NoArgument{}) {
-  return codec::encode_command(codec::Command{number, std::move(argument)});
+Bytes packet(Byte number, Argument argument = NoArgument{}) {
+  return encode_command(Command{number, std::move(argument)});
 }
 
 int rounded(double value) {
@@ -39,34 +37,33 @@ std::span<const std::string> json_commands() {
   return names;
 }
 
-protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const json& object,
-                                                  const codec::RobotModel* model) {
+Result<Bytes> command_packets(std::string_view cmd, const json& object, const RobotModel* model) {
   const double max_v = model != nullptr ? model->max_velocity_mm_s : kDefaultMaxVelocity;
   const double max_w = model != nullptr ? model->max_rot_velocity_deg_s : kDefaultMaxRotVelocity;
-  protocol::Bytes out;
+  Bytes out;
   if (cmd == "stop" || cmd == "emergency") {
     if (auto checked = only(cmd, object, {}); !checked) return checked.error();
-    return packet(cmd == "stop" ? codec::command::kStop : codec::command::kEStop);
+    return packet(cmd == "stop" ? command::kStop : command::kEStop);
   }
   if (cmd == "drive") {
     auto drive = drive_arguments(cmd, object, max_v, max_w);
     if (!drive) return drive.error();
-    out = packet(codec::command::kVel, rounded(drive.value().v_mm_s));
-    const protocol::Bytes turn = packet(codec::command::kRVel, rounded(drive.value().w_deg_s));
+    out = packet(command::kVel, rounded(drive.value().v_mm_s));
+    const Bytes turn = packet(command::kRVel, rounded(drive.value().w_deg_s));
     out.insert(out.end(), turn.begin(), turn.end());
     return out;
   }
   if (cmd == "move") {
     if (auto checked = only(cmd, object, {"mm"}); !checked) return checked.error();
-    auto mm = number(cmd, object, "mm", -codec::kMaxIntArgument, codec::kMaxIntArgument);
+    auto mm = number(cmd, object, "mm", -kMaxIntArgument, kMaxIntArgument);
     if (!mm) return mm.error();
-    return packet(codec::command::kMove, rounded(mm.value()));
+    return packet(command::kMove, rounded(mm.value()));
   }
   if (cmd == "turn" || cmd == "heading") {
     if (auto checked = only(cmd, object, {"deg"}); !checked) return checked.error();
     auto deg = number(cmd, object, "deg", cmd == "turn" ? -360 : 0, 360);
     if (!deg) return deg.error();
-    return packet(cmd == "turn" ? codec::command::kDHead : codec::command::kHead, rounded(deg.value()) % 360);
+    return packet(cmd == "turn" ? command::kDHead : command::kHead, rounded(deg.value()) % 360);
   }
   if (cmd == "wheels") {
     const double unit = model != nullptr && model->vel2_divisor > 0 ? model->vel2_divisor : 20.0;
@@ -78,39 +75,24 @@ protocol::Result<protocol::Bytes> command_packets(std::string_view cmd, const js
     const int r = rounded(wheels.value().right_mm_s / unit);
     const int raw = ((r & 0xFF) << 8) | (l & 0xFF);
     // A raw value above 0x7FFF goes as a negative integer of the same bits.
-    return packet(codec::command::kVel2, raw > 0x7FFF ? raw - 0x10000 : raw);
+    return packet(command::kVel2, raw > 0x7FFF ? raw - 0x10000 : raw);
   }
   if (cmd == "motors" || cmd == "sonar") {
     if (auto checked = only(cmd, object, {"on"}); !checked) return checked.error();
     auto on = on_off(cmd, object);
     if (!on) return on.error();
-    return packet(cmd == "motors" ? codec::command::kEnable : codec::command::kSonar, on.value() ? 1 : 0);
+    return packet(cmd == "motors" ? command::kEnable : command::kSonar, on.value() ? 1 : 0);
   }
   std::string known;
   for (const std::string& name : json_commands()) known += (known.empty() ? "" : ", ") + name;
   return Error{"unknown command '" + std::string(cmd) + "'; a Pioneer takes " + known};
 }
 
-protocol::Result<std::vector<codec::Command>> split_commands(protocol::ByteView packets) {
-  codec::PacketDecoder decoder;
-  decoder.feed(packets);
-  std::vector<codec::Command> commands;
-  while (const auto event = decoder.next()) {
-    if (event->kind != codec::PacketDecoder::EventKind::Packet) return Error{"not whole AROS command packets"};
-    commands.push_back(codec::decode_command(event->type, event->payload));
-  }
-  if (commands.empty() || decoder.in_packet() || decoder.stats().discarded_bytes > 0 ||
-      decoder.stats().bad_checksum > 0) {
-    return Error{"not whole AROS command packets"};
-  }
-  return commands;
-}
-
-SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_seconds) {
-  const codec::StandardSip& sip = s.sip;
+std::string sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_seconds) {
+  const StandardSip& sip = s.sip;
   ordered message{{"type", "sensor"}, {"seq", seq}, {"ts", unix_seconds}};
   if (s.reading) {
-    const codec::SipReading& r = *s.reading;
+    const SipReading& r = *s.reading;
     message["wheels_mm_s"] = ordered{{"left", tenths(r.left_velocity_mm_s)}, {"right", tenths(r.right_velocity_mm_s)}};
     ordered sonar = ordered::array();
     for (const auto& range : r.sonar) {
@@ -147,7 +129,7 @@ SharedBuffer sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_secon
   std::string text = message.dump(-1, ' ', false, ordered::error_handler_t::replace);
   if (s.model) text = s.model->add_to(std::move(text), s.state);
   text.push_back('\n');
-  return make_buffer(std::move(text));
+  return text;
 }
 
 nlohmann::ordered_json sensor_properties() {
@@ -162,4 +144,4 @@ nlohmann::ordered_json sensor_properties() {
   })json");
 }
 
-}  // namespace flockbridge::bridge::pioneer
+}  // namespace flockbridge::protocol::pioneer
