@@ -24,7 +24,9 @@ TEST_CASE("the dashboard's page and files are served over HTTP") {
   CHECK(page->headers["content-security-policy"].find("script-src 'self'") != std::string::npos);
 
   for (const auto& [path, type] :
-       std::map<std::string, std::string>{{"/dashboard.js", "text/javascript"}, {"/dashboard.css", "text/css"}}) {
+       std::map<std::string, std::string>{{"/dashboard.js", "text/javascript"},
+                                          {"/family-smr.js", "text/javascript"},
+                                          {"/dashboard.css", "text/css"}}) {
     const std::string& asked = path;  // clang 14 cannot capture a structured binding
     CAPTURE(asked);
     auto file = http_get(rig.http_port(), path);

@@ -121,7 +121,7 @@ echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge); $(i
 for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
   /usr/lib/udev/rules.d/99-flockbot.rules /usr/lib/sysusers.d/flockbridge.conf /etc/flockbridge/flockbridge.toml \
   /etc/avahi/services/flockbridge.service \
-  /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js \
+  /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js /usr/share/flockbridge/www/connection.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
   /usr/share/doc/flockbridge/copyright /usr/lib/python3/dist-packages/flockbridge/__init__.py \
   /usr/lib/python3/dist-packages/flockbridge/py.typed /usr/share/doc/python3-flockbridge/copyright \
