@@ -1,11 +1,11 @@
 """A robot behind a flockbridge, over the bridge's JSON lines (port 2006).
 
-One background thread reads everything the bridge sends (through a
-Connection, connection.py, which knows the wire); the program's own thread
-sends commands and waits for their answers. This module is the API: what
-the bridge said, the commands, reconnecting. Nothing here retries a
-command that moves the robot: a command whose answer was lost raises, and
-the program decides.
+One background thread reads everything the bridge sends and connects again
+after a loss (a Channel, channel.py, over a Connection, connection.py, which
+knows the wire); the program's own thread sends commands and waits for
+their answers. This module is the API: what the bridge said, and the
+commands. Nothing here retries a command that moves the robot: a command
+whose answer was lost raises, and the program decides.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
+from .channel import Channel, ChannelEvents, answers
 from .errors import (
-    AuthFailed,
     ConnectionLost,
     FlockbridgeError,
     InvalidCommand,
@@ -33,7 +33,7 @@ from .errors import (
     Timeout,
     error_for,
 )
-from .connection import Connection, split_address
+from .connection import split_address
 from .message import Message
 from .model import nearest
 
@@ -63,8 +63,6 @@ _NEVER_MOVES = frozenset(
 )
 _STOPS = frozenset({"stop", "emergency"})
 
-_RECONNECT_FIRST_S = 0.2
-_RECONNECT_MAX_S = 2.0
 _STOP_ON_EXIT_TIMEOUT_S = 1.0
 
 
@@ -130,11 +128,8 @@ class Robot:
         self._cond = threading.Condition(threading.RLock())
         self._ids = itertools.count(1)
         self._replay_warned = False
-        self._wire: Optional[Connection] = None
-        self._ignored_before = 0  # lines the earlier connections skipped
         self._connected = False
         self._closed = False
-        self._closing = threading.Event()
         self._pending: Dict[int, _Pending] = {}
         self._handlers: Dict[str, List[Callback]] = {}
         self._last: Dict[str, Message] = {}
@@ -148,11 +143,23 @@ class Robot:
         self._may_be_moving = False
         self._stopped: Optional[Tuple[float, str]] = None  # when and why the bridge took this program's drive
         self._lost_reason = ""
-        self._hello_seen = False
 
-        self._open()
-        self._reader = threading.Thread(target=self._read_forever, name="flockbridge-reader", daemon=True)
-        self._reader.start()
+        self._channel = Channel(
+            self.host,
+            self.port,
+            timeout=timeout,
+            reconnect_s=reconnect_s,
+            sign_in=self._sign_in_requests,
+            next_id=lambda: next(self._ids),
+            events=ChannelEvents(
+                message=self._dispatch,
+                signed_in=self._signed_in,
+                opened=self._opened,
+                lost=self._connection_lost,
+                back=self._back,
+                gave_up=self._give_up,
+            ),
+        )
         _open_robots.add(self)
 
     # ---- what the bridge said -------------------------------------------
@@ -160,8 +167,7 @@ class Robot:
     @property
     def ignored_lines(self) -> int:
         """Lines from the bridge that were not a JSON object (skipped)."""
-        wire = self._wire
-        return self._ignored_before + (wire.ignored_lines if wire is not None else 0)
+        return self._channel.ignored_lines
 
     @property
     def family(self) -> str:
@@ -558,10 +564,7 @@ class Robot:
             self._lost_reason = self._lost_reason or "the robot was closed"
             self._fail_pending()
             self._cond.notify_all()
-        self._closing.set()
-        self._shutdown_socket()
-        if threading.current_thread() is not self._reader:
-            self._reader.join(timeout=2.0)
+        self._channel.close()
         _open_robots.discard(self)
 
     def __enter__(self) -> Robot:
@@ -576,73 +579,25 @@ class Robot:
 
     # ---- inside ---------------------------------------------------------
 
-    def _open(self) -> None:
-        """Connects, reads the hello, signs in and subscribes as before."""
-        deadline = time.monotonic() + self.timeout
-        self._wire = Connection(self.host, self.port, self.timeout)
-        self._hello_seen = False
-        try:
-            while not self._hello_seen:
-                message = self._receive(deadline)
-                if message is None:
-                    raise ConnectionLost(
-                        f"{self.host}:{self.port} sent no hello within {self.timeout:g} s: is it a flockbridge "
-                        "JSON port (2006)?"
-                    )
-                self._dispatch(message)
-            if self._pin is not None:
-                self._handshake({"cmd": "auth", "pin": self._pin}, deadline)
-            if self._teacher is not None:
-                self._handshake({"cmd": "auth", "teacher": self._teacher}, deadline)
-            if self._interval_ms is not None:
-                self._handshake({"cmd": "subscribe", "interval_ms": self._interval_ms}, deadline)
-        except BaseException:
-            self._shutdown_socket()
-            raise
+    def _sign_in_requests(self) -> List[Dict[str, Any]]:
+        """What each connection asks after the hello: sign in as before, subscribe as before."""
+        requests: List[Dict[str, Any]] = []
+        if self._pin is not None:
+            requests.append({"cmd": "auth", "pin": self._pin})
+        if self._teacher is not None:
+            requests.append({"cmd": "auth", "teacher": self._teacher})
+        if self._interval_ms is not None:
+            requests.append({"cmd": "subscribe", "interval_ms": self._interval_ms})
+        return requests
+
+    def _signed_in(self, role: str) -> None:
+        with self._cond:
+            self._hello = Message({**self._hello.to_dict(), "role": role})
+
+    def _opened(self) -> None:
         with self._cond:
             self._connected = True
             self._cond.notify_all()
-
-    def _handshake(self, request: Dict[str, Any], deadline: float) -> None:
-        number = next(self._ids)
-        self._send({**request, "id": number})
-        while True:
-            message = self._receive(deadline)
-            if message is None:
-                raise ConnectionLost(f"{request['cmd']}: no answer from the bridge within {self.timeout:g} s")
-            if message.get("id") == number and _answers(message, str(request["cmd"])):
-                if message.get("type") == "error":
-                    raise error_for(message.get("code"), str(message.get("error", "refused")), str(request["cmd"]))
-                if "role" in message:
-                    with self._cond:
-                        self._hello = Message({**self._hello.to_dict(), "role": message["role"]})
-                return
-            self._dispatch(message)
-
-    def _receive(self, deadline: Optional[float]) -> Optional[Dict[str, Any]]:
-        """The next JSON object from the bridge; None at the deadline. Raises OSError or ConnectionLost."""
-        wire = self._wire
-        if wire is None:
-            raise ConnectionLost("not connected")
-        return wire.receive(deadline)
-
-    def _read_forever(self) -> None:
-        while not self._closing.is_set():
-            try:
-                message = self._receive(None)
-                if message is not None:
-                    self._dispatch(message)
-                continue
-            except (OSError, FlockbridgeError) as e:
-                reason = str(e) if isinstance(e, FlockbridgeError) else f"the connection to the bridge broke ({e})"
-            except Exception:  # noqa: BLE001 - the reader must outlive any surprise
-                _log.exception("flockbridge reader: unexpected error; reading on")
-                continue
-            if self._closing.is_set():
-                return
-            self._connection_lost(reason)
-            if not self._reconnect():
-                return
 
     def _dispatch(self, raw: Dict[str, Any]) -> None:
         kind = str(raw.get("type", ""))
@@ -650,7 +605,6 @@ class Robot:
         with self._cond:
             if kind == "hello":
                 self._hello = message
-                self._hello_seen = True
                 self._link = str(raw.get("link", "unknown"))
                 self._link_reason = str(raw.get("reason", ""))
             elif kind == "sensor":
@@ -681,7 +635,7 @@ class Robot:
             self._last[kind] = message
             number = raw.get("id")
             pending = self._pending.get(number) if isinstance(number, int) else None
-            if pending is not None and _answers(raw, pending.name):
+            if pending is not None and answers(raw, pending.name):
                 pending.reply = raw
                 if kind == "ok" and pending.name in _STOPS:
                     self._may_be_moving = False
@@ -712,57 +666,29 @@ class Robot:
             self._fail_pending()
             handlers = list(self._handlers.get("disconnect", [])) + list(self._handlers.get("*", []))
             self._cond.notify_all()
-        self._shutdown_socket()
         _log.warning("flockbridge: %s; connecting again", reason)
         self._call(handlers, Message({"type": "disconnect", "reason": reason}))
 
-    def _reconnect(self) -> bool:
-        deadline = time.monotonic() + self.reconnect_s
-        delay = _RECONNECT_FIRST_S
-        session = self.session
-        while not self._closing.is_set():
-            try:
-                self._open()
-            except AuthFailed as e:
-                return self._give_up(f"signing in again failed: {e}")
-            except (OSError, FlockbridgeError) as e:
-                if time.monotonic() + delay > deadline:
-                    return self._give_up(f"{self._lost_reason}; no bridge at {self.host}:{self.port} since ({e})")
-                self._closing.wait(delay)
-                delay = min(delay * 2, _RECONNECT_MAX_S)
-                continue
-            restarted = self.session != session
-            _log.warning("flockbridge: connected again%s", " (the bridge had restarted)" if restarted else "")
-            with self._cond:
-                handlers = list(self._handlers.get("reconnect", [])) + list(self._handlers.get("*", []))
-            self._call(handlers, Message({"type": "reconnect", "restarted": restarted, "session": self.session}))
-            return True
-        return False
+    def _back(self, restarted: bool) -> None:
+        _log.warning("flockbridge: connected again%s", " (the bridge had restarted)" if restarted else "")
+        with self._cond:
+            handlers = list(self._handlers.get("reconnect", [])) + list(self._handlers.get("*", []))
+        self._call(handlers, Message({"type": "reconnect", "restarted": restarted, "session": self.session}))
 
-    def _give_up(self, reason: str) -> bool:
+    def _give_up(self, reason: str) -> None:
         with self._cond:
             self._closed = True
             self._lost_reason = reason
             self._cond.notify_all()
         _open_robots.discard(self)
         _log.error("flockbridge: %s", reason)
-        return False
 
     def _fail_pending(self) -> None:
         for pending in self._pending.values():
             pending.lost = True
 
     def _send(self, message: Dict[str, Any]) -> None:
-        wire = self._wire
-        if wire is None:
-            raise ConnectionLost("not connected")
-        wire.send(message)
-
-    def _shutdown_socket(self) -> None:
-        wire, self._wire = self._wire, None
-        if wire is not None:
-            self._ignored_before += wire.ignored_lines
-            wire.close()
+        self._channel.send(message)
 
     def _closed_error(self) -> ConnectionLost:
         # close() and giving up on reconnecting both say why.
@@ -799,13 +725,6 @@ def connect(host: str = "localhost", port: Optional[int] = None, **options: Any)
     program ends, or when the connection closes, if this program drove it.
     """
     return Robot(host, port, **options)
-
-
-def _answers(message: Dict[str, Any], command: str) -> bool:
-    """Whether a message carrying a command's id is its answer: ok, error, or
-    the message named after it (stats). Others with the id (a later bridge's
-    progress reports, say) are only messages."""
-    return message.get("type") in ("ok", "error", command)
 
 
 def _left(deadline: Optional[float]) -> Optional[float]:

@@ -127,3 +127,58 @@ def test_a_silent_port_is_not_a_bridge() -> None:
         port = int(quiet.getsockname()[1])
         with pytest.raises(flockbridge.ConnectionLost, match="no hello"):
             flockbridge.connect(f"127.0.0.1:{port}", timeout=0.5)
+
+
+def test_the_channel_alone_signs_in_reads_and_says_when_it_gives_up() -> None:
+    """The connection kept open (channel.py) without the Robot: what it tells,
+    in order, from the hello to giving up on a bridge that has gone."""
+    from flockbridge.channel import Channel, ChannelEvents
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    port = int(server.getsockname()[1])
+    gone = threading.Event()
+
+    def serve() -> None:
+        conn, _ = server.accept()
+        with conn:
+            conn.sendall(json.dumps(HELLO).encode() + b"\n")
+            request = json.loads(conn.makefile().readline())
+            conn.sendall(b'{"type":"link","state":"up"}\n')  # before the answer: handed on as it comes
+            conn.sendall(json.dumps({"type": "ok", "id": request["id"], "role": "teacher"}).encode() + b"\n")
+            gone.wait(5)
+        server.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    told: List[str] = []
+    ended = threading.Event()
+    ids = iter(range(1, 100))
+
+    def gave_up(why: str) -> None:
+        told.append("gave up: " + why.split(";")[1].strip()[:16])
+        ended.set()
+
+    channel = Channel(
+        "127.0.0.1",
+        port,
+        timeout=5,
+        reconnect_s=0,
+        sign_in=lambda: [{"cmd": "auth", "teacher": "secret"}],
+        next_id=lambda: next(ids),
+        events=ChannelEvents(
+            message=lambda m: told.append("message " + str(m["type"])),
+            signed_in=lambda role: told.append("signed in as " + role),
+            opened=lambda: told.append("opened"),
+            lost=lambda why: told.append("lost"),
+            back=lambda restarted: told.append("back"),
+            gave_up=gave_up,
+        ),
+    )
+    try:
+        assert told == ["message hello", "message link", "signed in as teacher", "opened"]
+        gone.set()  # the bridge goes, and nothing listens any more
+        assert ended.wait(5)
+        assert told[4:] == ["lost", "gave up: no bridge at 127"]
+    finally:
+        channel.close()
