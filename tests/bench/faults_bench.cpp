@@ -26,6 +26,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -144,8 +145,13 @@ struct Setup {
     (void)c.read_json();  // hello
     return c;
   }
+  /// The bridge's stats, asked on `c`; says so when the bridge had closed `c`.
   json stats(TcpClient& c) {
-    c.send("{\"cmd\":\"stats\"}\n");
+    try {
+      c.send("{\"cmd\":\"stats\"}\n");
+    } catch (const std::runtime_error&) {
+      throw std::runtime_error("asking for stats: the bridge had closed this client's connection (its log says why)");
+    }
     return c.read_json_type("stats").value_or(json::object());
   }
 };
@@ -314,18 +320,34 @@ void clients(const Options& o) {
   // Churn: connections that come and go, a third of them mid-message.
   const std::string before = process_status(setup.bridge->pid(), "VmRSS");
   for (int round = 0; round < 3; ++round) {
+    // A busy machine ends the departed a loop turn's share at a time, so the
+    // port may be full for a moment and a newcomer refused and closed before
+    // its bytes go: the bridge's promise, counted, not a failure.
+    int refused = 0;
     for (int i = 0; i < 3000; ++i) {
+      // The readers go on reading: one that does not for the dead-peer
+      // timeout (2 s here) while the bridge's data waits for it is closed
+      // as dead, which a slow machine's churn round takes longer than.
+      if (i % 100 == 0) {
+        for (TcpClient& reader : readers) reader.drain_available();
+      }
       TcpClient churn(setup.json_port);
-      if (i % 3 == 1) churn.send("{\"cmd\":\"move\",\"spe");
+      if (i % 3 != 1) continue;
+      try {
+        churn.send("{\"cmd\":\"move\",\"spe");
+      } catch (const std::runtime_error&) {
+        ++refused;
+      }
     }
     json after = setup.stats(readers[0]);
     for (int tries = 0; tries < 200 && after["clients"].value("connected", 0L) != 20; ++tries) {
       after = setup.stats(readers[0]);
     }
     std::printf(
-        "   churn round %d: 3000 connections come and go; clients connected %ld; bridge RSS %s (before churn %s)\n",
-        round + 1, after["clients"].value("connected", 0L), process_status(setup.bridge->pid(), "VmRSS").c_str(),
-        before.c_str());
+        "   churn round %d: 3000 connections come and go (%d closed before their half message went); clients "
+        "connected %ld; bridge RSS %s (before churn %s)\n",
+        round + 1, refused, after["clients"].value("connected", 0L),
+        process_status(setup.bridge->pid(), "VmRSS").c_str(), before.c_str());
   }
 }
 
