@@ -160,10 +160,16 @@ TEST_CASE("smr: an SMR program's read gets a whole period: tick, stamp, encoders
   const SmrClient::State& first = run.reads[0];
   const SmrClient::State& second = run.reads[1];
   CHECK(first.tick > 0);
-  // The simulated robot stands on the line with a full battery and its power switch on.
-  CHECK(first.ls[3] < 100);
-  CHECK(first.ls[4] < 100);
-  CHECK(first.ls[0] > 200);
+  // The simulated robot stands on the line with a full battery and its power
+  // switch on: seen in a period the line sensor answered in. On a busy
+  // machine, or under emulation, a module's answer can miss the link's first
+  // period, which then holds none (the bridge promises the period, and says
+  // which modules were missing in it; SMRD's programs see zeros).
+  const auto on_line =
+      std::find_if(run.reads.begin(), run.reads.end(), [](const SmrClient::State& read) { return read.ls[0] > 200; });
+  REQUIRE_MESSAGE(on_line != run.reads.end(), "no period of three held the line sensor's answer");
+  CHECK(on_line->ls[3] < 100);
+  CHECK(on_line->ls[4] < 100);
   // The next period the program was owed: the one after, unless the machine
   // held the program's READY, or the bridge, up past it (under emulation
   // or on a busy machine it can).
@@ -173,9 +179,11 @@ TEST_CASE("smr: an SMR program's read gets a whole period: tick, stamp, encoders
   // The robot's stamp (when the bridge began the period, in microseconds)
   // advances by about 10 ms a period; more when the machine held the bridge
   // up past a period's start, which the bridge counts (link.started_over_200us).
+  // A period begun late and the next on time are closer than 10 ms: both
+  // bounds hold only when none was late.
   const auto stamp_us = static_cast<std::uint32_t>(second.ts - first.ts) / (second.tick - first.tick);
-  CHECK(stamp_us > 5000);
   if (meanwhile.begun_late == 0) {
+    CHECK(stamp_us > 5000);
     CHECK(stamp_us < 40000);
   } else {
     MESSAGE(meanwhile.begun_late << " periods begun late: " << stamp_us << " us a period");
