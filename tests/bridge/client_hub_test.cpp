@@ -17,7 +17,7 @@
 using namespace flockbridge;
 using namespace flockbridge::bridge;
 using namespace std::chrono_literals;
-using flockbridge::test::TurningLoop;
+using flockbridge::testing::TurningLoop;
 
 namespace {
 

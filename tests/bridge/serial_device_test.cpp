@@ -19,6 +19,7 @@
 #include "flockbridge/bridge/serial_port.hpp"
 #include "flockbridge/bridge/terminal_mode.hpp"
 #include "flockbridge/protocol/flockbot/frame.hpp"
+#include "support/pty_pair.hpp"
 #include "support/run_until.hpp"
 
 using flockbridge::bridge::SerialDevice;
@@ -72,29 +73,7 @@ TEST_CASE("a device that is not there gives the reason") {
 
 namespace {
 
-/// A pseudo-terminal pair whose slave end is in the state libserialport
-/// leaves a real device in (VMIN = 0, VTIME = 0).
-struct PtyPair {
-  PtyPair() : master(::posix_openpt(O_RDWR | O_NOCTTY | O_NONBLOCK)) {
-    REQUIRE(master >= 0);
-    REQUIRE(::grantpt(master) == 0);
-    REQUIRE(::unlockpt(master) == 0);
-    slave = ::ptsname(master);
-    termios settings{};
-    REQUIRE(::tcgetattr(master, &settings) == 0);
-    flockbridge::bridge::apply_serial_mode(settings);
-    REQUIRE(::tcsetattr(master, TCSANOW, &settings) == 0);
-  }
-  PtyPair(const PtyPair&) = delete;
-  PtyPair& operator=(const PtyPair&) = delete;
-  ~PtyPair() { close(); }
-  void close() {
-    if (master >= 0) ::close(master);
-    master = -1;
-  }
-  int master;
-  std::string slave;
-};
+using flockbridge::testing::PtyPair;
 
 struct CountingListener : flockbridge::bridge::SerialPort::Listener {
   void transport_opened() override { ++opened; }

@@ -11,7 +11,7 @@
 using namespace flockbridge;
 using namespace std::chrono_literals;
 
-using flockbridge::test::TurningLoop;
+using flockbridge::testing::TurningLoop;
 
 TEST_CASE("a turn's share lasts its time from the first ask, and the next turn has a whole one") {
   TurningLoop turning;

@@ -8,7 +8,7 @@
 
 #include <doctest/doctest.h>
 
-namespace flockbridge::test {
+namespace flockbridge::testing {
 
 struct TurningLoop {
   TurningLoop() {
@@ -31,4 +31,4 @@ struct TurningLoop {
   uv_idle_t idle{};
 };
 
-}  // namespace flockbridge::test
+}  // namespace flockbridge::testing

@@ -2,6 +2,7 @@
 
 #include "flockbridge/bridge/flockbot/driver.hpp"
 #include "flockbridge/bridge/flockbot/settings.hpp"
+#include "flockbridge/protocol/flockbot/probe.hpp"
 
 namespace flockbridge::bridge::flockbot {
 
@@ -16,6 +17,7 @@ const RobotFamily& robot_family() noexcept {
       .make_driver = &make_driver<FlockbotDriver>,
       .settings = &settings_rows,
       .native_replay = &native_replay,
+      .make_probe = &make_probe<protocol::flockbot::FlockbotProbe>,
   };
   return family;
 }

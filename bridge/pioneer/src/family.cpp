@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/pioneer/family.hpp"
 
 #include "flockbridge/bridge/pioneer/driver.hpp"
+#include "flockbridge/protocol/pioneer/probe.hpp"
 
 namespace flockbridge::bridge::pioneer {
 
@@ -16,6 +17,7 @@ const RobotFamily& robot_family() noexcept {
           "at tcp:HOST:PORT",
       .make_driver = &make_driver<PioneerDriver>,
       .models = &model_names,
+      .make_probe = &make_probe<protocol::pioneer::PioneerProbe>,
   };
   return family;
 }

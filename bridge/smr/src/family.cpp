@@ -2,6 +2,7 @@
 
 #include "flockbridge/bridge/smr/driver.hpp"
 #include "flockbridge/bridge/smr/settings.hpp"
+#include "flockbridge/protocol/smr/probe.hpp"
 
 namespace flockbridge::bridge::smr {
 
@@ -16,6 +17,7 @@ const RobotFamily& robot_family() noexcept {
       .make_driver = &make_driver<SmrDriver>,
       .settings = &settings_rows,
       .native_replay = &native_replay,
+      .make_probe = &make_probe<protocol::smr::SmrProbe>,
   };
   return family;
 }

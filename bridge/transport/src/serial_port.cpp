@@ -142,6 +142,23 @@ protocol::Result<SerialDevice> SerialDevice::open(const std::string& path, int b
   return device;
 }
 
+protocol::Result<protocol::Done> SerialDevice::set_baud(int baud) {
+  if (port_ != nullptr) {
+    if (sp_set_baudrate(port_, baud) != SP_OK) return Error{sp_error_text("cannot set the speed of", "the device")};
+    sp_flush(port_, SP_BUF_INPUT);
+    return protocol::Done{};
+  }
+  const auto speed = termios_speed(baud);
+  if (!speed) return Error{"unsupported baud rate " + std::to_string(baud)};
+  termios settings{};
+  if (::tcgetattr(fd_, &settings) != 0) return Error{"cannot read the line's settings: " + errno_text(errno)};
+  ::cfsetispeed(&settings, *speed);
+  ::cfsetospeed(&settings, *speed);
+  if (::tcsetattr(fd_, TCSANOW, &settings) != 0) return Error{"cannot set the line's speed: " + errno_text(errno)};
+  ::tcflush(fd_, TCIFLUSH);
+  return protocol::Done{};
+}
+
 protocol::Result<protocol::Done> SerialDevice::lock(const std::string& path) {
   // TIOCEXCL keeps other users' programs out of a real device, but not
   // root's, and a second bridge started by hand beside the service (as root,

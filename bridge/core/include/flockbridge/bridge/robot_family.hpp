@@ -15,6 +15,7 @@
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/driver.hpp"
 #include "flockbridge/bridge/settings.hpp"
+#include "flockbridge/protocol/serial_probe.hpp"
 
 namespace flockbridge::bridge {
 
@@ -22,9 +23,9 @@ namespace flockbridge::bridge {
 using DriverFactory = std::unique_ptr<RobotDriver> (*)(uv_loop_t* loop, const Config& config, RobotDriver::Host& host);
 
 /// How a family recognises its robot on a serial line it did not name
-/// (plug and play): the speeds it tries and a greeting that moves nothing.
-/// Declared here so that a family can fill RobotFamily::make_probe.
-class SerialProbe;
+/// (plug and play): protocol/serial_probe.hpp, each family's own in its
+/// protocol folder.
+using protocol::SerialProbe;
 
 struct RobotFamily {
   std::string_view name;    ///< what --robot takes; the family's simulated robot (flockbridge-sim --robot) has the same
@@ -46,6 +47,12 @@ struct RobotFamily {
   /// How to recognise the robot on a serial line; null: it is found only where it is named.
   std::unique_ptr<SerialProbe> (*make_probe)() = nullptr;
 };
+
+/// A family's make_probe: a new probe of that type.
+template <typename Probe>
+std::unique_ptr<SerialProbe> make_probe() {
+  return std::make_unique<Probe>();
+}
 
 /// A family's make_driver: its driver made from the loop, the configuration and the core.
 template <typename Driver>

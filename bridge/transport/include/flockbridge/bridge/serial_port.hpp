@@ -40,6 +40,8 @@ class SerialDevice {
   [[nodiscard]] int fd() const noexcept { return fd_; }
   [[nodiscard]] bool is_open() const noexcept { return fd_ >= 0; }
   [[nodiscard]] bool is_pseudo_terminal() const noexcept { return port_ == nullptr && fd_ >= 0; }
+  /// Another speed, the line's other settings kept; what waits unread is dropped.
+  [[nodiscard]] protocol::Result<protocol::Done> set_baud(int baud);
   void close() noexcept;
 
  private:

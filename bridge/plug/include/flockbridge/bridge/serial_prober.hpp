@@ -1,0 +1,72 @@
+// Which robot is on a serial device nobody named: the device is opened once
+// and each family's probe (protocol/serial_probe.hpp) has its turn, those
+// that only listen first (an Arduino resets when its port opens, and nothing
+// may be sent while its bootloader listens), each at its speeds, each speed
+// for its wait or until the probe finds its robot or rules it out. The
+// device is closed again whatever was found: the driver that serves the
+// robot opens it anew. On the loop; one device a prober.
+#pragma once
+
+#include <uv.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flockbridge/bridge/serial_port.hpp"
+#include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/protocol/serial_probe.hpp"
+
+namespace flockbridge::bridge {
+
+class SerialProber {
+ public:
+  /// What the device turned out to be.
+  struct Outcome {
+    std::string device;
+    std::string family;  ///< "": no family's robot answered
+    protocol::ProbeFinding finding;
+    int baud = 0;                       ///< the speed it answered at
+    std::chrono::milliseconds took{0};  ///< from the opening to the answer (or to the last wait's end)
+    std::string why_not;                ///< when none answered: what each family made of the device
+  };
+
+  /// `probes`: one of each family that can be recognised; `done` is called once a start().
+  SerialProber(uv_loop_t* loop, std::vector<std::unique_ptr<protocol::SerialProbe>> probes,
+               std::function<void(const Outcome&)> done);
+  SerialProber(const SerialProber&) = delete;
+  SerialProber& operator=(const SerialProber&) = delete;
+  ~SerialProber() { cancel(); }
+
+  /// Opens `device` and starts probing; an error when it cannot be opened (nothing is called then).
+  [[nodiscard]] protocol::Result<protocol::Done> start(const std::string& device);
+  /// Stops probing and closes the device; `done` is not called.
+  void cancel() noexcept;
+  [[nodiscard]] bool probing() const noexcept { return device_.is_open(); }
+
+ private:
+  void begin_speed();
+  void next_speed(std::string_view note);
+  void on_readable();
+  void on_wait_over();
+  void finish(const protocol::ProbeFinding* finding);
+  void send(const protocol::Bytes& bytes);
+
+  uv_loop_t* loop_;
+  std::vector<std::unique_ptr<protocol::SerialProbe>> probes_;
+  std::function<void(const Outcome&)> done_;
+  SerialDevice device_;
+  std::string path_;
+  UvHandle<uv_poll_t> poll_;
+  UvHandle<uv_timer_t> timer_;
+  std::size_t probe_ = 0;  ///< whose turn
+  std::size_t speed_ = 0;  ///< which of its speeds
+  std::chrono::steady_clock::time_point opened_;
+  std::vector<std::string> notes_;  ///< what each family made of it so far
+  std::string heard_;               ///< the current speed's: nothing, or what came
+};
+
+}  // namespace flockbridge::bridge
