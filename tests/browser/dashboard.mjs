@@ -33,8 +33,14 @@ export async function closeDashboard(opened) {
 export function pageReader(page) {
   const text = (testid) => page.getByTestId(testid).textContent();
   const number = async (testid) => Number(await text(testid));
-  /** Waits until the counter `testid` has moved on by `count`. */
+  /**
+   * Waits until the counter `testid` has moved on by `count`. A counter that
+   * shows no number yet ("–": no reading has come since the page opened) is
+   * waited for first: NaN would never move on.
+   */
   const counterLater = async (testid, count) => {
+    await page.waitForFunction(
+      (id) => Number.isFinite(Number(document.querySelector(`[data-testid="${id}"]`).textContent)), testid);
     const from = await number(testid);
     await page.waitForFunction(
       ([id, start, n]) => Number(document.querySelector(`[data-testid="${id}"]`).textContent) >= start + n,
