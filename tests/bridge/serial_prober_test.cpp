@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <optional>
 #include <random>
@@ -37,13 +39,17 @@ std::vector<std::unique_ptr<protocol::SerialProbe>> every_probe() {
   return probes;
 }
 
-/// Probes `device` on a loop of its own and returns what was found.
-std::optional<bridge::SerialProber::Outcome> probe(const std::string& device) {
+/// Probes `device` on a loop of its own and returns what was found;
+/// `usb`: the identity the device is taken to have (none: not on USB).
+std::optional<bridge::SerialProber::Outcome> probe(const std::string& device,
+                                                   std::optional<protocol::UsbIdentity> usb = std::nullopt) {
   uv_loop_t loop;
   REQUIRE(uv_loop_init(&loop) == 0);
   std::optional<bridge::SerialProber::Outcome> outcome;
   {
-    bridge::SerialProber prober(&loop, every_probe(), [&](const auto& found) { outcome = found; });
+    bridge::SerialProber prober(
+        &loop, every_probe(), [&](const auto& found) { outcome = found; },
+        [usb](const std::string& /*device*/) { return usb; });
     REQUIRE(prober.start(device));
     CHECK(run_until(
         &loop, [&] { return outcome.has_value(); }, 20s));
@@ -123,4 +129,54 @@ TEST_CASE("serial prober: a device that sends noise and one that echoes are left
         CHECK(outcome->why_not.find(std::string(family->name) + " at ") != std::string::npos);
     }
   }
+}
+
+TEST_CASE(
+    "serial prober: on a USB adapter no Uno uses, the Flockbot is not listened for, and a Pioneer is found at once") {
+  testing::TempDir directory;
+  const std::string link = (directory.path() / "pioneer").string();
+  testing::ChildProcess robot({FLOCKBRIDGE_SIM_BIN, "--robot", "pioneer", "--link", link});
+  REQUIRE(robot.wait_for(testing::ChildProcess::Stream::Stdout, "ready "));
+  const auto on_ftdi = probe(link, protocol::UsbIdentity{0x0403, 0x6001});
+  REQUIRE(on_ftdi);
+  CHECK(on_ftdi->family == "pioneer");
+  CHECK(on_ftdi->took < 2500ms);  // no 2.5 s of listening for an Uno's boot first
+  MESSAGE("a Pioneer on an FTDI adapter: " << on_ftdi->took.count() << " ms");
+  const auto on_uno = probe(link, protocol::UsbIdentity{0x2341, 0x0043});
+  REQUIRE(on_uno);
+  CHECK(on_uno->family == "pioneer");
+  CHECK(on_uno->took >= 2500ms);  // an Uno's board: listened to first, in case it is booting
+}
+
+TEST_CASE(
+    "serial prober: a device's USB identity is read from sysfs, through a by-id name, and a pseudo-terminal has none") {
+  namespace fs = std::filesystem;
+  testing::TempDir directory;
+  const fs::path sys = directory.path() / "sys";
+  // A USB adapter's tree as the kernel lays it out: the USB device, its
+  // interface, and the tty under it; /sys/class/tty/ttyUSB0/device points
+  // at the interface.
+  const fs::path usb = sys / "devices" / "platform" / "usb1" / "1-1";
+  fs::create_directories(usb / "1-1:1.0" / "ttyUSB0");
+  std::ofstream(usb / "idVendor") << "0403\n";
+  std::ofstream(usb / "idProduct") << "6001\n";
+  fs::create_directories(sys / "class" / "tty" / "ttyUSB0");
+  fs::create_directory_symlink(usb / "1-1:1.0", sys / "class" / "tty" / "ttyUSB0" / "device");
+  // A board's own UART: a device with no USB parent.
+  fs::create_directories(sys / "devices" / "platform" / "serial0" / "tty" / "ttyAMA0");
+  fs::create_directories(sys / "class" / "tty" / "ttyAMA0");
+  fs::create_directory_symlink(sys / "devices" / "platform" / "serial0", sys / "class" / "tty" / "ttyAMA0" / "device");
+  // A by-id name, as systemd's rules make it, leading to the node.
+  const fs::path dev = directory.path() / "dev";
+  fs::create_directories(dev / "serial" / "by-id");
+  std::ofstream(dev / "ttyUSB0").put('\0');
+  fs::create_symlink(dev / "ttyUSB0", dev / "serial" / "by-id" / "usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0");
+
+  CHECK(bridge::usb_identity("/dev/ttyUSB0", sys) == protocol::UsbIdentity{0x0403, 0x6001});
+  CHECK(bridge::usb_identity((dev / "serial" / "by-id" / "usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0").string(),
+                             sys) == protocol::UsbIdentity{0x0403, 0x6001});
+  CHECK_FALSE(bridge::usb_identity("/dev/ttyAMA0", sys));
+  CHECK_FALSE(bridge::usb_identity("/dev/ttyACM7", sys));  // no such tty
+  testing::PtyPair pty;
+  CHECK_FALSE(bridge::usb_identity(pty.slave));  // the machine's own sysfs: a pseudo-terminal is on no USB
 }

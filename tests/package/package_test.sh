@@ -51,8 +51,11 @@ avahi_file_writable_by_service() {
 }
 udev_rule_read() {
   # udevadm test names every rules file it reads, and each line it cannot parse as FILE:LINE.
-  grep -q 'Reading rules file: /usr/lib/udev/rules.d/99-flockbot.rules' "$work/udev.log" &&
-    ! grep -q '99-flockbot.rules:[0-9]' "$work/udev.log"
+  for rules in /usr/lib/udev/rules.d/98-flockbridge-serial.rules /usr/lib/udev/rules.d/99-flockbot.rules \
+    /etc/udev/rules.d/99-robots.rules; do
+    grep -q "Reading rules file: $rules" "$work/udev.log" && ! grep -q "$(basename "$rules"):[0-9]" "$work/udev.log" ||
+      return 1
+  done
 }
 
 cleanup() {
@@ -119,7 +122,7 @@ as_root chroot "$root" sh -c "DEBIAN_FRONTEND=noninteractive \
 echo "installed, with: $(in_root dpkg-query -W -f='${Depends}' flockbridge); $(in_root dpkg-query -W -f='${Depends}' python3-flockbridge)"
 
 for path in /usr/bin/flockbridge /usr/bin/flockbridge-sim /usr/bin/flockbot-sim /usr/lib/systemd/system/flockbridge.service \
-  /usr/lib/udev/rules.d/99-flockbot.rules /usr/lib/sysusers.d/flockbridge.conf /etc/flockbridge/flockbridge.toml \
+  /usr/lib/udev/rules.d/99-flockbot.rules /usr/lib/udev/rules.d/98-flockbridge-serial.rules /usr/lib/sysusers.d/flockbridge.conf /etc/flockbridge/flockbridge.toml \
   /etc/avahi/services/flockbridge.service \
   /usr/share/flockbridge/www/index.html /usr/share/flockbridge/www/dashboard.js /usr/share/flockbridge/www/connection.js \
   /usr/share/flockbridge/www/dashboard.css /usr/share/doc/flockbridge/README.md \
@@ -139,9 +142,13 @@ exposure="$(in_root systemd-analyze security --offline=true flockbridge.service 
   sed -n 's/.*Overall exposure level for flockbridge.service: \([0-9.]*\).*/\1/p')"
 echo "systemd-analyze security flockbridge.service: exposure $exposure"
 check "the service's exposure is below 2.0" awk -v score="$exposure" 'BEGIN { exit !(score != "" && score < 2.0) }'
+# docs/deployment.md's rule that pins an adapter to a robot, as a teacher adds it.
+as_root mkdir -p "$root/etc/udev/rules.d"
+grep '^SUBSYSTEM=="tty".*SYMLINK+="pioneer-rosie"' "$source_dir/docs/deployment.md" |
+  as_root tee "$root/etc/udev/rules.d/99-robots.rules" >/dev/null
 as_root mount -t sysfs sysfs "$root/sys"
 in_root udevadm test --action=add /sys/class/tty/tty0 >"$work/udev.log" 2>&1 || true
-check "udev reads the rule without complaint" udev_rule_read
+check "udev reads the rules without complaint, the package's and the pinning rule of docs/deployment.md" udev_rule_read
 cleanup
 
 echo "== booting the root with systemd (systemd-nspawn), the service started by systemd"

@@ -6,6 +6,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <string>
 #include <utility>
 
@@ -15,9 +16,38 @@ using protocol::Done;
 using protocol::Error;
 using protocol::Result;
 
+std::optional<protocol::UsbIdentity> usb_identity(const std::string& device, const std::filesystem::path& sys) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  // A /dev/serial/by-id name leads to the tty's own node.
+  const fs::path node = fs::canonical(device, error);
+  const std::string tty = (error ? fs::path(device) : node).filename().string();
+  if (tty.empty()) return std::nullopt;
+  fs::path at = fs::canonical(sys / "class" / "tty" / tty / "device", error);
+  if (error) return std::nullopt;
+  const fs::path top = fs::canonical(sys, error);
+  const auto read_hex = [](const fs::path& file) -> std::optional<std::uint16_t> {
+    std::ifstream in(file);
+    unsigned value = 0;
+    if (!(in >> std::hex >> value) || value > 0xFFFF) return std::nullopt;
+    return static_cast<std::uint16_t>(value);
+  };
+  // The USB device is the first parent that says its ids: the tty's device
+  // is one of its interfaces (or, for some adapters, a port of one).
+  for (; !at.empty() && at != top && at != at.root_path(); at = at.parent_path()) {
+    const auto vendor = read_hex(at / "idVendor");
+    const auto product = read_hex(at / "idProduct");
+    if (vendor && product) return protocol::UsbIdentity{*vendor, *product};
+  }
+  return std::nullopt;
+}
+
 SerialProber::SerialProber(uv_loop_t* loop, std::vector<std::unique_ptr<protocol::SerialProbe>> probes,
-                           std::function<void(const Outcome&)> done)
-    : loop_(loop), probes_(std::move(probes)), done_(std::move(done)) {
+                           std::function<void(const Outcome&)> done, Identify identify)
+    : loop_(loop),
+      probes_(std::move(probes)),
+      done_(std::move(done)),
+      identify_(identify ? std::move(identify) : [](const std::string& device) { return usb_identity(device); }) {
   // The probes that only listen go first: an Arduino resets when its port
   // opens, and what is sent to it while its bootloader listens may keep it there.
   std::stable_partition(probes_.begin(), probes_.end(), [](const auto& probe) { return probe->listens_only(); });
@@ -26,15 +56,24 @@ SerialProber::SerialProber(uv_loop_t* loop, std::vector<std::unique_ptr<protocol
 Result<Done> SerialProber::start(const std::string& device) {
   cancel();
   if (probes_.empty()) return Error{"no robot family can be recognised on a serial line"};
-  const auto& first = probes_.front()->speeds();
-  if (first.empty()) return Error{std::string(probes_.front()->family()) + "'s probe has no speed to try"};
-  auto opened = SerialDevice::open(device, first.front().baud);
+  notes_.clear();
+  turns_.clear();
+  usb_ = identify_(device);
+  for (const auto& probe : probes_) {
+    if (probe->speeds().empty()) continue;
+    if (probe->may_be_on(usb_)) {
+      turns_.push_back(probe.get());
+    } else {
+      notes_.push_back(std::string(probe->family()) + ": not looked for on a USB adapter " +
+                       protocol::usb_id_text(*usb_));
+    }
+  }
+  auto opened = SerialDevice::open(device, turns_.empty() ? 9600 : turns_.front()->speeds().front().baud);
   if (!opened) return opened.error();
   device_ = std::move(opened).value();
   path_ = device;
   probe_ = 0;
   speed_ = 0;
-  notes_.clear();
   opened_ = std::chrono::steady_clock::now();
   if (poll_.init(this, [&](uv_poll_t* p) { return uv_poll_init(loop_, p, device_.fd()); }) < 0 ||
       timer_.init(this, [&](uv_timer_t* t) { return uv_timer_init(loop_, t); }) < 0) {
@@ -44,6 +83,16 @@ Result<Done> SerialProber::start(const std::string& device) {
   uv_poll_start(poll_.get(), UV_READABLE, [](uv_poll_t* p, int status, int /*events*/) {
     if (auto* self = owner_of<SerialProber>(p); self != nullptr && status >= 0) self->on_readable();
   });
+  if (turns_.empty()) {
+    // No family's robot can be on it: said on the loop's next turn, as any outcome is.
+    uv_timer_start(
+        timer_.get(),
+        [](uv_timer_t* t) {
+          if (auto* self = owner_of<SerialProber>(t)) self->finish(nullptr);
+        },
+        0, 0);
+    return Done{};
+  }
   begin_speed();
   return Done{};
 }
@@ -55,7 +104,7 @@ void SerialProber::cancel() noexcept {
 }
 
 void SerialProber::begin_speed() {
-  protocol::SerialProbe& probe = *probes_[probe_];
+  protocol::SerialProbe& probe = *turns_[probe_];
   const protocol::ProbeSpeed speed = probe.speeds()[speed_];
   heard_.clear();
   if (auto set = device_.set_baud(speed.baud); !set) {
@@ -73,12 +122,12 @@ void SerialProber::begin_speed() {
 
 void SerialProber::next_speed(std::string_view note) {
   uv_timer_stop(timer_.get());
-  protocol::SerialProbe& probe = *probes_[probe_];
+  protocol::SerialProbe& probe = *turns_[probe_];
   const std::string at = std::to_string(probe.speeds()[speed_].baud);
   if (!note.empty()) notes_.push_back(std::string(probe.family()) + " at " + at + ": " + std::string(note));
   if (++speed_ >= probe.speeds().size()) {
     speed_ = 0;
-    if (++probe_ >= probes_.size()) {
+    if (++probe_ >= turns_.size()) {
       finish(nullptr);
       return;
     }
@@ -99,13 +148,13 @@ void SerialProber::on_readable() {
     }
     if (heard_.empty()) heard_ = "bytes came, but not its answer";
     const protocol::ProbeStep step =
-        probes_[probe_]->feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
+        turns_[probe_]->feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
     if (step.found) {
       finish(&*step.found);
       return;
     }
     if (step.refuted) {
-      next_speed("answered as no " + std::string(probes_[probe_]->family()) + " does");
+      next_speed("answered as no " + std::string(turns_[probe_]->family()) + " does");
       return;
     }
     send(step.send);
@@ -113,7 +162,7 @@ void SerialProber::on_readable() {
 }
 
 void SerialProber::on_wait_over() {
-  const auto wait = probes_[probe_]->speeds()[speed_].wait;
+  const auto wait = turns_[probe_]->speeds()[speed_].wait;
   next_speed(heard_.empty() ? "no answer in " + std::to_string(wait.count()) + " ms" : heard_);
 }
 
@@ -130,9 +179,10 @@ void SerialProber::send(const protocol::Bytes& bytes) {
 void SerialProber::finish(const protocol::ProbeFinding* finding) {
   Outcome outcome;
   outcome.device = path_;
-  outcome.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - opened_);
+  outcome.usb = usb_;
+  outcome.took = std::chrono::steady_clock::now() - opened_;
   if (finding != nullptr) {
-    const protocol::SerialProbe& probe = *probes_[probe_];
+    const protocol::SerialProbe& probe = *turns_[probe_];
     outcome.family = probe.family();
     outcome.finding = *finding;
     outcome.baud = probe.speeds()[speed_].baud;

@@ -17,6 +17,13 @@ std::span<const ProbeSpeed> FlockbotProbe::speeds() const noexcept {
   return kSpeeds;
 }
 
+bool FlockbotProbe::may_be_on(const std::optional<UsbIdentity>& usb) const noexcept {
+  if (!usb) return true;  // a board's UART, or not known
+  static constexpr std::array<UsbIdentity, 6> kUnos{
+      {{0x2341, 0x0001}, {0x2341, 0x0043}, {0x2341, 0x0243}, {0x2a03, 0x0043}, {0x1a86, 0x7523}, {0x1a86, 0x5523}}};
+  return std::find(kUnos.begin(), kUnos.end(), *usb) != kUnos.end();
+}
+
 Bytes FlockbotProbe::start(std::size_t /*index*/) {
   decoder_ = FrameDecoder();
   return {};

@@ -52,3 +52,15 @@ TEST_CASE("flockbot probe: other frames, noise and a broken ACK are not a Flockb
   (void)probe.start(0);
   CHECK_FALSE(probe.feed(ByteView(ack).subspan(4)).found);
 }
+
+TEST_CASE("flockbot probe: an Uno is looked for on an Arduino board or a clone's CH340, not on other USB adapters") {
+  const FlockbotProbe probe;
+  CHECK(probe.may_be_on(std::nullopt));  // a board's UART, a pseudo-terminal, or not known
+  CHECK(probe.may_be_on(UsbIdentity{0x2341, 0x0043}));
+  CHECK(probe.may_be_on(UsbIdentity{0x2a03, 0x0043}));
+  CHECK(probe.may_be_on(UsbIdentity{0x1a86, 0x7523}));
+  CHECK_FALSE(probe.may_be_on(UsbIdentity{0x0403, 0x6001}));  // FTDI
+  CHECK_FALSE(probe.may_be_on(UsbIdentity{0x067b, 0x2303}));  // Prolific
+  CHECK_FALSE(probe.may_be_on(UsbIdentity{0x10c4, 0xea60}));  // CP210x
+  CHECK(usb_id_text(UsbIdentity{0x0403, 0x6001}) == "0403:6001");
+}

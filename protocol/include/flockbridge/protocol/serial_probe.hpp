@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +24,18 @@ struct ProbeSpeed {
   int baud = 0;
   std::chrono::milliseconds wait{0};
 };
+
+/// The USB identity of the device a serial line is on (its vendor and
+/// product ids), when it is on USB: what the kernel knows before a byte is sent.
+struct UsbIdentity {
+  std::uint16_t vendor = 0;
+  std::uint16_t product = 0;
+
+  friend bool operator==(const UsbIdentity&, const UsbIdentity&) = default;
+};
+
+/// "0403:6001".
+[[nodiscard]] std::string usb_id_text(const UsbIdentity& usb);
 
 /// What answered: the family's robot.
 struct ProbeFinding {
@@ -71,6 +84,10 @@ class SerialProbe {
   /// device (an Arduino resets when its port is opened, and nothing may be
   /// sent to it while its bootloader listens).
   [[nodiscard]] virtual bool listens_only() const noexcept { return false; }
+  /// Whether the family's robot may be on a device of this USB identity
+  /// (none: not on USB, or not known). A probe that says no is not run
+  /// there, and its wait is saved.
+  [[nodiscard]] virtual bool may_be_on(const std::optional<UsbIdentity>& /*usb*/) const noexcept { return true; }
   /// Starts over at speeds()[index]: what to send first (empty: nothing).
   [[nodiscard]] virtual Bytes start(std::size_t index) = 0;
   /// Bytes that came at that speed, in order.

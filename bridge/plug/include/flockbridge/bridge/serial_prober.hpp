@@ -10,6 +10,7 @@
 #include <uv.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -22,21 +23,33 @@
 
 namespace flockbridge::bridge {
 
+/// The USB identity of the device behind a serial device's path (a
+/// /dev/serial/by-id name is followed), from sysfs under `sys` (the USB
+/// device's idVendor and idProduct above the tty's device); none when the
+/// tty is not on USB (a board's UART, a pseudo-terminal) or sysfs does not say.
+[[nodiscard]] std::optional<protocol::UsbIdentity> usb_identity(const std::string& device,
+                                                                const std::filesystem::path& sys = "/sys");
+
 class SerialProber {
  public:
+  /// What is known of a device before it is opened: its USB identity.
+  using Identify = std::function<std::optional<protocol::UsbIdentity>(const std::string& device)>;
+
   /// What the device turned out to be.
   struct Outcome {
     std::string device;
     std::string family;  ///< "": no family's robot answered
     protocol::ProbeFinding finding;
-    int baud = 0;                       ///< the speed it answered at
-    std::chrono::milliseconds took{0};  ///< from the opening to the answer (or to the last wait's end)
-    std::string why_not;                ///< when none answered: what each family made of the device
+    int baud = 0;                                       ///< the speed it answered at
+    std::chrono::duration<double, std::milli> took{0};  ///< from the opening to the answer (or to the last wait's end)
+    std::string why_not;                                ///< when none answered: what each family made of the device
+    std::optional<protocol::UsbIdentity> usb;           ///< the device's, when it is on USB
   };
 
   /// `probes`: one of each family that can be recognised; `done` is called once a start().
+  /// `identify`: how a device's USB identity is learnt (sysfs, unless a test says otherwise).
   SerialProber(uv_loop_t* loop, std::vector<std::unique_ptr<protocol::SerialProbe>> probes,
-               std::function<void(const Outcome&)> done);
+               std::function<void(const Outcome&)> done, Identify identify = {});
   SerialProber(const SerialProber&) = delete;
   SerialProber& operator=(const SerialProber&) = delete;
   ~SerialProber() { cancel(); }
@@ -58,11 +71,14 @@ class SerialProber {
   uv_loop_t* loop_;
   std::vector<std::unique_ptr<protocol::SerialProbe>> probes_;
   std::function<void(const Outcome&)> done_;
+  Identify identify_;
+  std::optional<protocol::UsbIdentity> usb_;
+  std::vector<protocol::SerialProbe*> turns_;  ///< the probes that may find their robot on this device, in order
   SerialDevice device_;
   std::string path_;
   UvHandle<uv_poll_t> poll_;
   UvHandle<uv_timer_t> timer_;
-  std::size_t probe_ = 0;  ///< whose turn
+  std::size_t probe_ = 0;  ///< whose turn, in turns_
   std::size_t speed_ = 0;  ///< which of its speeds
   std::chrono::steady_clock::time_point opened_;
   std::vector<std::string> notes_;  ///< what each family made of it so far
