@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "flockbridge/bridge/families.hpp"
+#include "flockbridge/bridge/serial_candidates.hpp"
 #include "flockbridge/bridge/serial_prober.hpp"
 #include "support/process.hpp"
 #include "support/pty_pair.hpp"
@@ -51,7 +52,7 @@ std::optional<bridge::SerialProber::Outcome> probe(const std::string& device,
         &loop, every_probe(), [&](const auto& found) { outcome = found; },
         [usb](const std::string& /*device*/) { return usb; });
     REQUIRE(prober.start(device));
-    CHECK(run_until(
+    CHECK(testing::run_until(
         &loop, [&] { return outcome.has_value(); }, 20s));
   }
   uv_run(&loop, UV_RUN_DEFAULT);
@@ -179,4 +180,31 @@ TEST_CASE(
   CHECK_FALSE(bridge::usb_identity("/dev/ttyACM7", sys));  // no such tty
   testing::PtyPair pty;
   CHECK_FALSE(bridge::usb_identity(pty.slave));  // the machine's own sysfs: a pseudo-terminal is on no USB
+}
+
+TEST_CASE("serial candidates: each device once, by its most lasting name, the board's UARTs only when asked for") {
+  namespace fs = std::filesystem;
+  testing::TempDir directory;
+  const fs::path dev = directory.path() / "dev";
+  fs::create_directories(dev / "serial" / "by-id");
+  for (const char* node : {"ttyACM0", "ttyUSB0", "ttyUSB1", "ttyS0", "ttyAMA0", "tty1", "null"}) {
+    std::ofstream(dev / node).put('\0');
+  }
+  fs::create_symlink("ttyACM0", dev / "flockbot");  // the package's udev name for the Uno
+  fs::create_symlink("../../ttyUSB0", dev / "serial" / "by-id" / "usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0");
+  fs::create_symlink("../../ttyACM0", dev / "serial" / "by-id" / "usb-Arduino__www.arduino.cc__0043_7573-if00");
+
+  const auto names = [&](const std::vector<std::string>& paths) {
+    std::vector<std::string> relative;
+    relative.reserve(paths.size());
+    for (const std::string& path : paths) relative.push_back(fs::path(path).lexically_relative(dev).string());
+    return relative;
+  };
+  const std::vector<fs::path> named{dev / "flockbot", dev / "pioneer"};  // the families' udev names; one is there
+  CHECK(names(bridge::serial_candidates({.dev = dev, .named = named})) ==
+        std::vector<std::string>{"flockbot", "serial/by-id/usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0", "ttyUSB1"});
+  CHECK(names(bridge::serial_candidates({.dev = dev, .named = named, .uarts = true})) ==
+        std::vector<std::string>{"flockbot", "serial/by-id/usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0", "ttyUSB1",
+                                 "ttyAMA0", "ttyS0"});
+  CHECK(bridge::serial_candidates({.dev = directory.path() / "nothing"}).empty());
 }
