@@ -164,6 +164,19 @@ TEST_CASE("client hub: a message to everyone is made once per encoding and skips
   CHECK(web.written == reader.written);
   CHECK(knocking.written.empty());
   CHECK(gone.written.empty());
+
+  // To some only (those who follow the fleet, say): the same, for those `wants` picks.
+  made.clear();
+  reader.written.clear();
+  web.written.clear();
+  h.hub.send_to([&](const Session& session) { return &session == &web; },
+                [&](const Session& session) {
+                  made.push_back(session.encoding());
+                  return text("{\"type\":\"fleet\"}\n");
+                });
+  CHECK(made.size() == 1);
+  CHECK(web.written == std::vector<std::string>{"{\"type\":\"fleet\"}\n"});
+  CHECK(reader.written.empty());
 }
 
 TEST_CASE("client hub: a sensor message is held for whoever wants it, and the robot's own programs are written first") {

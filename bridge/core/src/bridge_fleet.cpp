@@ -104,13 +104,8 @@ void Bridge::fleet_changed() {
 
 void Bridge::send_fleet() {
   fleet_due_ = false;
-  std::array<SharedBuffer, 2> encoded;
-  for (Session* session : clients_.sessions()) {
-    if (session->closing() || !session->follows_fleet()) continue;
-    SharedBuffer& buffer = encoded[encoding_index(session->encoding())];
-    if (!buffer) buffer = wire::json_only(session->encoding(), fleet_message());
-    session->send(buffer);
-  }
+  clients_.send_to([](const Session& session) { return !session.closing() && session.follows_fleet(); },
+                   [&](const Session& session) { return wire::json_only(session.encoding(), fleet_message()); });
 }
 
 std::string Bridge::fleet_message() const {

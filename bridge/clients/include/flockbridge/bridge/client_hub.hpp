@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flockbridge/bridge/client_kind.hpp"
@@ -63,6 +64,10 @@ class ClientHub {
   /// Sends one message to every session that is in, encoded once per encoding.
   template <typename Encode>
   void broadcast(Encode&& encode, MessageOrigin origin = MessageOrigin::Bridge);
+  /// Sends one message to every session for which `wants(session)` holds,
+  /// encoded (`encode(session)`) once per encoding.
+  template <typename Wants, typename Encode>
+  void send_to(Wants&& wants, Encode&& encode, MessageOrigin origin = MessageOrigin::Bridge);
   /// Gives a sensor message to every session that wants it now, encoded
   /// once per encoding into `encoded` (by `encode(encoding)`), and holds
   /// their output for flush(): the robot's own programs are written first.
@@ -111,10 +116,16 @@ class ClientHub {
 
 template <typename Encode>
 void ClientHub::broadcast(Encode&& encode, MessageOrigin origin) {
+  send_to([](const Session& session) { return !session.closing() && !session.refusing() && !session.knocking(); },
+          std::forward<Encode>(encode), origin);
+}
+
+template <typename Wants, typename Encode>
+void ClientHub::send_to(Wants&& wants, Encode&& encode, MessageOrigin origin) {
   Encoded encoded;
   std::array<bool, 2> done{};
   for (Session* session : list_) {
-    if (session->closing() || session->refusing() || session->knocking()) continue;
+    if (!wants(*session)) continue;
     const std::size_t k = encoding_index(session->encoding());
     if (!done[k]) {
       encoded[k] = encode(*session);
