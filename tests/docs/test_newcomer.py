@@ -49,21 +49,28 @@ class Started:
             text=True,
         )
         self.lines: List[str] = []
+        self.partial = ""  # a line begun, not yet ended
 
     def read_until(self, pattern: str, timeout: float = 20) -> str:
+        """The first line the bridge wrote that matches `pattern`, waiting for it.
+
+        Read from the pipe itself, not through Python's buffer, which would
+        hide from select() the lines it has already taken in."""
         assert self.process.stderr is not None
+        fd = self.process.stderr.fileno()
         deadline = time.monotonic() + timeout
         while True:
             for line in self.lines:
                 if re.search(pattern, line):
                     return line
             left = deadline - time.monotonic()
-            assert left > 0, f"no line like {pattern!r}; the bridge wrote:\n" + "".join(self.lines)
-            ready, _, _ = select.select([self.process.stderr], [], [], left)
+            assert left > 0, f"no line like {pattern!r}; the bridge wrote:\n" + "".join(self.lines) + self.partial
+            ready, _, _ = select.select([fd], [], [], left)
             if ready:
-                line = self.process.stderr.readline()
-                assert line, "the bridge ended; it wrote:\n" + "".join(self.lines)
-                self.lines.append(line)
+                chunk = os.read(fd, 65536).decode(errors="replace")
+                assert chunk, "the bridge ended; it wrote:\n" + "".join(self.lines) + self.partial
+                *whole, self.partial = (self.partial + chunk).split("\n")
+                self.lines += [line + "\n" for line in whole]
 
     def json_port(self) -> int:
         return int(re.search(r"JSON clients on [^ ,]*:(\d+)", self.read_until("listening: ")).group(1))  # type: ignore
