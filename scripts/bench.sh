@@ -8,7 +8,8 @@
 #       (the SMR's includes its period under a class's load), the SMR's
 #       period once more with the bridge in the real-time class, burst_bench
 #       (a class arriving and leaving at once, 3 trials), model_bench,
-#       record_bench (what recording a run costs, 3 trials) and faults_bench (--trials and
+#       record_bench (what recording a run costs, 3 trials), plug_bench (how long
+#       plug and play takes to recognise each family, 3 trials) and faults_bench (--trials and
 #       --commands are its, --messages model_bench's), and network_bench (a
 #       driver's vanished network, 20 trials a family and path, and a silent
 #       driver left driving for --soak-seconds);
@@ -78,6 +79,7 @@ few=$(( trials < 3 ? trials : 3 ))
 run as_root env FLOCKBRIDGE_BIN="$bin/flockbridge" /usr/bin/python3 tests/bench/burst_bench.py --trials "$few" --real-time
 run "$bin/model_bench" --messages "$messages"
 run "$bin/record_bench" --seconds "$seconds" --trials "$few"
+run "$bin/plug_bench" --trials "$few"
 run "$bin/faults_bench" --commands "$commands" --ber 1e-3 --rate-hz 300 --trials "$trials" --seconds "$seconds"
 # Test networks in namespaces of its own: root.
 run as_root "$bin/network_bench" --trials "$(( trials < 20 ? trials : 20 ))" --soak-seconds "$soak"

@@ -25,7 +25,9 @@ state.family = familyRow("");
 
 function handle(message) {
   switch (message.type) {
-    case "hello":
+    case "hello": {
+      // The same bridge's hello again: plug and play serves another robot (or lost its own).
+      const again = state.session !== null && message.session === state.session;
       if (state.session !== null && message.session !== state.session) {
         for (const row of everyFamily) row.forget?.();  // another bridge (or the same one restarted)
       }
@@ -44,10 +46,13 @@ function handle(message) {
       showGeometry();
       state.family.showHello?.(message);
       showReplay(message.replay || null);
+      showFound(message.found || null);
       stats.lastSeq = null;
       setLink(message.link, message.reason || "");
-      log("Connected to the bridge (session " + message.session + ").");
+      log(again ? "The bridge serves another robot now: " + $("robot-title").textContent + "."
+                : "Connected to the bridge (session " + message.session + ").");
       break;
+    }
     case "sensor":
       onSensor(message);
       break;
@@ -118,13 +123,23 @@ function showRobot(name, model) {
   resetRobotView();
   state.family.reset?.();
   if (state.family.interval_ms) sendQuietly({ cmd: "subscribe", interval_ms: state.family.interval_ms });
-  const title = state.family.title(name, model);
+  // "auto": plug and play has found no robot yet (docs/plug-and-play.md).
+  const title = name === "auto" ? "Looking for a robot" : state.family.title(name, model);
   $("robot-title").textContent = title;
   document.title = title + " – flockbridge";
   const shown = hasPanel(name) ? name : "";
   for (const element of document.querySelectorAll("[data-family]")) {
     element.hidden = element.dataset.family !== shown;
   }
+}
+
+/** Where plug and play found the robot: its device, speed and how long it took (docs/plug-and-play.md). */
+function showFound(found) {
+  const element = $("found");
+  element.hidden = !found;
+  if (!found) return;
+  element.textContent = "Found on " + found.device + " at " + found.baud + " baud in " +
+      (found.took_ms / 1000).toFixed(2) + " s" + (found.usb ? " (USB " + found.usb + ")" : "");
 }
 
 /** A replay of a recording, not a robot: which file, recorded when, how fast (docs/recording.md). */

@@ -18,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "flockbridge/bridge/device_watch.hpp"
 #include "flockbridge/bridge/families.hpp"
 #include "flockbridge/bridge/serial_candidates.hpp"
 #include "flockbridge/bridge/serial_prober.hpp"
@@ -200,11 +201,70 @@ TEST_CASE("serial candidates: each device once, by its most lasting name, the bo
     for (const std::string& path : paths) relative.push_back(fs::path(path).lexically_relative(dev).string());
     return relative;
   };
-  const std::vector<fs::path> named{dev / "flockbot", dev / "pioneer"};  // the families' udev names; one is there
-  CHECK(names(bridge::serial_candidates({.dev = dev, .named = named})) ==
+  // The families' udev names (one is there; the node ttyS0 is no udev name), then serial.search's patterns.
+  const std::vector<fs::path> named{dev / "flockbot", dev / "pioneer", dev / "ttyS0"};
+  const auto patterns = [&](const std::string& text) {
+    std::vector<std::string> in_dev;
+    for (const std::string& pattern : bridge::search_patterns(text)) in_dev.push_back((dev / pattern).string());
+    return in_dev;
+  };
+  CHECK(bridge::search_patterns(" /dev/serial/by-id/*, /dev/ttyACM*\t/dev/ttyUSB* ") ==
+        std::vector<std::string>{"/dev/serial/by-id/*", "/dev/ttyACM*", "/dev/ttyUSB*"});
+  const bridge::CandidateScan usb{.named = named, .patterns = patterns("serial/by-id/* ttyACM* ttyUSB*")};
+  CHECK(names(bridge::serial_candidates(usb)) ==
         std::vector<std::string>{"flockbot", "serial/by-id/usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0", "ttyUSB1"});
-  CHECK(names(bridge::serial_candidates({.dev = dev, .named = named, .uarts = true})) ==
+  const bridge::CandidateScan with_uarts{.named = named,
+                                         .patterns = patterns("serial/by-id/* ttyACM* ttyUSB* ttyAMA* ttyS*")};
+  CHECK(names(bridge::serial_candidates(with_uarts)) ==
         std::vector<std::string>{"flockbot", "serial/by-id/usb-FTDI_FT232R_USB_UART_A6008isP-if00-port0", "ttyUSB1",
                                  "ttyAMA0", "ttyS0"});
-  CHECK(bridge::serial_candidates({.dev = directory.path() / "nothing"}).empty());
+  CHECK(bridge::serial_candidates({.patterns = {(directory.path() / "nothing" / "tty*").string()}}).empty());
+
+  // The folders a device appears in, and the entries there that concern the search.
+  CHECK(bridge::candidate_folders(usb) == std::vector<fs::path>{dev, dev / "serial" / "by-id"});
+  fs::remove_all(dev / "serial");  // before the first USB serial adapter: no /dev/serial yet
+  CHECK(bridge::candidate_folders(usb) == std::vector<fs::path>{dev});
+  CHECK(bridge::concerns_scan(usb, dev, "ttyUSB3"));
+  CHECK(bridge::concerns_scan(usb, dev, "flockbot"));
+  CHECK(bridge::concerns_scan(usb, dev, "serial"));  // on the way to /dev/serial/by-id
+  CHECK(bridge::concerns_scan(usb, dev / "serial", "by-id"));
+  CHECK(bridge::concerns_scan(usb, dev / "serial" / "by-id", "usb-Prolific_Technology_Inc.-if00-port0"));
+  CHECK_FALSE(bridge::concerns_scan(usb, dev, "ttyS1"));
+  CHECK_FALSE(bridge::concerns_scan(usb, dev, "tty1"));
+  CHECK_FALSE(bridge::concerns_scan(usb, dev, "serialize"));
+}
+
+TEST_CASE("device watch: a device appearing or going is told once it has settled, other entries are not") {
+  namespace fs = std::filesystem;
+  testing::TempDir directory;
+  const fs::path dev = directory.path() / "dev";
+  fs::create_directories(dev);
+  const bridge::CandidateScan scan{.patterns = {(dev / "ttyUSB*").string(), (dev / "serial/by-id/*").string()}};
+  uv_loop_t loop;
+  REQUIRE(uv_loop_init(&loop) == 0);
+  int told = 0;
+  {
+    bridge::DeviceWatch watch(
+        &loop, [&](const fs::path& folder, std::string_view name) { return bridge::concerns_scan(scan, folder, name); },
+        [&] { ++told; });
+    REQUIRE(watch.watch(bridge::candidate_folders(scan)));
+    // An adapter: its node, then udev's by-id folder and name, in one burst.
+    std::ofstream(dev / "ttyUSB0").put('\0');
+    fs::create_directories(dev / "serial");
+    CHECK(testing::run_until(&loop, [&] { return told == 1; }, 5s));
+    REQUIRE(watch.watch(bridge::candidate_folders(scan)));  // by-id has come: watched now
+    fs::create_directories(dev / "serial" / "by-id");
+    CHECK(testing::run_until(&loop, [&] { return told == 2; }, 5s));
+    REQUIRE(watch.watch(bridge::candidate_folders(scan)));
+    fs::create_symlink("../../ttyUSB0", dev / "serial" / "by-id" / "usb-FTDI-if00-port0");
+    CHECK(testing::run_until(&loop, [&] { return told == 3; }, 5s));
+    // What is no device of the search's is not told; the next device is.
+    std::ofstream(dev / "tty1").put('\0');
+    std::ofstream(dev / "ttyUSB0") << "written";  // a write to a device wakes nothing
+    CHECK_FALSE(testing::run_until(&loop, [&] { return told > 3; }, 4 * bridge::DeviceWatch::kSettle));
+    fs::remove(dev / "ttyUSB0");
+    CHECK(testing::run_until(&loop, [&] { return told == 4; }, 5s));
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
 }

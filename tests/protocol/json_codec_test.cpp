@@ -258,6 +258,17 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
   replayed.replay = &replay;
   CHECK(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "viewer", replayed))["replay"] ==
         Json::parse(R"({"file":"robot-20261127-093012.mcap","recorded_at":1795752276.5,"speed":2.0})"));
+  // A robot plug and play found says where, at which speed and how soon; the USB adapter when it is on one.
+  const codec::FoundDescription on_usb{"/dev/serial/by-id/usb-FTDI_FT232R-if00-port0", 9600, 12.345, "0403:6001"};
+  codec::RobotDescription found{"pioneer", "p3dx-sh", {}};
+  found.found = &on_usb;
+  CHECK(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "viewer", found))["found"] ==
+        Json::parse(R"({"device":"/dev/serial/by-id/usb-FTDI_FT232R-if00-port0","baud":9600,"took_ms":12.3,)"
+                    R"("usb":"0403:6001"})"));
+  const codec::FoundDescription on_uart{"/dev/ttyAMA0", 115200, 4100, ""};
+  found.found = &on_uart;
+  CHECK(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "viewer", found))["found"]["usb"].is_null());
+  CHECK_FALSE(Json::parse(codec::hello("abc", LinkState::Up, "", 1, "viewer", replayed)).contains("found"));
   CHECK(Json::parse(codec::link(LinkState::Stale, "quiet")) ==
         Json::parse(R"({"type":"link","state":"stale","reason":"quiet"})"));
   CHECK(Json::parse(flockbot::packet_json(as_bytes("DMC"))) ==

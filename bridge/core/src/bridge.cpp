@@ -66,7 +66,7 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
   native_listener_.bridge = json_listener_.bridge = this;
   native_listener_.kind = ClientKind::Native;
   native_listener_.bind = config_.effective_native_bind();
-  native_listener_.port = config_.native_port;
+  native_listener_.port = driver_->native_port(config_.native_port);
   native_listener_.what = "the robot's own programs";
   native_listener_.port_option = "--port";
   native_listener_.bind_option = "--native-bind";
@@ -306,6 +306,7 @@ void Bridge::drain_driver_events() {
                    [&](const driver_event::Published& published) { on_published(published); },
                    [&](const driver_event::CommandDone& done) { on_command_done(done); },
                    [&](const driver_event::Note& note) { log_debug(note.text); },
+                   [&](const driver_event::RobotChanged&) { on_robot_changed(); },
                },
                *event);
   }
@@ -338,6 +339,62 @@ void Bridge::on_link_changed(const driver_event::LinkChanged& changed) {
   if (state == protocol::LinkState::Up) foxglove_offer_.reset();
   fleet_.event({{"type", "link"}, {"state", protocol::link_state_name(state)}, {"reason", changed.reason}});
   fleet_.status_changed();
+}
+
+void Bridge::on_robot_changed() {
+  const std::string robot = describe_robot();
+  log_info("the robot is " + robot);
+  // Another robot is not moving at the word of the last one's driver, and
+  // nobody drives it yet.
+  gate_.link_changed(true);
+  if (const auto& lease = lease_.holder()) {
+    if (const Session* holder = clients_.find(lease->client)) {
+      end_lease(*holder, "drove the robot that was there before (the robot is " + robot + " now)", true);
+    }
+  }
+  // The family's own programs spoke the last robot's protocol: their
+  // connections end, and the port follows the robot's family.
+  for (Session* session : clients_.sessions()) {
+    if (session->kind() == ClientKind::Native) session->close("the robot behind the bridge is another one now");
+  }
+  native_listener_.tcp.reset();
+  native_listener_.bound_port = 0;
+  if (driver_->native_client_limit() > 0) {
+    native_listener_.port = driver_->native_port(config_.native_port);
+    if (auto listening = listen(native_listener_); !listening) {
+      log_error(listening.error().message);
+    } else {
+      log_info("listening: native clients on " + host_port(native_listener_.bind, native_port()) + ", for " +
+               std::string(driver_->native_programs()));
+    }
+  }
+  // Everyone else is told who is there now, as a client just connected is.
+  for (Session* session : clients_.sessions()) {
+    if (session->kind() != ClientKind::Native && !session->closing()) {
+      session->send(wire::json_only(session->encoding(), hello_text(session->id(), session->role())));
+    }
+  }
+  foxglove_offer_.reset();
+  if (recording_.active()) recording_.set_identity(recording_identity());
+  announce();
+  service_.update(service_status_text());
+  fleet_.status_changed();
+}
+
+std::string Bridge::describe_robot() const {
+  if (const auto* found = driver_->found()) {
+    std::string text = "a " + std::string(driver_->family()) + " robot" +
+                       (driver_->model().empty() || driver_->model() == driver_->family()
+                            ? ""
+                            : " (" + std::string(driver_->model()) + ")") +
+                       ", found on " + std::string(found->device) + " at " + std::to_string(found->baud) + " baud";
+    char took[32];
+    std::snprintf(took, sizeof took, " in %.2f s", found->took_ms / 1000);
+    text += took;
+    if (!found->usb.empty()) text += " (USB " + std::string(found->usb) + ")";
+    return text;
+  }
+  return "none yet (" + driver_->link_reason() + ")";
 }
 
 void Bridge::on_published(const driver_event::Published& published) {

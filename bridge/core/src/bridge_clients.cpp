@@ -114,9 +114,15 @@ void Bridge::resume_accepting() {
 }
 
 void Bridge::accept_one(Listener& listener) {
-  auto session =
-      std::make_unique<TcpSession>(loop_, *this, clients_.next_id(), listener.kind, config_, counters_,
-                                   listener.kind == ClientKind::Native ? driver_->make_native_client() : nullptr);
+  std::unique_ptr<NativeClient> native;
+  if (listener.kind == ClientKind::Native) {
+    // None: the robot has just gone (plug and play), and this listener
+    // closes when the core hears of it, after this turn's callbacks.
+    native = driver_->make_native_client();
+    if (!native) return;
+  }
+  auto session = std::make_unique<TcpSession>(loop_, *this, clients_.next_id(), listener.kind, config_, counters_,
+                                              std::move(native));
   if (const int rc = session->accept(reinterpret_cast<uv_stream_t*>(listener.tcp.get())); rc < 0) {
     log_warning("accepting a client failed: " + uv_error_text(rc));
     return;

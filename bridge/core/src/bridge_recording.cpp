@@ -18,7 +18,7 @@ std::string Bridge::hello_text(std::uint64_t client, Role role) const {
   return protocol::json::hello(
       session_id_, driver_->link_state(), driver_->link_reason(), client, role_name(role),
       {driver_->family(), driver_->model(), driver_->commands(), driver_->simulated(), driver_->simulated_room(),
-       driver_->simulated_boxes(), &driver_->geometry(), driver_->replay()},
+       driver_->simulated_boxes(), &driver_->geometry(), driver_->replay(), driver_->found()},
       {!config_.access.driver_pin.empty(), !config_.access.teacher_secret.empty()});
 }
 

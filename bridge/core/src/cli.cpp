@@ -31,13 +31,14 @@ std::string default_text(const SettingValue& value) {
 
 std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
                                                                const SettingsTable& settings,
-                                                               std::string_view family_list) {
+                                                               std::string_view family_list, BadConfiguration bad,
+                                                               std::string_view program) {
   CLI::App app{
       "flockbridge: the bridge between a robot's serial link and the classroom network.\n"
       "The robot family's own client programs connect to --port, JSON-lines clients to --json-port;\n"
       "the web dashboard and its WebSocket feed (/ws) are on --http-port.\n"
       "Every option is also a setting of the configuration file (--config); an option overrides the file.",
-      "flockbridge"};
+      std::string(program)};
   app.set_version_flag("--version", version_text());
   // A later option overrides an earlier one (a wrapper script's defaults, then the user's).
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -153,6 +154,13 @@ std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const c
     sources.overrides.emplace_back("record.enabled", "true");
   }
   auto loaded = load_config(settings, sources);
+  if (!loaded && bad == BadConfiguration::Report) {
+    command_line.config_error = loaded.error();
+    ConfigSources options_only = sources;
+    options_only.file.clear();
+    loaded = load_config(settings, options_only);
+    if (!loaded) loaded = settings.defaults();
+  }
   if (!loaded) {
     log_lines(LogLevel::Error, loaded.error().message);
     return kConfigErrorExit;

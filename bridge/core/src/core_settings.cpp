@@ -185,8 +185,18 @@ CoreRows core_settings(const FamiliesHelp& families) {
   s.push_back(text(
       {"serial", "device", "--device", families.device, kRestart}, [](auto& c) -> auto& { return c.device; },
       not_empty));
+  s.push_back(text(
+      {"serial", "search", "--search",
+       "Where serial.device auto looks for a robot: glob patterns, separated by spaces, tried in their order after "
+       "the names the families' udev rules give. The board's own UARTs, where a login console may run, only when "
+       "added here (/dev/ttyAMA* /dev/ttyS*).",
+       kRestart},
+      [](auto& c) -> auto& { return c.serial_search; }, not_blank));
   s.push_back(whole(
-      {"serial", "baud", "--baud", "Serial baud rate (each family's default is its robot's).", kRestart},
+      {"serial", "baud", "--baud",
+       "Serial baud rate (each family's default is its robot's; a robot found by serial.device auto is served at "
+       "the speed it answered at).",
+       kRestart},
       [](auto& c) -> auto& { return c.baud; }, 9600, 2'000'000));
   s.push_back(duration(
       {"serial", "reopen_min_ms", "--reopen-min-ms",
@@ -223,6 +233,14 @@ CoreRows core_settings(const FamiliesHelp& families) {
       {"native", "port", "--port",
        "TCP port for the robot family's own client programs, in its original protocol (0: any free port).", kRestart},
       [](auto& c) -> auto& { return c.native_port; }, 0, 65535));
+  {
+    // A port given is the port, whichever family robot.family auto finds.
+    Setting& port = s.back();
+    port.set = [set = port.set](Config& config, const SettingValue& value) {
+      set(config, value);
+      config.native_port_follows_family = false;
+    };
+  }
   s.push_back(text(
       {"json", "bind", "--json-bind", "Address of the JSON-lines listener (\"\": [listen] bind).", kRestart},
       [](auto& c) -> auto& { return c.json_bind; }, ip_address_or_empty));

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "flockbridge/bridge/autodetect/driver.hpp"
 #include "flockbridge/bridge/replay/driver.hpp"
 #include "flockbridge/bridge/suggest.hpp"
 
@@ -43,9 +44,13 @@ FamiliesHelp families_help() {
       notes += std::string(std::exchange(note_separator, "; ")) + std::string(family->device_note);
     }
   }
-  help.family += ". It sets the defaults of serial.device, serial.baud and native.port.";
+  help.family +=
+      "; auto: whichever robot answers on a serial device (plug and play: serial.device auto, serial.search). It "
+      "sets the defaults of serial.device, serial.baud and native.port.";
   help.model += "); \"\": the model the robot names when it connects.";
   help.device += notes.empty() ? "." : ". Where each is found: " + notes + ".";
+  help.device += " auto: the first device of serial.search on which robot.family's robot answers (any family's "
+                 "under robot.family auto), and the next one plugged in.";
   return help;
 }
 
@@ -62,10 +67,21 @@ std::unique_ptr<RobotDriver> make_replay(uv_loop_t* loop, const Config& config, 
       family != nullptr && family->native_replay != nullptr ? family->native_replay(config) : nullptr);
 }
 
+/// Plug and play: whichever family's robot answers (robot.family auto), or
+/// the named family's robot on whichever device it answers (serial.device auto).
+std::unique_ptr<RobotDriver> make_auto(uv_loop_t* loop, const Config& config, RobotDriver::Host& host) {
+  std::vector<const RobotFamily*> families;
+  for (const RobotFamily* family : robot_families()) {
+    if (family->has_robot && (config.family == kAnyFamily || family->name == config.family)) families.push_back(family);
+  }
+  return std::make_unique<autodetect::AutoDriver>(loop, config, host, std::move(families));
+}
+
 }  // namespace
 
 DriverFactory driver_factory(const Config& config) noexcept {
   if (!config.replay.file.empty()) return &make_replay;
+  if (config.family == kAnyFamily || config.device == kAnyDevice) return &make_auto;
   const RobotFamily* family = find_robot_family(config.family);
   return family != nullptr ? family->make_driver : first_family().make_driver;
 }
@@ -92,6 +108,13 @@ const RobotFamily* find_robot_family(std::string_view name) noexcept {
 }
 
 protocol::Result<Config> family_defaults(const std::string& name) {
+  if (name == kAnyFamily) {
+    Config config;
+    config.family = kAnyFamily;
+    config.device = kAnyDevice;
+    config.native_port_follows_family = true;
+    return config;
+  }
   const RobotFamily* family = find_robot_family(name);
   if (family == nullptr) {
     std::string known;
@@ -100,6 +123,8 @@ protocol::Result<Config> family_defaults(const std::string& name) {
       known += (known.empty() ? "" : ", ") + std::string(row->name);
       names.push_back(row->name);
     }
+    known += std::string(", ") + std::string(kAnyFamily);
+    names.push_back(kAnyFamily);
     return protocol::Error{"robot.family: there is no robot family '" + name + "'" + did_you_mean(name, names) +
                            "; the families are " + known};
   }

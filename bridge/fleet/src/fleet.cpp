@@ -52,6 +52,8 @@ std::string clock_time(double unix_seconds) {
   return text.data();
 }
 
+}  // namespace
+
 Result<std::string> read_password(const std::string& path) {
   std::ifstream file(path);
   if (!file) return Error{"mqtt: cannot read the password file " + path + " (mqtt.password_file)"};
@@ -61,8 +63,6 @@ Result<std::string> read_password(const std::string& path) {
   if (password.empty()) return Error{"mqtt: the password file " + path + " is empty (mqtt.password_file)"};
   return password;
 }
-
-}  // namespace
 
 std::string default_robot_name() {
   std::array<char, 256> host{};

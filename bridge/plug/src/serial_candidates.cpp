@@ -1,33 +1,54 @@
 #include "flockbridge/bridge/serial_candidates.hpp"
 
+#include <fnmatch.h>
+#include <glob.h>
+
 #include <algorithm>
-#include <initializer_list>
 #include <set>
-#include <string_view>
 #include <system_error>
+#include <utility>
 
 namespace flockbridge::bridge {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool starts_with_any(const std::string& name, std::initializer_list<std::string_view> prefixes) {
-  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return name.starts_with(p); });
+/// What `pattern` matches now, sorted.
+std::vector<std::string> matches(const std::string& pattern) {
+  glob_t found{};
+  std::vector<std::string> paths;
+  if (::glob(pattern.c_str(), 0, nullptr, &found) == 0) {
+    for (std::size_t i = 0; i < found.gl_pathc; ++i) paths.emplace_back(found.gl_pathv[i]);
+  }
+  ::globfree(&found);
+  std::sort(paths.begin(), paths.end());
+  return paths;
 }
 
-/// The entries of `folder` whose names pass `keep`, sorted.
-template <typename Keep>
-std::vector<fs::path> entries(const fs::path& folder, Keep keep) {
-  std::vector<fs::path> found;
+/// `folder`, or its nearest ancestor that exists.
+fs::path existing(fs::path folder) {
   std::error_code error;
-  for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
-    if (keep(it->path().filename().string())) found.push_back(it->path());
+  while (!folder.empty() && !fs::is_directory(folder, error) && folder != folder.root_path()) {
+    folder = folder.parent_path();
   }
-  std::sort(found.begin(), found.end());
-  return found;
+  return folder;
 }
 
 }  // namespace
+
+std::vector<std::string> search_patterns(std::string_view text) {
+  std::vector<std::string> patterns;
+  std::string word;
+  for (const char c : text) {
+    if (c == ' ' || c == ',' || c == '\t' || c == '\n') {
+      if (!word.empty()) patterns.push_back(std::exchange(word, {}));
+    } else {
+      word.push_back(c);
+    }
+  }
+  if (!word.empty()) patterns.push_back(word);
+  return patterns;
+}
 
 std::vector<std::string> serial_candidates(const CandidateScan& scan) {
   std::vector<std::string> candidates;
@@ -39,23 +60,44 @@ std::vector<std::string> serial_candidates(const CandidateScan& scan) {
     candidates.push_back(path.string());
   };
   for (const fs::path& name : scan.named) {
-    if (fs::exists(name)) add(name);
+    std::error_code error;
+    if (fs::is_symlink(name, error) && fs::exists(name, error)) add(name);
   }
-  for (const fs::path& name : entries(scan.dev / "serial" / "by-id", [](const std::string&) { return true; }))
-    add(name);
-  for (const fs::path& node : entries(scan.dev, [](const std::string& n) {
-         return starts_with_any(n, {"ttyACM", "ttyUSB"});
-       })) {
-    add(node);
-  }
-  if (scan.uarts) {
-    for (const fs::path& node : entries(scan.dev, [](const std::string& n) {
-           return starts_with_any(n, {"ttyAMA", "ttyS"});
-         })) {
-      add(node);
-    }
+  for (const std::string& pattern : scan.patterns) {
+    for (const std::string& path : matches(pattern)) add(path);
   }
   return candidates;
+}
+
+std::vector<fs::path> candidate_folders(const CandidateScan& scan) {
+  std::vector<fs::path> folders;
+  const auto add = [&](const fs::path& folder) {
+    const fs::path there = existing(folder);
+    if (!there.empty() && std::find(folders.begin(), folders.end(), there) == folders.end()) folders.push_back(there);
+  };
+  for (const fs::path& name : scan.named) add(name.parent_path());
+  for (const std::string& pattern : scan.patterns) add(fs::path(pattern).parent_path());
+  return folders;
+}
+
+bool concerns_scan(const CandidateScan& scan, const fs::path& folder, std::string_view name) {
+  const std::string entry(name);
+  const fs::path path = folder / entry;
+  for (const fs::path& named : scan.named) {
+    if (named == path) return true;
+  }
+  for (const std::string& pattern : scan.patterns) {
+    const fs::path wanted = fs::path(pattern);
+    if (wanted.parent_path() == folder && ::fnmatch(wanted.filename().c_str(), entry.c_str(), 0) == 0) return true;
+    // The pattern's folder, or one on the way to it (/dev/serial, made with the first by-id name).
+    const std::string on_the_way = wanted.parent_path().string();
+    const std::string here = path.string();
+    if (on_the_way == here ||
+        (on_the_way.size() > here.size() && on_the_way.starts_with(here) && on_the_way[here.size()] == '/')) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace flockbridge::bridge

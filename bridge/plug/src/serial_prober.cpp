@@ -58,6 +58,7 @@ Result<Done> SerialProber::start(const std::string& device) {
   if (probes_.empty()) return Error{"no robot family can be recognised on a serial line"};
   notes_.clear();
   turns_.clear();
+  heard_any_ = false;
   usb_ = identify_(device);
   for (const auto& probe : probes_) {
     if (probe->speeds().empty()) continue;
@@ -147,6 +148,7 @@ void SerialProber::on_readable() {
       return;
     }
     if (heard_.empty()) heard_ = "bytes came, but not its answer";
+    heard_any_ = true;
     const protocol::ProbeStep step =
         turns_[probe_]->feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
     if (step.found) {
@@ -188,6 +190,7 @@ void SerialProber::finish(const protocol::ProbeFinding* finding) {
     outcome.baud = probe.speeds()[speed_].baud;
   } else {
     for (const std::string& note : notes_) outcome.why_not += (outcome.why_not.empty() ? "" : "; ") + note;
+    outcome.heard = heard_any_;
   }
   cancel();
   done_(outcome);

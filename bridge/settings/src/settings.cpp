@@ -197,6 +197,15 @@ std::vector<std::string> cross_checks(const Config& config) {
       }
     }
   }
+  if (config.simulate && (config.family == kAnyFamily || config.device == kAnyDevice)) {
+    problems.emplace_back(
+        "simulator.enabled plays one family's robot on a device of its own: name the family with robot.family "
+        "(--robot) and leave serial.device to the simulator");
+  }
+  if (config.family == kAnyFamily && config.device.starts_with("tcp:")) {
+    problems.push_back("robot.family auto finds a robot on a serial device; the robot at " + config.device +
+                       " must be named with robot.family (--robot)");
+  }
   if (config.fleet_hub && !config.mqtt.enabled) {
     problems.emplace_back("fleet.hub needs the broker: set mqtt.enabled (and mqtt.host) as well");
   }

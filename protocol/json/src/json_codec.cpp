@@ -140,6 +140,12 @@ std::string hello(std::string_view session, LinkState state, std::string_view re
     message["replay"] = ordered{
         {"file", robot.replay->file}, {"recorded_at", robot.replay->recorded_at}, {"speed", robot.replay->speed}};
   }
+  if (robot.found != nullptr) {
+    message["found"] = ordered{{"device", robot.found->device},
+                               {"baud", robot.found->baud},
+                               {"took_ms", std::round(robot.found->took_ms * 10) / 10},
+                               {"usb", robot.found->usb.empty() ? ordered(nullptr) : ordered(robot.found->usb)}};
+  }
   if (!reason.empty()) message["reason"] = reason;
   message["client"] = client;
   message["role"] = role;

@@ -238,6 +238,11 @@ class Bridge final : public RobotDriver::Host,
   void on_link_changed(const driver_event::LinkChanged& changed);
   void on_published(const driver_event::Published& published);
   void on_command_done(const driver_event::CommandDone& done);
+  /// Plug and play serves another robot (driver_event::RobotChanged): its
+  /// own programs' port follows its family, everyone gets its hello.
+  void on_robot_changed();
+  /// "a ROBOT robot (MODEL), found on /dev/ttyUSB0 at 9600 baud in 0.42 s", for the log.
+  [[nodiscard]] std::string describe_robot() const;
   /// "robot link up; 3 clients", for systemd's STATUS.
   [[nodiscard]] std::string service_status_text() const;
   void on_housekeeping();

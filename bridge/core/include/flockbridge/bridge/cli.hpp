@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -18,6 +19,15 @@ inline constexpr int kConfigErrorExit = 78;
 struct BridgeCommandLine {
   ConfigSources sources;  ///< what SIGHUP reads again
   Config config;          ///< loaded from them
+  /// What was wrong with the configuration, when the caller asked to hear
+  /// it rather than stop (`config` is then the built-in one with the options).
+  std::optional<protocol::Error> config_error;
+};
+
+/// How parse_bridge_command_line treats a configuration it cannot load.
+enum class BadConfiguration {
+  Stop,    ///< print why and return kConfigErrorExit: the daemon
+  Report,  ///< return it in config_error: doctor, which says what is wrong
 };
 
 /// The configuration a command line asks for (its file, then its options),
@@ -28,6 +38,8 @@ struct BridgeCommandLine {
 /// `family_list`, what --list-families prints (no such option when empty).
 [[nodiscard]] std::variant<BridgeCommandLine, int> parse_bridge_command_line(int argc, const char* const* argv,
                                                                              const SettingsTable& settings,
-                                                                             std::string_view family_list = {});
+                                                                             std::string_view family_list = {},
+                                                                             BadConfiguration bad = BadConfiguration::Stop,
+                                                                             std::string_view program = "flockbridge");
 
 }  // namespace flockbridge::bridge

@@ -110,10 +110,16 @@ struct Note {
   std::string text;
 };
 
+/// The driver serves another robot now (plug and play found one, or lost
+/// the one it served): its family, model, geometry, commands, own port and
+/// what hello says of it may all have changed. Commands sent to the robot
+/// before have had their CommandDone.
+struct RobotChanged {};
+
 }  // namespace driver_event
 
-using DriverEvent =
-    std::variant<driver_event::LinkChanged, driver_event::Published, driver_event::CommandDone, driver_event::Note>;
+using DriverEvent = std::variant<driver_event::LinkChanged, driver_event::Published, driver_event::CommandDone,
+                                 driver_event::Note, driver_event::RobotChanged>;
 
 /// A family's own programs on a replay of one of its recordings (the
 /// families table's native_replay): the family's client of its port, fed
@@ -175,6 +181,12 @@ class RobotDriver {
   [[nodiscard]] virtual std::vector<std::array<double, 4>> simulated_boxes() const { return {}; }
   /// The recording a replay serves, for hello; nothing for a robot.
   [[nodiscard]] virtual const protocol::json::ReplayDescription* replay() const noexcept { return nullptr; }
+  /// How plug and play found the robot, for hello; nothing for a robot that was named.
+  [[nodiscard]] virtual const protocol::json::FoundDescription* found() const noexcept { return nullptr; }
+  /// The port the robot's own programs connect to, given native.port's
+  /// value (`configured`): that value, unless the driver serves whichever
+  /// family it finds and the configuration left the port to the family.
+  [[nodiscard]] virtual std::uint16_t native_port(std::uint16_t configured) const noexcept { return configured; }
 
   /// Starts reaching the robot (and the simulated robot when the
   /// configuration asks for one). A device that is missing is not fatal:

@@ -157,6 +157,9 @@ class Fleet final : public MqttClient::Host {
 /// label, in lower case ("robot-07").
 [[nodiscard]] std::string default_robot_name();
 
+/// The broker's password, from mqtt.password_file's first line.
+[[nodiscard]] protocol::Result<std::string> read_password(const std::string& path);
+
 /// What a message on a command topic asks: a JSON object, with optional
 /// "by" (who sent it) and "reason" strings, both made fit for a log line.
 struct FleetCommand {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flockbridge/bridge/family_settings.hpp"
@@ -76,6 +77,11 @@ struct ReplaySettings {
   bool wait = true;  ///< begin when the first client connects, not at once
 };
 
+/// robot.family's and serial.device's word for "whichever answers": plug and
+/// play looks at the serial devices for a robot (bridge/autodetect/).
+inline constexpr std::string_view kAnyFamily = "auto";
+inline constexpr std::string_view kAnyDevice = "auto";
+
 struct Config {
   // The robot. The families table (families.hpp) gives each family's
   // defaults of the family's own port, device and speed.
@@ -83,7 +89,9 @@ struct Config {
   std::string model;   ///< the family's model; empty: the robot names it
 
   // The serial link.
-  std::string device;  ///< the robot's serial device, or tcp:HOST:PORT
+  std::string device;  ///< the robot's serial device, or tcp:HOST:PORT; "auto": whichever answers (plug and play)
+  /// Where --device auto looks: glob patterns, separated by spaces, in the order their devices are tried.
+  std::string serial_search = "/dev/serial/by-id/* /dev/ttyACM* /dev/ttyUSB*";
   int baud = 115200;
   std::chrono::milliseconds reopen_min{250};   ///< first wait before reopening a vanished device
   std::chrono::milliseconds reopen_max{5000};  ///< the wait doubles up to this
@@ -94,6 +102,8 @@ struct Config {
   std::string bind = "0.0.0.0";   ///< every listener's address unless it has its own
   std::string native_bind;        ///< empty: `bind`
   std::uint16_t native_port = 0;  ///< the family's own port, for its original client programs
+  /// robot.family "auto" without a native.port of its own: the port is the found family's.
+  bool native_port_follows_family = false;
   std::string json_bind;          ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;      ///< per listener

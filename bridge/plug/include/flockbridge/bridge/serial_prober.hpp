@@ -43,6 +43,10 @@ class SerialProber {
     int baud = 0;                                       ///< the speed it answered at
     std::chrono::duration<double, std::milli> took{0};  ///< from the opening to the answer (or to the last wait's end)
     std::string why_not;                                ///< when none answered: what each family made of the device
+    /// When none answered: whether the device sent anything at all (a
+    /// device that talks, but as no robot does, is something else: a GPS
+    /// receiver, a modem); a silent one may be a robot not yet switched on.
+    bool heard = false;
     std::optional<protocol::UsbIdentity> usb;           ///< the device's, when it is on USB
   };
 
@@ -83,6 +87,7 @@ class SerialProber {
   std::chrono::steady_clock::time_point opened_;
   std::vector<std::string> notes_;  ///< what each family made of it so far
   std::string heard_;               ///< the current speed's: nothing, or what came
+  bool heard_any_ = false;          ///< bytes came at some speed
 };
 
 }  // namespace flockbridge::bridge

@@ -38,6 +38,15 @@ struct ReplayDescription {
   double speed = 1;        ///< how much faster than recorded it plays
 };
 
+/// What a hello says of a robot plug and play found (--robot auto, --device
+/// auto): where, at which speed, and how long the search took.
+struct FoundDescription {
+  std::string_view device;  ///< the serial device it answered on
+  int baud = 0;             ///< the speed it answered at
+  double took_ms = 0;       ///< from the device's opening to the robot's answer
+  std::string_view usb;     ///< the USB adapter's "vendor:product"; "": not on USB
+};
+
 /// What a hello says about the robot behind the bridge.
 struct RobotDescription {
   std::string_view family;                ///< the family's name in the families table
@@ -49,6 +58,7 @@ struct RobotDescription {
   std::vector<std::array<double, 4>> boxes_mm{};  ///< the boxes in that room, in the same form
   const RobotGeometry* geometry = nullptr;        ///< what the robot is (hello's "geometry"); none: all unknown
   const ReplayDescription* replay = nullptr;      ///< a replay of a recording; none: a robot
+  const FoundDescription* found = nullptr;        ///< how plug and play found the robot; none: it was named
 };
 
 /// Which secrets the robot has set: which sign-ins there are to give.
@@ -63,8 +73,9 @@ struct AccessDescription {
 /// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one
 /// is set; "access" which secrets are set; "simulated":{"room_mm":[min_x,min_y,max_x,max_y] or
 /// null,"boxes_mm":[[min_x,min_y,max_x,max_y],..]} after "link" for a simulated robot;
-/// "replay":{"file":"..","recorded_at":..,"speed":1.0} after that for a replay of a recording; "geometry" (see
-/// geometry()) last.
+/// "replay":{"file":"..","recorded_at":..,"speed":1.0} after that for a replay of a recording;
+/// "found":{"device":"/dev/ttyUSB0","baud":9600,"took_ms":12.5,"usb":"0403:6001" or null} after
+/// that for a robot plug and play found; "geometry" (see geometry()) last.
 [[nodiscard]] std::string hello(std::string_view session, LinkState state, std::string_view reason,
                                 std::uint64_t client, std::string_view role, const RobotDescription& robot,
                                 const AccessDescription& access = {});

@@ -1,6 +1,7 @@
 #include "flockbridge/bridge/tinybot/family.hpp"
 
 #include "flockbridge/bridge/tinybot/driver.hpp"
+#include "flockbridge/protocol/tinybot/probe.hpp"
 
 namespace flockbridge::bridge::tinybot {
 
@@ -13,6 +14,7 @@ const RobotFamily& robot_family() noexcept {
       .default_device = "/dev/ttyACM0",
       .device_note = "a tinybot is simulated only: run it with --simulate",
       .make_driver = &make_driver<TinybotDriver>,
+      .make_probe = &make_probe<protocol::tinybot::TinybotProbe>,
   };
   return family;
 }
