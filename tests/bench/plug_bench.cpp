@@ -14,8 +14,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -77,7 +79,7 @@ std::optional<bridge::SerialProber::Outcome> probe_once(const std::string& devic
 
 double percentile(std::vector<double> values, double p) {
   std::sort(values.begin(), values.end());
-  const auto at = static_cast<std::size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  const auto at = static_cast<std::size_t>(std::lround(p * static_cast<double>(values.size() - 1)));
   return values[std::min(at, values.size() - 1)];
 }
 
@@ -159,7 +161,7 @@ void hotplug(int trials) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main(int argc, char** argv) try {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each line as it comes, also into a pipe
   int trials = 10;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -181,4 +183,7 @@ int main(int argc, char** argv) {
   std::printf("(waits: what the probes before the answer must sit out; ratio: the median over them)\n");
   hotplug(trials);
   return 0;
+} catch (const std::exception& error) {
+  std::fprintf(stderr, "plug_bench: %s\n", error.what());
+  return 1;
 }

@@ -423,7 +423,7 @@ class Checkup {
     }
     struct statvfs space {};
     if (::statvfs(existing.c_str(), &space) != 0) return;
-    const std::uint64_t free_mb = static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize / (1024 * 1024);
+    const std::uint64_t free_mb = static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize / (std::uint64_t{1024} * 1024);
     const std::uint64_t wanted_mb = std::min<std::uint64_t>(config_.record.total_mb, 512);
     if (free_mb < wanted_mb) {
       problem(topic,

@@ -82,8 +82,8 @@ void DeviceWatch::on_readable() {
         concerned = true;  // changes were lost: look again at everything
         continue;
       }
-      const auto folder =
-          std::find_if(watches_.begin(), watches_.end(), [&](const auto& w) { return w.first == event.wd; });
+      const int wd = event.wd;
+      const auto folder = std::find_if(watches_.begin(), watches_.end(), [wd](const auto& w) { return w.first == wd; });
       if (folder == watches_.end()) continue;
       if (concerns_(folder->second, name)) concerned = true;
     }

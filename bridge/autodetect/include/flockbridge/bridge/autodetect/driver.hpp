@@ -46,6 +46,10 @@ class AutoDriver final : public RobotDriver {
   /// `families`: those that may be found (the families table's, or the
   /// one robot.family names when only the device is left to find).
   AutoDriver(uv_loop_t* loop, const Config& config, Host& host, std::vector<const RobotFamily*> families);
+  AutoDriver(const AutoDriver&) = delete;  // its handles and the prober's callback point at it
+  AutoDriver& operator=(const AutoDriver&) = delete;
+  AutoDriver(AutoDriver&&) = delete;
+  AutoDriver& operator=(AutoDriver&&) = delete;
   ~AutoDriver() override;
 
   [[nodiscard]] std::string_view family() const noexcept override;
