@@ -14,6 +14,7 @@ simulator is the flockbridge-sim beside it.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pty
 import shutil
@@ -27,6 +28,14 @@ from typing import Dict, Iterator, List, Optional
 import pytest
 
 REPOSITORY = Path(__file__).resolve().parents[2]
+
+# A real mosquitto is started as the Python client's tests start theirs.
+_spec = importlib.util.spec_from_file_location(
+    "bridge_helpers", REPOSITORY / "clients" / "python" / "tests" / "conftest.py"
+)
+assert _spec is not None and _spec.loader is not None
+helpers = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(helpers)
 
 
 def binary() -> str:
@@ -328,23 +337,8 @@ def broker(tmp_path: Path) -> Iterator[int]:
     (folder / "mosquitto.conf").write_text(
         f"listener {port} 127.0.0.1\nallow_anonymous false\npassword_file {folder / 'passwd'}\npersistence false\n"
         "user root\n")
-    mosquitto = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
-    process = subprocess.Popen([mosquitto, "-c", str(folder / "mosquitto.conf")], stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"mosquitto did not start: {process.communicate()[1]}")
-                time.sleep(0.05)
+    with helpers.running_mosquitto(folder / "mosquitto.conf", port):
         yield port
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 @pytest.mark.parametrize("password, said", [("s3cret", "takes the account robot1"), ("wrong", "refused the account robot1")])

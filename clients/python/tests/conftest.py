@@ -6,8 +6,10 @@ it the tests look in build/bin/ of the repository.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import select
 import signal
 import socket
@@ -218,3 +220,32 @@ def moving(reading: flockbridge.Message) -> bool:
 
 def still(reading: flockbridge.Message) -> bool:
     return abs(float(reading.v_mm_s)) < 1 and abs(float(reading.w_deg_s)) < 1
+
+
+def mosquitto_binary() -> str:
+    for path in ("/usr/sbin/mosquitto", shutil.which("mosquitto") or ""):
+        if path and os.access(path, os.X_OK):
+            return path
+    pytest.fail("no mosquitto: scripts/test.sh installs it (Debian: mosquitto)")
+
+
+@contextlib.contextmanager
+def running_mosquitto(config: Path, port: int) -> Iterator[None]:
+    """A real mosquitto started with `config`, once it takes connections on 127.0.0.1:`port`."""
+    process = subprocess.Popen(
+        [mosquitto_binary(), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"mosquitto did not start: {process.communicate()[1]}")
+                time.sleep(0.05)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

@@ -17,15 +17,8 @@ from typing import Callable, Dict, Iterator, List
 import pytest
 
 import flockbridge
-from conftest import Bridge, client_env, free_port
+from conftest import Bridge, client_env, free_port, running_mosquitto
 from flockbridge.discover import parse_avahi_browse
-
-
-def mosquitto_binary() -> str:
-    for path in ("/usr/sbin/mosquitto", shutil.which("mosquitto") or ""):
-        if path and os.access(path, os.X_OK):
-            return path
-    pytest.fail("no mosquitto: scripts/test.sh installs it (Debian: mosquitto)")
 
 
 @pytest.fixture
@@ -35,23 +28,8 @@ def broker() -> Iterator[int]:
     with tempfile.TemporaryDirectory(prefix="flockbridge-py-mqtt-") as folder:
         config = Path(folder) / "mosquitto.conf"
         config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
-        process = subprocess.Popen(
-            [mosquitto_binary(), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        try:
-            deadline = time.monotonic() + 10
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if process.poll() is not None or time.monotonic() > deadline:
-                        pytest.fail(f"mosquitto did not start: {process.communicate()[1]}")
-                    time.sleep(0.05)
+        with running_mosquitto(config, port):
             yield port
-        finally:
-            process.terminate()
-            process.wait(timeout=10)
 
 
 def list_hub(hub: Bridge) -> "subprocess.CompletedProcess[str]":
