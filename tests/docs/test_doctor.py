@@ -262,25 +262,53 @@ def test_a_device_the_service_may_not_open(machine: Machine, robots: List[Robot]
     assert "DeviceAllow=char-pts rw" in shown.stdout
 
 
-def test_a_device_another_program_holds(machine: Machine, robots: List[Robot]) -> None:
-    robots.append(Robot(FAMILIES[0], machine.devices / "ttyUSB0"))
-    # ModemManager, as it opens a new adapter to look for a modem: a program of that name holding the device.
-    holder = machine.root / "ModemManager"
+def hold(device: str, name: str, folder: Path) -> "subprocess.Popen[bytes]":
+    """A program called `name` that holds `device` open, once it does."""
+    holder = folder / name
     shutil.copy("/bin/sleep", holder)
-    device = os.path.realpath(machine.devices / "ttyUSB0")
     held = subprocess.Popen(["/bin/sh", "-c", f'exec 3<>"{device}"; exec "{holder}" 60'])
+    deadline = time.monotonic() + 10
+    while not any(os.path.realpath(f"/proc/{held.pid}/fd/{fd}") == device
+                  for fd in (os.listdir(f"/proc/{held.pid}/fd") if os.path.exists(f"/proc/{held.pid}/fd") else [])):
+        assert time.monotonic() < deadline, "the holder did not open the device"
+        time.sleep(0.02)
+    return held
+
+
+@pytest.mark.parametrize("name, fix", [
+    ("ModemManager", "98-flockbridge-serial.rules"),  # as it opens a new adapter to look for a modem
+    ("agetty", "sudo systemctl disable --now serial-getty@"),  # a login console on the device
+])
+def test_a_device_another_program_holds(machine: Machine, robots: List[Robot], name: str, fix: str) -> None:
+    robots.append(Robot(FAMILIES[0], machine.devices / "ttyUSB0"))
+    device = os.path.realpath(machine.devices / "ttyUSB0")
+    held = hold(device, name, machine.root)
     try:
-        deadline = time.monotonic() + 10
-        while not any(os.path.realpath(f"/proc/{held.pid}/fd/{fd}") == device
-                      for fd in (os.listdir(f"/proc/{held.pid}/fd") if os.path.exists(f"/proc/{held.pid}/fd") else [])):
-            assert time.monotonic() < deadline, "the holder did not open the device"
-            time.sleep(0.02)
         shown = machine.doctor()
     finally:
         held.kill()
         held.wait()
-    assert f"held by ModemManager (pid {held.pid})" in shown.stdout, shown.stdout
-    assert "98-flockbridge-serial.rules" in fix_after(shown, "held by ModemManager")
+    assert f"held by {name} (pid {held.pid})" in shown.stdout, shown.stdout
+    assert fix in fix_after(shown, f"held by {name}")
+
+
+def test_a_second_bridge_beside_the_service(machine: Machine, robots: List[Robot]) -> None:
+    machine.service(**RUNNING)  # the service's bridge is pid 4242; another one holds the device
+    robots.append(Robot(FAMILIES[0], machine.devices / "ttyUSB0"))
+    bridge = subprocess.Popen([binary(), "--no-config", "--robot", FAMILIES[0], "--device",
+                               str(machine.devices / "ttyUSB0"), "--port", "0", "--json-port", "0", "--http-port", "0",
+                               "--bind", "127.0.0.1"], stderr=subprocess.PIPE, text=True)
+    try:
+        assert bridge.stderr is not None
+        for line in bridge.stderr:
+            if "robot link up" in line:
+                break
+        shown = machine.doctor()
+    finally:
+        bridge.terminate()
+        bridge.wait(timeout=20)
+    assert f"held by a second bridge (pid {bridge.pid})" in shown.stdout, shown.stdout
+    assert "one bridge serves a robot" in fix_after(shown, "held by a second bridge")
 
 
 def test_a_port_another_program_holds(machine: Machine) -> None:

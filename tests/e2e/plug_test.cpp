@@ -146,6 +146,13 @@ TEST_CASE("plug and play: a robot plugged in after start is served, and every cl
   link_up(client);
   const auto up = std::chrono::steady_clock::now();
   CHECK(hello["found"]["device"] == (devices.path() / "ttyACM0").string());
+  // A robot that resets at each opening of its port (its probe only listens: an Arduino) is served on the
+  // device as the probe left it, not opened again to start over.
+  const flockbridge::bridge::RobotFamily* described = flockbridge::bridge::find_robot_family(family);
+  REQUIRE(described != nullptr);
+  const bool listens_only = described->make_probe != nullptr && described->make_probe()->listens_only();
+  CHECK(rig.bridge().seen(ChildProcess::Stream::Stderr, "took over " + (devices.path() / "ttyACM0").string()) ==
+        listens_only);
   MESSAGE("a " << family << " robot plugged in after start: its hello after "
                << std::chrono::duration<double>(served - plugged).count() << " s, its link up after "
                << std::chrono::duration<double>(up - plugged).count() << " s");

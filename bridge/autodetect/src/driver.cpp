@@ -237,9 +237,15 @@ void AutoDriver::serve(const RobotFamily& family, const SerialProber::Outcome& o
            (outcome.finding.model.empty() ? "" : " (" + outcome.finding.model + ")") + " on " + found_device_ + " at " +
            std::to_string(outcome.baud) + " baud in " + seconds_text(found_.took_ms) +
            (found_usb_.empty() ? "" : ", USB " + found_usb_) + ": " + outcome.finding.evidence);
+  // A robot that resets at each opening of its port is served on the device as the probe left it.
+  if (outcome.open_device && outcome.open_device->is_open()) {
+    hand_over_device(found_device_, std::move(*outcome.open_device), outcome.said);
+  }
   robot_ = family.make_driver(loop_, served_, host_);
   queue_event(driver_event::RobotChanged{});
-  if (auto started = robot_->start(); !started) {
+  auto started = robot_->start();
+  drop_handed_over_device(found_device_);  // taken at the start, or closed now
+  if (!started) {
     lost("the " + std::string(family.name) + " robot on " + found_device_ + " cannot be served: " +
          started.error().message);
   }
@@ -260,7 +266,7 @@ void AutoDriver::lost(const std::string& why) {
 }
 
 void AutoDriver::searching(std::string reason) {
-  if (reason == reason_ && started_ && !events_.empty()) return;
+  if (reason == reason_) return;  // a silent device looked at again: nothing new to tell
   reason_ = std::move(reason);
   queue_event(driver_event::LinkChanged{protocol::LinkState::Down, reason_});
 }

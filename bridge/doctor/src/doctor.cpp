@@ -233,8 +233,9 @@ class Checkup {
         }
       }
       const std::vector<Process> holders = holders_of(node);
+      // The running bridge: the service's, or (with no service to ask) any flockbridge.
       const auto bridge = std::find_if(holders.begin(), holders.end(), [&](const Process& p) {
-        return p.name == "flockbridge" || (service.pid != 0 && p.pid == service.pid);
+        return service.running ? p.pid == service.pid : p.name == "flockbridge";
       });
       if (bridge != holders.end()) {
         well(topic, "served by the running bridge (pid " + std::to_string(bridge->pid) + ")");
@@ -243,7 +244,10 @@ class Checkup {
       }
       if (!holders.empty()) {
         for (const Process& holder : holders) {
-          problem(topic, "held by " + holder.name + " (pid " + std::to_string(holder.pid) + ")", fix_for(holder, node));
+          problem(topic,
+                  "held by " + (holder.name == "flockbridge" ? std::string("a second bridge") : holder.name) +
+                      " (pid " + std::to_string(holder.pid) + ")",
+                  fix_for(holder, node));
         }
         continue;
       }
@@ -287,7 +291,10 @@ class Checkup {
       return "a login console runs on it: sudo systemctl disable --now serial-getty@" + node.filename().string() +
              ".service (on a Raspberry Pi: raspi-config, Interface Options, Serial Port: no login shell)";
     }
-    if (holder.name == "flockbridge") return "a second bridge: stop it";
+    if (holder.name == "flockbridge") {
+      return "a second bridge, beside the service's: stop it (sudo kill " + std::to_string(holder.pid) +
+             "); one bridge serves a robot";
+    }
     return "stop " + holder.name + " (pid " + std::to_string(holder.pid) + "), or leave this device out of serial.search";
   }
 

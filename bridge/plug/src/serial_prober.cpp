@@ -108,6 +108,7 @@ void SerialProber::begin_speed() {
   protocol::SerialProbe& probe = *turns_[probe_];
   const protocol::ProbeSpeed speed = probe.speeds()[speed_];
   heard_.clear();
+  said_.clear();
   if (auto set = device_.set_baud(speed.baud); !set) {
     next_speed(set.error().message);
     return;
@@ -149,6 +150,7 @@ void SerialProber::on_readable() {
     }
     if (heard_.empty()) heard_ = "bytes came, but not its answer";
     heard_any_ = true;
+    said_.insert(said_.end(), buffer.begin(), buffer.begin() + n);
     const protocol::ProbeStep step =
         turns_[probe_]->feed(protocol::ByteView(buffer.data(), static_cast<std::size_t>(n)));
     if (step.found) {
@@ -188,6 +190,13 @@ void SerialProber::finish(const protocol::ProbeFinding* finding) {
     outcome.family = probe.family();
     outcome.finding = *finding;
     outcome.baud = probe.speeds()[speed_].baud;
+    if (probe.listens_only()) {
+      // Opened again, the robot would reset: the device stays open for whoever serves it.
+      poll_.reset();
+      timer_.reset();
+      outcome.open_device = std::make_shared<SerialDevice>(std::move(device_));
+      outcome.said = std::move(said_);
+    }
   } else {
     for (const std::string& note : notes_) outcome.why_not += (outcome.why_not.empty() ? "" : "; ") + note;
     outcome.heard = heard_any_;

@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -196,6 +197,28 @@ void SerialDevice::close() noexcept {
   fd_ = -1;
 }
 
+namespace {
+
+struct HandedOver {
+  SerialDevice device;
+  protocol::Bytes said;
+};
+
+std::map<std::string, HandedOver>& handed_over() {
+  static std::map<std::string, HandedOver> devices;
+  return devices;
+}
+
+}  // namespace
+
+void hand_over_device(const std::string& path, SerialDevice device, protocol::Bytes said) {
+  handed_over().insert_or_assign(path, HandedOver{std::move(device), std::move(said)});
+}
+
+void drop_handed_over_device(const std::string& path) noexcept {
+  handed_over().erase(path);
+}
+
 SerialPort::SerialPort(uv_loop_t* loop, Settings settings, Listener& listener)
     : loop_(loop), settings_(std::move(settings)), listener_(listener) {
   (void)reopen_.init<SerialPort, &SerialPort::try_open>(loop_, this);
@@ -210,7 +233,19 @@ void SerialPort::start() {
 
 void SerialPort::try_open() {
   if (!running_ || device_.is_open()) return;
-  auto device = SerialDevice::open(settings_.path, settings_.baud);
+  // A device plug and play has open already is taken as it is: opened
+  // again, an Arduino would reset and start over.
+  protocol::Bytes said;
+  auto device = [&]() -> protocol::Result<SerialDevice> {
+    const auto handed = handed_over().find(settings_.path);
+    if (handed == handed_over().end()) return SerialDevice::open(settings_.path, settings_.baud);
+    // At the speed the robot answered at, which is the driver's (serial.baud
+    // of the robot found): setting it again would drop what waits unread.
+    SerialDevice taken = std::move(handed->second.device);
+    said = std::move(handed->second.said);
+    handed_over().erase(handed);
+    return taken;
+  }();
   if (!device) {
     // Said once per kind of failure, not at every retry.
     if (device.error().message != last_failure_) {
@@ -237,12 +272,14 @@ void SerialPort::try_open() {
   backoff_ = std::chrono::milliseconds{0};
   discard_output();
   update_poll();
-  log_info("opened " + settings_.path + (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " +
-           std::to_string(settings_.baud) + " baud");
+  log_info((said.empty() ? "opened " : "took over ") + settings_.path +
+           (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " + std::to_string(settings_.baud) +
+           " baud" + (said.empty() ? "" : ", open since plug and play found the robot there"));
   if (termios settings{}; ::tcgetattr(device_.fd(), &settings) == 0) {
     log_debug("terminal settings of " + settings_.path + ": " + describe_terminal(settings));
   }
   listener_.transport_opened();
+  if (!said.empty() && device_.is_open()) listener_.transport_received(said);
 }
 
 void SerialPort::watch_for_device() {

@@ -47,6 +47,12 @@ class SerialProber {
     /// device that talks, but as no robot does, is something else: a GPS
     /// receiver, a modem); a silent one may be a robot not yet switched on.
     bool heard = false;
+    /// When the family's probe only listens (its robot resets at each opening
+    /// of its port: an Arduino), the device still open, and what the robot
+    /// said on it: for hand_over_device(), so that serving it does not
+    /// start it over. Null otherwise, the device closed.
+    std::shared_ptr<SerialDevice> open_device;
+    protocol::Bytes said;
     std::optional<protocol::UsbIdentity> usb;           ///< the device's, when it is on USB
   };
 
@@ -87,6 +93,7 @@ class SerialProber {
   std::chrono::steady_clock::time_point opened_;
   std::vector<std::string> notes_;  ///< what each family made of it so far
   std::string heard_;               ///< the current speed's: nothing, or what came
+  protocol::Bytes said_;            ///< the current speed's bytes, as they came
   bool heard_any_ = false;          ///< bytes came at some speed
 };
 

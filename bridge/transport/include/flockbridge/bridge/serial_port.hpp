@@ -53,6 +53,15 @@ class SerialDevice {
   int fd_ = -1;
 };
 
+/// A device plug and play has open already, with what the robot said on it:
+/// the serial port that opens `path` next takes it as it is, instead of
+/// opening it again (an Arduino resets at each opening of its port, and
+/// would start over), and is told the robot's words as if they had just
+/// come. On the loop's thread only.
+void hand_over_device(const std::string& path, SerialDevice device, protocol::Bytes said);
+/// Closes the device handed over for `path`, if nobody took it.
+void drop_handed_over_device(const std::string& path) noexcept;
+
 class SerialPort final : public Transport {
  public:
   using Listener = Transport::Listener;

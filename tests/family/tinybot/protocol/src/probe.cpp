@@ -11,7 +11,11 @@ std::span<const ProbeSpeed> TinybotProbe::speeds() const noexcept {
 
 Bytes TinybotProbe::start(std::size_t /*index*/) {
   lines_.clear();
-  return encode_ping();
+  // A line end first: what other probes left on the line ends there, and PING is a line of its own.
+  Bytes ping{'\n'};
+  const Bytes line = encode_ping();
+  ping.insert(ping.end(), line.begin(), line.end());
+  return ping;
 }
 
 ProbeStep TinybotProbe::feed(ByteView bytes) {

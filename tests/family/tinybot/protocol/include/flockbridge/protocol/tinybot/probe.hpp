@@ -1,4 +1,5 @@
-// A tinybot on a serial line: it answers PING with PONG at 115200 baud, or
+// A tinybot on a serial line: it answers PING (after a line end, which ends
+// whatever other probes left on the line) with PONG at 115200 baud, or
 // streams its readings already when another program woke it. A device that
 // echoes sends PING back: refuted.
 #pragma once
