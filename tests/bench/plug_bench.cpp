@@ -153,7 +153,7 @@ void hotplug(int trials) {
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
   ::close(master);
-  std::printf("a device linked where the bridge searches is told after: median %.1f ms, p99 %.1f ms "
+  std::printf("a device linked where the bridge searches is told after: p50 %.1f ms, p99 %.1f ms "
               "(of which %lld ms is the settling, DeviceWatch::kSettle)\n",
               percentile(told, 0.5), percentile(told, 0.99),
               static_cast<long long>(bridge::DeviceWatch::kSettle.count()));
@@ -170,7 +170,7 @@ int main(int argc, char** argv) try {
   std::printf("plug and play: each family's simulated robot recognised %d times on a pseudo-terminal (no USB "
               "identity: every probe has its turn)\n",
               trials);
-  std::printf("%-10s %7s %10s %10s %10s %12s %8s\n", "family", "baud", "median ms", "p99 ms", "max ms",
+  std::printf("%-10s %7s %10s %10s %10s %12s %8s\n", "family", "baud", "p50 ms", "p99 ms", "max ms",
               "waits ms", "ratio");
   for (const std::string_view family : bridge::robot_family_names()) {
     const bridge::RobotFamily* described = bridge::find_robot_family(family);
@@ -180,7 +180,7 @@ int main(int argc, char** argv) try {
     }
     recognition(std::string(family), trials);
   }
-  std::printf("(waits: what the probes before the answer must sit out; ratio: the median over them)\n");
+  std::printf("(waits: what the probes before the answer must sit out; ratio: p50 over them)\n");
   hotplug(trials);
   return 0;
 } catch (const std::exception& error) {
