@@ -37,12 +37,9 @@ namespace {
 using namespace flockbridge;
 using Milliseconds = std::chrono::duration<double, std::milli>;
 
+/// Every family's probe, in the prober's order: those that only listen first.
 std::vector<std::unique_ptr<protocol::SerialProbe>> every_probe() {
-  std::vector<std::unique_ptr<protocol::SerialProbe>> probes;
-  for (const bridge::RobotFamily* family : bridge::robot_families()) {
-    if (family->make_probe != nullptr) probes.push_back(family->make_probe());
-  }
-  // As the prober orders them: those that only listen first.
+  auto probes = bridge::make_probes(bridge::robot_families());
   std::stable_partition(probes.begin(), probes.end(), [](const auto& probe) { return probe->listens_only(); });
   return probes;
 }
@@ -57,24 +54,6 @@ Milliseconds scheduled_waits(std::string_view family, int baud) {
     }
   }
   return waits;
-}
-
-std::optional<bridge::SerialProber::Outcome> probe_once(const std::string& device) {
-  uv_loop_t loop;
-  uv_loop_init(&loop);
-  std::optional<bridge::SerialProber::Outcome> outcome;
-  {
-    bridge::SerialProber prober(
-        &loop, every_probe(), [&](const auto& found) { outcome = found; },
-        [](const std::string&) { return std::optional<protocol::UsbIdentity>{}; });
-    if (prober.start(device)) {
-      while (!outcome && uv_run(&loop, UV_RUN_ONCE) != 0) {
-      }
-    }
-  }
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_loop_close(&loop);
-  return outcome;
 }
 
 double percentile(std::vector<double> values, double p) {
@@ -95,12 +74,17 @@ void recognition(const std::string& family, int trials) {
   int baud = 0;
   for (int trial = 0; trial < trials; ++trial) {
     robot.skip_to_end(testing::ChildProcess::Stream::Stdout);
-    const auto outcome = probe_once(device);
+    // A pseudo-terminal is on no USB: every probe has its turn.
+    auto outcome = bridge::probe_device(
+        device, every_probe(), [](const std::string&) { return std::optional<protocol::UsbIdentity>{}; });
+    // A robot that resets at each opening is handed its device open: nobody serves it here, so it is closed.
+    if (outcome) outcome->open_device.reset();
     // Each trial is a robot plugged in anew: the simulator has seen its port close (an Uno resets at each opening).
     (void)robot.wait_for(testing::ChildProcess::Stream::Stdout, "port closed by the host", std::chrono::seconds(5));
     if (!outcome || outcome->family != family) {
-      std::printf("%-10s not recognised: %s\n", family.c_str(),
-                  outcome ? (outcome->family.empty() ? outcome->why_not.c_str() : outcome->family.c_str()) : "no outcome");
+      std::printf(
+          "%-10s not recognised: %s\n", family.c_str(),
+          outcome ? (outcome->family.empty() ? outcome->why_not.c_str() : outcome->family.c_str()) : "no outcome");
       std::exit(1);
     }
     took.push_back(outcome->took.count());
@@ -132,7 +116,8 @@ void hotplug(int trials) {
     std::chrono::steady_clock::time_point linked{};
     bool changed = false;
     bridge::DeviceWatch watch(
-        &loop, [&](const std::filesystem::path& folder, std::string_view name) { return concerns_scan(scan, folder, name); },
+        &loop,
+        [&](const std::filesystem::path& folder, std::string_view name) { return concerns_scan(scan, folder, name); },
         [&] { changed = true; });
     if (!watch.watch(bridge::candidate_folders(scan))) std::exit(1);
     for (int trial = 0; trial < trials; ++trial) {
@@ -153,10 +138,10 @@ void hotplug(int trials) {
   uv_run(&loop, UV_RUN_DEFAULT);
   uv_loop_close(&loop);
   ::close(master);
-  std::printf("a device linked where the bridge searches is told after: p50 %.1f ms, p99 %.1f ms "
-              "(of which %lld ms is the settling, DeviceWatch::kSettle)\n",
-              percentile(told, 0.5), percentile(told, 0.99),
-              static_cast<long long>(bridge::DeviceWatch::kSettle.count()));
+  std::printf(
+      "a device linked where the bridge searches is told after: p50 %.1f ms, p99 %.1f ms "
+      "(of which %lld ms is the settling, DeviceWatch::kSettle)\n",
+      percentile(told, 0.5), percentile(told, 0.99), static_cast<long long>(bridge::DeviceWatch::kSettle.count()));
 }
 
 }  // namespace
@@ -167,11 +152,12 @@ int main(int argc, char** argv) try {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string_view(argv[i]) == "--trials") trials = std::max(1, std::atoi(argv[i + 1]));
   }
-  std::printf("plug and play: each family's simulated robot recognised %d times on a pseudo-terminal (no USB "
-              "identity: every probe has its turn)\n",
-              trials);
-  std::printf("%-10s %7s %10s %10s %10s %12s %8s\n", "family", "baud", "p50 ms", "p99 ms", "max ms",
-              "waits ms", "ratio");
+  std::printf(
+      "plug and play: each family's simulated robot recognised %d times on a pseudo-terminal (no USB "
+      "identity: every probe has its turn)\n",
+      trials);
+  std::printf("%-10s %7s %10s %10s %10s %12s %8s\n", "family", "baud", "p50 ms", "p99 ms", "max ms", "waits ms",
+              "ratio");
   for (const std::string_view family : bridge::robot_family_names()) {
     const bridge::RobotFamily* described = bridge::find_robot_family(family);
     if (described == nullptr || described->make_probe == nullptr) {

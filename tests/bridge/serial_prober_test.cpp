@@ -32,15 +32,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-/// One probe of each family that has one.
-std::vector<std::unique_ptr<protocol::SerialProbe>> every_probe() {
-  std::vector<std::unique_ptr<protocol::SerialProbe>> probes;
-  for (const bridge::RobotFamily* family : bridge::robot_families()) {
-    if (family->make_probe != nullptr) probes.push_back(family->make_probe());
-  }
-  return probes;
-}
-
 /// Probes `device` on a loop of its own and returns what was found;
 /// `usb`: the identity the device is taken to have (none: not on USB).
 std::optional<bridge::SerialProber::Outcome> probe(const std::string& device,
@@ -50,7 +41,7 @@ std::optional<bridge::SerialProber::Outcome> probe(const std::string& device,
   std::optional<bridge::SerialProber::Outcome> outcome;
   {
     bridge::SerialProber prober(
-        &loop, every_probe(), [&](const auto& found) { outcome = found; },
+        &loop, bridge::make_probes(bridge::robot_families()), [&](const auto& found) { outcome = found; },
         [usb](const std::string& /*device*/) { return usb; });
     REQUIRE(prober.start(device));
     CHECK(testing::run_until(
@@ -251,19 +242,24 @@ TEST_CASE("device watch: a device appearing or going is told once it has settled
     // An adapter: its node, then udev's by-id folder and name, in one burst.
     std::ofstream(dev / "ttyUSB0").put('\0');
     fs::create_directories(dev / "serial");
-    CHECK(testing::run_until(&loop, [&] { return told == 1; }, 5s));
+    CHECK(testing::run_until(
+        &loop, [&] { return told == 1; }, 5s));
     REQUIRE(watch.watch(bridge::candidate_folders(scan)));  // by-id has come: watched now
     fs::create_directories(dev / "serial" / "by-id");
-    CHECK(testing::run_until(&loop, [&] { return told == 2; }, 5s));
+    CHECK(testing::run_until(
+        &loop, [&] { return told == 2; }, 5s));
     REQUIRE(watch.watch(bridge::candidate_folders(scan)));
     fs::create_symlink("../../ttyUSB0", dev / "serial" / "by-id" / "usb-FTDI-if00-port0");
-    CHECK(testing::run_until(&loop, [&] { return told == 3; }, 5s));
+    CHECK(testing::run_until(
+        &loop, [&] { return told == 3; }, 5s));
     // What is no device of the search's is not told; the next device is.
     std::ofstream(dev / "tty1").put('\0');
     std::ofstream(dev / "ttyUSB0") << "written";  // a write to a device wakes nothing
-    CHECK_FALSE(testing::run_until(&loop, [&] { return told > 3; }, 4 * bridge::DeviceWatch::kSettle));
+    CHECK_FALSE(testing::run_until(
+        &loop, [&] { return told > 3; }, 4 * bridge::DeviceWatch::kSettle));
     fs::remove(dev / "ttyUSB0");
-    CHECK(testing::run_until(&loop, [&] { return told == 4; }, 5s));
+    CHECK(testing::run_until(
+        &loop, [&] { return told == 4; }, 5s));
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(uv_loop_close(&loop) == 0);

@@ -1,7 +1,6 @@
 #include "flockbridge/bridge/autodetect/driver.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <system_error>
 #include <utility>
 
@@ -26,49 +25,40 @@ fs::path node_of(const std::string& device) {
   return error ? fs::path{} : node;
 }
 
-std::string seconds_text(double ms) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.2f s", ms / 1000);
-  return text;
-}
-
 }  // namespace
+
+CandidateScan search_scan(const Config& config, std::span<const RobotFamily* const> families) {
+  CandidateScan scan;
+  if (config.device != kAnyDevice) {
+    scan.patterns = {config.device};
+    return scan;
+  }
+  for (const RobotFamily* family : families) {
+    if (!family->default_device.empty()) scan.named.emplace_back(family->default_device);
+  }
+  scan.patterns = search_patterns(config.serial_search);
+  return scan;
+}
 
 AutoDriver::AutoDriver(uv_loop_t* loop, const Config& config, Host& host, std::vector<const RobotFamily*> families)
     : loop_(loop),
       config_(config),
       host_(host),
       families_(std::move(families)),
+      scan_(search_scan(config_, families_)),
       watch_(
           loop, [this](const fs::path& folder, std::string_view name) { return concerns_scan(scan_, folder, name); },
           [this] { look(false); }),
-      prober_(loop, probes(), [this](const SerialProber::Outcome& outcome) { probed(outcome); }) {
-  if (config_.device == kAnyDevice) {
-    // The names the families' udev rules give come first.
-    for (const RobotFamily* family : families_) {
-      if (!family->default_device.empty()) scan_.named.emplace_back(family->default_device);
-    }
-    scan_.patterns = search_patterns(config_.serial_search);
-  } else {
-    scan_.patterns = {config_.device};  // the device named: only which family is on it is left to find
-  }
-  reason_ = "looking for a robot";
-}
+      prober_(loop, make_probes(families_), [this](const SerialProber::Outcome& outcome) { probed(outcome); }) {}
 
 AutoDriver::~AutoDriver() {
   stop();
 }
 
-std::vector<std::unique_ptr<protocol::SerialProbe>> AutoDriver::probes() const {
-  std::vector<std::unique_ptr<protocol::SerialProbe>> made;
-  for (const RobotFamily* family : families_) {
-    if (family->make_probe != nullptr) made.push_back(family->make_probe());
-  }
-  return made;
-}
-
-std::vector<std::string> AutoDriver::candidates() const {
-  return serial_candidates(scan_);
+std::string AutoDriver::searched() const {
+  std::string where;
+  for (const std::string& pattern : scan_.patterns) where += (where.empty() ? "" : " ") + pattern;
+  return where;
 }
 
 std::string_view AutoDriver::family() const noexcept {
@@ -102,7 +92,7 @@ std::uint16_t AutoDriver::native_port(std::uint16_t configured) const noexcept {
 
 Result<Done> AutoDriver::start() {
   if (families_.empty() || prober_.probing()) return Error{"plug and play: no robot family to look for"};
-  if (probes().empty()) {
+  if (make_probes(families_).empty()) {
     return Error{"plug and play: the " + std::string(family()) +
                  " robot cannot be recognised on a serial line; name its device with serial.device (--device)"};
   }
@@ -114,9 +104,7 @@ Result<Done> AutoDriver::start() {
     log_warning(watching.error().message + ": a robot plugged in later is found after a restart only");
   }
   started_ = true;
-  std::string where;
-  for (const std::string& pattern : scan_.patterns) where += (where.empty() ? "" : " ") + pattern;
-  searching("looking for a robot on " + where);
+  searching("looking for a robot on " + searched());
   const auto retry = static_cast<std::uint64_t>(std::chrono::milliseconds(kSilentRetry).count());
   uv_timer_start(
       retry_.get(),
@@ -180,9 +168,7 @@ void AutoDriver::probe_next() {
   // Every device has been looked at: say what became of each.
   std::string verdicts;
   for (const auto& [device, seen] : looked_) verdicts += (verdicts.empty() ? "" : "; ") + seen.why;
-  std::string where;
-  for (const std::string& pattern : scan_.patterns) where += (where.empty() ? "" : " ") + pattern;
-  searching(verdicts.empty() ? "no robot found: no serial device on " + where + "; plug the robot in"
+  searching(verdicts.empty() ? "no robot found: no serial device on " + searched() + "; plug the robot in"
                              : "no robot found (" + verdicts + "); waiting for a robot to be plugged in");
 }
 
@@ -199,11 +185,11 @@ void AutoDriver::probed(const SerialProber::Outcome& outcome) {
   seen.why = outcome.device + (outcome.heard ? " talks, but as no robot does" : " is silent");
   // Said once: a silent device looked at again every few seconds is not logged each time.
   const auto before = looked_.find(outcome.device);
-  if (before == looked_.end() || before->second.verdict != seen.verdict) log_info("plug and play: " + seen.why +
-           (outcome.heard ? ": left alone until it is plugged in again (" : ": looked at again every " +
-                                                                               std::to_string(kSilentRetry.count()) +
-                                                                               " s (") +
-           outcome.why_not + ")");
+  if (before == looked_.end() || before->second.verdict != seen.verdict) {
+    const std::string then = outcome.heard ? "left alone until it is plugged in again"
+                                           : "looked at again every " + std::to_string(kSilentRetry.count()) + " s";
+    log_info("plug and play: " + seen.why + ": " + then + " (" + outcome.why_not + ")");
+  }
   looked_[outcome.device] = std::move(seen);
   // The next device after the prober's callback has returned.
   uv_timer_start(
@@ -233,9 +219,8 @@ void AutoDriver::serve(const RobotFamily& family, const SerialProber::Outcome& o
   served_ = served_config(config_);
   queue_.clear();
   looked_.clear();
-  log_info("plug and play: found a " + std::string(family.name) + " robot" +
-           (outcome.finding.model.empty() ? "" : " (" + outcome.finding.model + ")") + " on " + found_device_ + " at " +
-           std::to_string(outcome.baud) + " baud in " + seconds_text(found_.took_ms) +
+  log_info("plug and play: found " + outcome.robot_text() + " on " + found_device_ + " at " +
+           std::to_string(outcome.baud) + " baud in " + outcome.took_text() +
            (found_usb_.empty() ? "" : ", USB " + found_usb_) + ": " + outcome.finding.evidence);
   // A robot that resets at each opening of its port is served on the device as the probe left it.
   if (outcome.open_device && outcome.open_device->is_open()) {
@@ -246,8 +231,8 @@ void AutoDriver::serve(const RobotFamily& family, const SerialProber::Outcome& o
   auto started = robot_->start();
   drop_handed_over_device(found_device_);  // taken at the start, or closed now
   if (!started) {
-    lost("the " + std::string(family.name) + " robot on " + found_device_ + " cannot be served: " +
-         started.error().message);
+    lost("the " + std::string(family.name) + " robot on " + found_device_ +
+         " cannot be served: " + started.error().message);
   }
 }
 

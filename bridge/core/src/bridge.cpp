@@ -66,7 +66,6 @@ Bridge::Bridge(uv_loop_t* loop, Config config, DriverFactory make_driver, const 
   native_listener_.bridge = json_listener_.bridge = this;
   native_listener_.kind = ClientKind::Native;
   native_listener_.bind = config_.effective_native_bind();
-  native_listener_.port = driver_->native_port(config_.native_port);
   native_listener_.what = "the robot's own programs";
   native_listener_.port_option = "--port";
   native_listener_.bind_option = "--native-bind";
@@ -133,10 +132,7 @@ Result<Done> Bridge::start() {
     log_warning("the limit on open files (" + std::to_string(files) + ") is below what " +
                 std::to_string(config_.max_clients) + " clients per port need");
   }
-  // A bridge with no robot (the class hub) has no port for a family's own programs.
-  if (driver_->native_client_limit() > 0) {
-    if (auto listening = listen(native_listener_); !listening) return listening.error();
-  }
+  if (auto listening = listen_native(); !listening) return listening.error();
   if (auto listening = listen(json_listener_); !listening) return listening.error();
   if (config_.http || config_.foxglove) {
     auto serving = start_web_server(files);
@@ -359,14 +355,11 @@ void Bridge::on_robot_changed() {
   }
   native_listener_.tcp.reset();
   native_listener_.bound_port = 0;
-  if (driver_->native_client_limit() > 0) {
-    native_listener_.port = driver_->native_port(config_.native_port);
-    if (auto listening = listen(native_listener_); !listening) {
-      log_error(listening.error().message);
-    } else {
-      log_info("listening: native clients on " + host_port(native_listener_.bind, native_port()) + ", for " +
-               std::string(driver_->native_programs()));
-    }
+  if (auto listening = listen_native(); !listening) {
+    log_error(listening.error().message);
+  } else if (native_listener_.tcp) {
+    log_info("listening: native clients on " + host_port(native_listener_.bind, native_port()) + ", for " +
+             std::string(driver_->native_programs()));
   }
   // Everyone else is told who is there now, as a client just connected is.
   for (Session* session : clients_.sessions()) {
@@ -382,19 +375,20 @@ void Bridge::on_robot_changed() {
 }
 
 std::string Bridge::describe_robot() const {
-  if (const auto* found = driver_->found()) {
-    std::string text = "a " + std::string(driver_->family()) + " robot" +
-                       (driver_->model().empty() || driver_->model() == driver_->family()
-                            ? ""
-                            : " (" + std::string(driver_->model()) + ")") +
-                       ", found on " + std::string(found->device) + " at " + std::to_string(found->baud) + " baud";
-    char took[32];
-    std::snprintf(took, sizeof took, " in %.2f s", found->took_ms / 1000);
-    text += took;
-    if (!found->usb.empty()) text += " (USB " + std::string(found->usb) + ")";
-    return text;
-  }
-  return "none yet (" + driver_->link_reason() + ")";
+  // Where and how it was found is the driver's to log, as it finds it.
+  if (driver_->found() == nullptr) return "none yet (" + driver_->link_reason() + ")";
+  return "a " + std::string(driver_->family()) + " robot" +
+         (driver_->model().empty() || driver_->model() == driver_->family()
+              ? ""
+              : " (" + std::string(driver_->model()) + ")");
+}
+
+Result<Done> Bridge::listen_native() {
+  // A bridge with no robot (the class hub, or plug and play before it has
+  // found one) has no port for a family's own programs.
+  if (driver_->native_client_limit() == 0) return Done{};
+  native_listener_.port = driver_->native_port(config_.native_port);
+  return listen(native_listener_);
 }
 
 void Bridge::on_published(const driver_event::Published& published) {

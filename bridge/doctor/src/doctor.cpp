@@ -12,7 +12,6 @@
 #include <sys/sysmacros.h>
 #include <sys/timex.h>
 #include <unistd.h>
-#include <uv.h>
 
 #include <algorithm>
 #include <array>
@@ -23,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "flockbridge/bridge/autodetect/driver.hpp"
 #include "flockbridge/bridge/cli.hpp"
 #include "flockbridge/bridge/families.hpp"
 #include "flockbridge/bridge/fleet.hpp"
@@ -55,15 +55,9 @@ std::vector<std::string> words(const std::string& text) {
   return out;
 }
 
-std::string seconds_text(double ms) {
-  std::array<char, 32> text{};
-  std::snprintf(text.data(), text.size(), "%.2f s", ms / 1000);
-  return text.data();
-}
-
 class Checkup {
  public:
-  Checkup(const BridgeCommandLine& line) : line_(line), config_(line.config) {}
+  explicit Checkup(const BridgeCommandLine& line) : line_(line), config_(line.config) {}
 
   std::vector<Finding> run() {
     configuration();
@@ -78,8 +72,12 @@ class Checkup {
   }
 
  private:
-  void well(std::string topic, std::string said) { findings_.push_back({Verdict::Well, std::move(topic), std::move(said), {}}); }
-  void note(std::string topic, std::string said) { findings_.push_back({Verdict::Note, std::move(topic), std::move(said), {}}); }
+  void well(std::string topic, std::string said) {
+    findings_.push_back({Verdict::Well, std::move(topic), std::move(said), {}});
+  }
+  void note(std::string topic, std::string said) {
+    findings_.push_back({Verdict::Note, std::move(topic), std::move(said), {}});
+  }
   void problem(std::string topic, std::string said, std::string fix) {
     findings_.push_back({Verdict::Problem, std::move(topic), std::move(said), std::move(fix)});
   }
@@ -87,7 +85,8 @@ class Checkup {
   void configuration() {
     const std::string& file = line_.sources.file;
     if (line_.config_error) {
-      problem("configuration", (file.empty() ? "the options" : file) + " cannot be used:\n" + line_.config_error->message,
+      problem("configuration",
+              (file.empty() ? "the options" : file) + " cannot be used:\n" + line_.config_error->message,
               "mend what each line says" + (file.empty() ? std::string{} : " in " + file) +
                   "; `flockbridge --print-config` shows what is in force once it loads");
     } else if (file.empty()) {
@@ -135,10 +134,11 @@ class Checkup {
       service.pid = static_cast<pid_t>(std::stol("0" + value("MainPID")));
       well("the service", "running (pid " + std::to_string(service.pid) + ")");
     } else if (state == "failed" || sub == "auto-restart") {
-      problem("the service",
-              std::string(state == "failed" ? "failed" : "restarting after a failure, again and again") +
-                  " (result " + value("Result") + ", exit status " + value("ExecMainStatus") + ")",
-              "`journalctl -u flockbridge -n 50 --no-pager` says why; mend it, then: sudo systemctl restart flockbridge");
+      problem(
+          "the service",
+          std::string(state == "failed" ? "failed" : "restarting after a failure, again and again") + " (result " +
+              value("Result") + ", exit status " + value("ExecMainStatus") + ")",
+          "`journalctl -u flockbridge -n 50 --no-pager` says why; mend it, then: sudo systemctl restart flockbridge");
     } else {
       problem("the service", "not running (" + state + (sub.empty() ? "" : ", " + sub) + ")",
               "sudo systemctl enable --now flockbridge");
@@ -170,7 +170,8 @@ class Checkup {
     driver = char_driver_name(major(info.st_rdev));
     if (!service.devices_closed) return std::nullopt;
     for (const std::string& entry : service.device_allow) {
-      const std::string first = words(entry).empty() ? std::string{} : words(entry).front();
+      const std::vector<std::string> parts = words(entry);
+      const std::string first = parts.empty() ? std::string{} : parts.front();
       if (first == "char-" + driver || first == device) return std::nullopt;
     }
     return "the unit's DeviceAllow= lets the service open no char-" + driver + " device";
@@ -185,14 +186,8 @@ class Checkup {
       well("serial devices", "the robot is reached at " + config_.device + ": no serial device is needed");
       return;
     }
-    CandidateScan scan;
-    if (config_.device == kAnyDevice) {
-      for (const RobotFamily* family : robot_families()) {
-        if (!family->default_device.empty()) scan.named.emplace_back(family->default_device);
-      }
-      scan.patterns = search_patterns(config_.serial_search);
-    } else {
-      scan.patterns = {config_.device};
+    const CandidateScan scan = autodetect::search_scan(config_, robot_families());
+    if (config_.device != kAnyDevice) {
       if (!fs::exists(config_.device)) {
         problem("serial device " + config_.device, "it does not exist (serial.device)",
                 "plug the robot in; `dmesg | tail` says what the kernel made of its adapter; or let the bridge find "
@@ -251,15 +246,13 @@ class Checkup {
         }
         continue;
       }
-      const auto outcome = probe(device);
+      const auto outcome = probe_device(device, make_probes(robot_families()));
       if (!outcome) {
         unanswered.push_back({device, "it cannot be looked at"});
       } else if (!outcome->family.empty()) {
         robot = true;
-        well(topic, "a " + outcome->family + " robot" +
-                        (outcome->finding.model.empty() ? "" : " (" + outcome->finding.model + ")") + " answered at " +
-                        std::to_string(outcome->baud) + " baud in " + seconds_text(outcome->took.count()) + ": " +
-                        outcome->finding.evidence);
+        well(topic, outcome->robot_text() + " answered at " + std::to_string(outcome->baud) + " baud in " +
+                        outcome->took_text() + ": " + outcome->finding.evidence);
         if (config_.family != kAnyFamily && config_.family != outcome->family) {
           problem(topic, "robot.family is " + config_.family + ", but a " + outcome->family + " robot answered here",
                   "--robot " + outcome->family + " (robot.family = \"" + outcome->family +
@@ -295,27 +288,8 @@ class Checkup {
       return "a second bridge, beside the service's: stop it (sudo kill " + std::to_string(holder.pid) +
              "); one bridge serves a robot";
     }
-    return "stop " + holder.name + " (pid " + std::to_string(holder.pid) + "), or leave this device out of serial.search";
-  }
-
-  std::optional<SerialProber::Outcome> probe(const std::string& device) {
-    std::vector<std::unique_ptr<protocol::SerialProbe>> probes;
-    for (const RobotFamily* family : robot_families()) {
-      if (family->make_probe != nullptr) probes.push_back(family->make_probe());
-    }
-    uv_loop_t loop;
-    if (uv_loop_init(&loop) != 0) return std::nullopt;
-    std::optional<SerialProber::Outcome> outcome;
-    {
-      SerialProber prober(&loop, std::move(probes), [&](const SerialProber::Outcome& done) { outcome = done; });
-      if (auto started = prober.start(device); started) {
-        while (!outcome && uv_run(&loop, UV_RUN_ONCE) != 0) {
-        }
-      }
-    }
-    uv_run(&loop, UV_RUN_DEFAULT);
-    uv_loop_close(&loop);
-    return outcome;
+    return "stop " + holder.name + " (pid " + std::to_string(holder.pid) +
+           "), or leave this device out of serial.search";
   }
 
   void ports() {
@@ -381,8 +355,8 @@ class Checkup {
     const std::string robot = hello.value("robot", "?");
     const std::string link = hello.value("link", "?");
     if (link == "up") {
-      well("the robot", "the running bridge serves a " + robot + " robot (" + hello.value("model", "") +
-                            "), its link up");
+      well("the robot",
+           "the running bridge serves a " + robot + " robot (" + hello.value("model", "") + "), its link up");
     } else {
       problem("the robot", "the running bridge's robot link is " + link + ": " + hello.value("reason", ""),
               "the reason says what to do; the serial devices' findings say what is on each");
@@ -425,12 +399,14 @@ class Checkup {
       return;
     }
     if (::access(existing.c_str(), W_OK) != 0) {
-      problem(topic, existing.string() + " cannot be written to", "set record.directory to a folder the service may write");
+      problem(topic, existing.string() + " cannot be written to",
+              "set record.directory to a folder the service may write");
       return;
     }
     struct statvfs space {};
     if (::statvfs(existing.c_str(), &space) != 0) return;
-    const std::uint64_t free_mb = static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize / (std::uint64_t{1024} * 1024);
+    const std::uint64_t free_mb =
+        static_cast<std::uint64_t>(space.f_bavail) * space.f_frsize / (std::uint64_t{1024} * 1024);
     const std::uint64_t wanted_mb = std::min<std::uint64_t>(config_.record.total_mb, 512);
     if (free_mb < wanted_mb) {
       problem(topic,
@@ -466,7 +442,8 @@ class Checkup {
       int code = -1;
     } answer;
     mosquitto* client = mosquitto_new(nullptr, true, &answer);
-    if (!username.empty()) mosquitto_username_pw_set(client, username.c_str(), password.empty() ? nullptr : password.c_str());
+    if (!username.empty())
+      mosquitto_username_pw_set(client, username.c_str(), password.empty() ? nullptr : password.c_str());
     mosquitto_connect_callback_set(client, [](mosquitto*, void* data, int code) {
       auto* told = static_cast<Answer*>(data);
       told->came = true;
@@ -482,8 +459,9 @@ class Checkup {
     mosquitto_lib_cleanup();
     const std::string account = username.empty() ? "no account" : "the account " + username;
     if (connected != MOSQ_ERR_SUCCESS || !answer.came) {
-      problem("the class's broker", "cannot reach " + where,
-              "is the broker running there (sudo systemctl status mosquitto on the hub)? Check mqtt.host and mqtt.port");
+      problem(
+          "the class's broker", "cannot reach " + where,
+          "is the broker running there (sudo systemctl status mosquitto on the hub)? Check mqtt.host and mqtt.port");
     } else if (answer.code != 0) {
       problem("the class's broker", where + " refused " + account + ": " + mosquitto_connack_string(answer.code),
               "check mqtt.username and mqtt.password_file against the broker's password file (docs/fleet.md)");
@@ -508,11 +486,13 @@ class Checkup {
     std::string names;
     for (const std::string& rule : missing) names += (names.empty() ? "" : " and ") + rule;
     const bool udev_runs = fs::exists("/run/udev/control");
-    const std::string said = names + " not installed: a robot's adapter gets no lasting name, and ModemManager may "
-                                     "open it";
-    const std::string fix = "install the package, or: sudo install -m 644 deploy/98-flockbridge-serial.rules "
-                            "deploy/99-flockbot.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo "
-                            "udevadm trigger --subsystem-match=tty";
+    const std::string said = names +
+                             " not installed: a robot's adapter gets no lasting name, and ModemManager may "
+                             "open it";
+    const std::string fix =
+        "install the package, or: sudo install -m 644 deploy/98-flockbridge-serial.rules "
+        "deploy/99-flockbot.rules /etc/udev/rules.d/ && sudo udevadm control --reload && sudo "
+        "udevadm trigger --subsystem-match=tty";
     if (udev_runs) {
       problem("udev rules", said, fix);
     } else {
@@ -531,7 +511,9 @@ std::string report(const std::vector<Finding>& findings) {
   std::string text = "flockbridge doctor\n";
   std::size_t problems = 0;
   for (const Finding& finding : findings) {
-    const char* mark = finding.verdict == Verdict::Well ? "ok     " : finding.verdict == Verdict::Note ? "note   " : "PROBLEM";
+    const char* mark = finding.verdict == Verdict::Well   ? "ok     "
+                       : finding.verdict == Verdict::Note ? "note   "
+                                                          : "PROBLEM";
     std::string said = finding.said;
     for (std::size_t at = said.find('\n'); at != std::string::npos; at = said.find('\n', at + 1)) {
       said.insert(at + 1, std::string(10, ' '));

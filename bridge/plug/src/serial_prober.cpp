@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -203,6 +204,35 @@ void SerialProber::finish(const protocol::ProbeFinding* finding) {
   }
   cancel();
   done_(outcome);
+}
+
+std::string SerialProber::Outcome::robot_text() const {
+  return "a " + family + " robot" + (finding.model.empty() ? "" : " (" + finding.model + ")");
+}
+
+std::string SerialProber::Outcome::took_text() const {
+  std::array<char, 32> text{};
+  std::snprintf(text.data(), text.size(), "%.2f s", took.count() / 1000);
+  return text.data();
+}
+
+std::optional<SerialProber::Outcome> probe_device(const std::string& device,
+                                                  std::vector<std::unique_ptr<protocol::SerialProbe>> probes,
+                                                  SerialProber::Identify identify) {
+  uv_loop_t loop;
+  if (uv_loop_init(&loop) != 0) return std::nullopt;
+  std::optional<SerialProber::Outcome> outcome;
+  {
+    SerialProber prober(
+        &loop, std::move(probes), [&](const SerialProber::Outcome& done) { outcome = done; }, std::move(identify));
+    if (prober.start(device)) {
+      while (!outcome && uv_run(&loop, UV_RUN_ONCE) != 0) {
+      }
+    }
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);  // the prober's handles finish closing
+  uv_loop_close(&loop);
+  return outcome;
 }
 
 }  // namespace flockbridge::bridge

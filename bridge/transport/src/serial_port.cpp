@@ -235,10 +235,11 @@ void SerialPort::try_open() {
   if (!running_ || device_.is_open()) return;
   // A device plug and play has open already is taken as it is: opened
   // again, an Arduino would reset and start over.
+  const auto handed = handed_over().find(settings_.path);
+  const bool taken_over = handed != handed_over().end();
   protocol::Bytes said;
   auto device = [&]() -> protocol::Result<SerialDevice> {
-    const auto handed = handed_over().find(settings_.path);
-    if (handed == handed_over().end()) return SerialDevice::open(settings_.path, settings_.baud);
+    if (!taken_over) return SerialDevice::open(settings_.path, settings_.baud);
     // At the speed the robot answered at, which is the driver's (serial.baud
     // of the robot found): setting it again would drop what waits unread.
     SerialDevice taken = std::move(handed->second.device);
@@ -272,9 +273,9 @@ void SerialPort::try_open() {
   backoff_ = std::chrono::milliseconds{0};
   discard_output();
   update_poll();
-  log_info((said.empty() ? "opened " : "took over ") + settings_.path +
+  log_info((taken_over ? "took over " : "opened ") + settings_.path +
            (device_.is_pseudo_terminal() ? " (pseudo-terminal)" : "") + " at " + std::to_string(settings_.baud) +
-           " baud" + (said.empty() ? "" : ", open since plug and play found the robot there"));
+           " baud" + (taken_over ? ", open since plug and play found the robot there" : ""));
   if (termios settings{}; ::tcgetattr(device_.fd(), &settings) == 0) {
     log_debug("terminal settings of " + settings_.path + ": " + describe_terminal(settings));
   }

@@ -241,8 +241,12 @@ class Bridge final : public RobotDriver::Host,
   /// Plug and play serves another robot (driver_event::RobotChanged): its
   /// own programs' port follows its family, everyone gets its hello.
   void on_robot_changed();
-  /// "a ROBOT robot (MODEL), found on /dev/ttyUSB0 at 9600 baud in 0.42 s", for the log.
+  /// "a ROBOT robot (MODEL)", or "none yet (why)", for the log.
   [[nodiscard]] std::string describe_robot() const;
+  /// Listens on the port of the robot's own programs: native.port, or its
+  /// family's under plug and play; nothing when the robot has no such
+  /// programs, or there is no robot (yet).
+  [[nodiscard]] protocol::Result<protocol::Done> listen_native();
   /// "robot link up; 3 clients", for systemd's STATUS.
   [[nodiscard]] std::string service_status_text() const;
   void on_housekeeping();

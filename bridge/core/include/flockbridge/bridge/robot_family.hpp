@@ -9,8 +9,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/driver.hpp"
@@ -52,6 +54,16 @@ struct RobotFamily {
 template <typename Probe>
 std::unique_ptr<SerialProbe> make_probe() {
   return std::make_unique<Probe>();
+}
+
+/// One probe of each of `families` that can be recognised on a serial line.
+[[nodiscard]] inline std::vector<std::unique_ptr<SerialProbe>> make_probes(
+    std::span<const RobotFamily* const> families) {
+  std::vector<std::unique_ptr<SerialProbe>> probes;
+  for (const RobotFamily* family : families) {
+    if (family->make_probe != nullptr) probes.push_back(family->make_probe());
+  }
+  return probes;
 }
 
 /// A family's make_driver: its driver made from the loop, the configuration and the core.

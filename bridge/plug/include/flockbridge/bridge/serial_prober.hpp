@@ -53,7 +53,12 @@ class SerialProber {
     /// start it over. Null otherwise, the device closed.
     std::shared_ptr<SerialDevice> open_device;
     protocol::Bytes said;
-    std::optional<protocol::UsbIdentity> usb;           ///< the device's, when it is on USB
+    std::optional<protocol::UsbIdentity> usb;  ///< the device's, when it is on USB
+
+    /// "a FAMILY robot (MODEL)": the family's robot found, for a person.
+    [[nodiscard]] std::string robot_text() const;
+    /// "2.50 s": how long it took, for a person.
+    [[nodiscard]] std::string took_text() const;
   };
 
   /// `probes`: one of each family that can be recognised; `done` is called once a start().
@@ -96,5 +101,12 @@ class SerialProber {
   protocol::Bytes said_;            ///< the current speed's bytes, as they came
   bool heard_any_ = false;          ///< bytes came at some speed
 };
+
+/// Probes `device` on a loop of its own and waits for the outcome: for a
+/// program that waits for the answer (flockbridge doctor); the daemon probes
+/// on its own loop. Nothing when the device cannot be opened.
+[[nodiscard]] std::optional<SerialProber::Outcome> probe_device(
+    const std::string& device, std::vector<std::unique_ptr<protocol::SerialProbe>> probes,
+    SerialProber::Identify identify = {});
 
 }  // namespace flockbridge::bridge

@@ -38,6 +38,11 @@
 
 namespace flockbridge::bridge::autodetect {
 
+/// Where plug and play looks for a robot of `families`: the names their udev
+/// rules give, then serial.search's patterns; only the device named when
+/// serial.device names one (then only which family is on it is left to find).
+[[nodiscard]] CandidateScan search_scan(const Config& config, std::span<const RobotFamily* const> families);
+
 class AutoDriver final : public RobotDriver {
  public:
   /// How often a silent device is looked at again while no robot is served.
@@ -80,9 +85,6 @@ class AutoDriver final : public RobotDriver {
   void add_stats(protocol::StatsSnapshot& snapshot) const override;
   void reload(const Config& config) override;
 
-  /// The devices the search looks at now, in order (for tests and doctor).
-  [[nodiscard]] std::vector<std::string> candidates() const;
-
  private:
   /// What became of a device the search looked at.
   struct Looked {
@@ -108,7 +110,8 @@ class AutoDriver final : public RobotDriver {
   void searching(std::string reason);
   void queue_event(DriverEvent event);
   [[nodiscard]] Config served_config(const Config& config) const;
-  [[nodiscard]] std::vector<std::unique_ptr<protocol::SerialProbe>> probes() const;
+  /// serial.search's patterns (or the device named), for a person.
+  [[nodiscard]] std::string searched() const;
 
   uv_loop_t* loop_;
   Config config_;
@@ -138,7 +141,7 @@ class AutoDriver final : public RobotDriver {
   std::deque<std::unique_ptr<RobotDriver>> retired_;
 
   std::deque<DriverEvent> events_;
-  std::string reason_;  ///< why no robot is served, while none is
+  std::string reason_ = "looking for a robot";  ///< why no robot is served, while none is
   protocol::RobotGeometry no_geometry_;
   bool started_ = false;
   bool stopped_ = false;
