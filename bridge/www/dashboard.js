@@ -257,7 +257,7 @@ function onSensor(s) {
   state.rateWindow.push(now);
   while (state.rateWindow.length && now - state.rateWindow[0] > 1000) state.rateWindow.shift();
   state.family.onSensor(s, now, state.rateWindow.length);
-  if (Array.isArray(s.ranges)) onRobotModel(s, now);
+  if (s.ranges && typeof s.ranges === "object") onRobotModel(s, now);  // the robot model's fields
 }
 
 /** Whether the page is connected to the bridge: without it, nothing but the emergency stop is offered. */

@@ -9,6 +9,15 @@ import { state } from "./state.js";
 const ECHO_SECONDS = 5;  // a disc's echo, shown as new this long
 
 const sonar = new Map();  // the sonar's latest reading, by disc: {deg, mm, t}
+let discs = [];  // the model's discs from hello's geometry: {n, name, deg}
+
+/** Where each disc looks, from hello's geometry (its ranges sonar0, sonar1, ...). */
+function showHello(hello) {
+  const ranges = hello.geometry && Array.isArray(hello.geometry.ranges) ? hello.geometry.ranges : [];
+  discs = ranges
+    .map((r) => ({ n: Number(/^sonar(\d+)$/.exec(r.name)?.[1]), name: r.name, deg: r.deg }))
+    .filter((d) => Number.isInteger(d.n) && typeof d.deg === "number");
+}
 
 function onSensor(s, now, rate) {
   $("pioneer-seq").textContent = String(s.seq);
@@ -17,8 +26,11 @@ function onSensor(s, now, rate) {
   const stalled = ["left", "right"].filter((side) => s.stall && s.stall[side]);
   $("stall").textContent = stalled.length ? stalled.join(" and ") + " wheel stalled" : "turning freely";
   $("stall").classList.toggle("pressed", stalled.length > 0);
-  for (const reading of s.sonar || []) {
-    if (typeof reading.deg === "number") sonar.set(reading.n, { deg: reading.deg, mm: reading.mm, t: now });
+  // The discs this packet read (sonar_updated), with their readings from the model's ranges.
+  const updated = new Set(s.sonar_updated || []);
+  for (const disc of discs) {
+    const mm = s.ranges ? s.ranges[disc.name] : null;
+    if (updated.has(disc.n) && typeof mm === "number") sonar.set(disc.n, { deg: disc.deg, mm, t: now });
   }
   showSonar(now);
 }
@@ -26,11 +38,11 @@ function onSensor(s, now, rate) {
 /** A Pioneer's sonar: one bar per disc, fuller the nearer its echo, named by where it looks. */
 function showSonar(now) {
   const box = $("sonar");
-  const discs = [...sonar.entries()].sort((a, b) => a[0] - b[0]);
-  $("sonar-none").hidden = discs.length > 0 || state.linkState !== "up";
-  if (box.children.length !== discs.length) {
+  const seen = [...sonar.entries()].sort((a, b) => a[0] - b[0]);
+  $("sonar-none").hidden = seen.length > 0 || state.linkState !== "up";
+  if (box.children.length !== seen.length) {
     box.replaceChildren();
-    for (const [n, disc] of discs) {
+    for (const [n, disc] of seen) {
       const cell = document.createElement("div");
       cell.className = "sonar-disc";
       cell.innerHTML = '<div class="ir-bar"><div class="fill"></div><span></span></div><span class="ir-name"></span>';
@@ -39,7 +51,7 @@ function showSonar(now) {
       box.append(cell);
     }
   }
-  discs.forEach(([, disc], i) => {
+  seen.forEach(([, disc], i) => {
     const cell = box.children[i];
     const old = now - disc.t > ECHO_SECONDS * 1000;
     cell.classList.toggle("old", old);
@@ -52,6 +64,7 @@ export const pioneer = {
   panel: "pioneer-panel", stale: "pioneer-stale", rate: "pioneer-rate",
   title: (name, model) => (model.startsWith("amigo") ? "AmigoBot" : "Pioneer") + (model ? " " + model : ""),
   onSensor,
+  showHello,
   nativeClient: () => "ARIA (8101)",
   motion: driveMotion,
   control: true,

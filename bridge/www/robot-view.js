@@ -14,6 +14,7 @@ let room = null;  // a simulated robot's room: [min x, min y, max x, max y] in m
 let boxes = [];  // the boxes in it, the same way
 let geometry = null;  // what the robot is, from hello (the robot model's geometry)
 let lastModel = null;  // the robot model's fields of the latest reading
+let lastRanges = [];  // its range readings, each with its sensor's mounting
 
 /** A new robot (hello): what it is and, when simulated, its room; nothing of the last one's path. */
 export function showWorld(hello) {
@@ -30,9 +31,20 @@ export function resetRobotView() {
   $("robot-panel").hidden = true;
 }
 
+/**
+ * Each range sensor of hello's geometry (name, kind, deg, x_mm, y_mm,
+ * max_mm) with its reading from a sensor message's ranges ({name: mm}):
+ * a reading says only what changes, its sensor's mounting is in hello.
+ */
+function rangeReadings(ranges) {
+  const mounted = geometry && Array.isArray(geometry.ranges) ? geometry.ranges : [];
+  return mounted.map((r) => ({ ...r, mm: ranges && typeof ranges[r.name] === "number" ? ranges[r.name] : null }));
+}
+
 /** The robot model's panel: pose, speeds, battery, bumpers, and the view from above. */
 export function onRobotModel(s, now) {
   lastModel = s;
+  lastRanges = rangeReadings(s.ranges);
   $("robot-panel").hidden = false;
   const pose = s.pose;
   $("pose-x").textContent = pose ? pose.x_mm.toFixed(0) : "–";
@@ -45,11 +57,11 @@ export function onRobotModel(s, now) {
   const bumped = s.bumped || [];
   $("robot-bumped").textContent = bumped.length ? "pressed: " + bumped.join(", ") : "none pressed";
   $("robot-bumped").classList.toggle("pressed", bumped.length > 0);
-  showRanges(s.ranges);
+  showRanges(lastRanges);
   if (pose) addToTrace(pose, now);
   // Where each sensor's ray ends, in the room: its mounting turned by the pose.
   const at = pose || { x_mm: 0, y_mm: 0, th_deg: 0 };
-  for (const r of s.ranges) {
+  for (const r of lastRanges) {
     if (typeof r.mm !== "number" || typeof r.deg !== "number") continue;
     const heading = (at.th_deg * Math.PI) / 180;
     const sx = at.x_mm + (r.x_mm || 0) * Math.cos(heading) - (r.y_mm || 0) * Math.sin(heading);
@@ -113,7 +125,7 @@ function drawView() {
   const shown = {
     walls: room !== null,
     trace: extent > 20,
-    ranges: s.ranges.some((r) => typeof r.mm === "number" && typeof r.deg === "number"),
+    ranges: lastRanges.some((r) => typeof r.mm === "number" && typeof r.deg === "number"),
     unknown: !s.pose,
   };
   for (const key of document.querySelectorAll("#robot-panel [data-key]")) key.hidden = !shown[key.dataset.key];
@@ -179,7 +191,7 @@ function drawView() {
   }
   g.fill();
   g.lineWidth = 1.5 * ratio;
-  for (const r of s.ranges) {
+  for (const r of lastRanges) {
     if (typeof r.deg !== "number") continue;
     const sees = typeof r.mm === "number";
     const length = sees ? r.mm : r.max_mm || 0;

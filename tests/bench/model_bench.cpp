@@ -105,7 +105,6 @@ int main(int argc, char** argv) {
     snapshot.sip.battery_tenths = 126;
     snapshot.reading = protocol::pioneer::SipReading{};
     for (int disc = 0; disc < 4; ++disc) snapshot.reading->sonar.push_back({disc, 1000.0 + disc});
-    snapshot.sonar_layout = p3dx->sonar;
     const protocol::json::RobotStateEncoder model(protocol::pioneer::robot_geometry(p3dx));
     const std::string own = protocol::pioneer::sip_json(snapshot, 123456, 1.7e9);
     report(

@@ -101,7 +101,7 @@ TEST_CASE("the bridge reaches the simulated Uno, serves a client, and closes eve
       read_some();
       return received.find("\"type\":\"sensor\"") != std::string::npos;
     }));
-    CHECK(received.rfind(R"({"type":"hello","version":1,"session":")" + daemon.session_id(), 0) == 0);
+    CHECK(received.rfind(R"({"type":"hello","version":2,"session":")" + daemon.session_id(), 0) == 0);
     CHECK(daemon.client_count() == 1);
 
     const std::string command = "{\"cmd\":\"move\",\"speed\":30,\"id\":1}\n";
@@ -144,12 +144,13 @@ void expect_second_bridge_fails(Change change, Expected expected) {
 }
 
 TEST_CASE("a bridge whose port is taken fails to start with a clear reason") {
-  expect_second_bridge_fails([](bridge::Config& config, const bridge::Bridge& first) { config.native_port = first.native_port(); },
-                             [](const bridge::Bridge& first) {
-                               return "cannot listen on 127.0.0.1:" + std::to_string(first.native_port()) +
-                                      " for the robot's own programs: the port is in use (another flockbridge, or "
-                                      "another server); choose another with --port (0: any free port)";
-                             });
+  expect_second_bridge_fails(
+      [](bridge::Config& config, const bridge::Bridge& first) { config.native_port = first.native_port(); },
+      [](const bridge::Bridge& first) {
+        return "cannot listen on 127.0.0.1:" + std::to_string(first.native_port()) +
+               " for the robot's own programs: the port is in use (another flockbridge, or "
+               "another server); choose another with --port (0: any free port)";
+      });
 }
 
 TEST_CASE("the web server serves the page and a WebSocket on the bridge's loop, and closes every handle") {

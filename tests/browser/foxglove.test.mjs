@@ -162,7 +162,13 @@ for (const robot of robotFamilies(binary)) {
       assert.ok(pose, "a pose on /pose");
       assert.equal(pose.json.frame_id, "odom");
       assert.equal(typeof pose.json.pose.orientation.w, "number");
-      assert.ok(view.messages.some((m) => m.topic === "/ranges" && Array.isArray(m.json.ranges)));
+      // Each range by its name, as the sensor messages have them; the channel's schema names the robot's sensors.
+      const ranges = view.messages.find((m) => m.topic === "/ranges");
+      assert.ok(ranges, "readings on /ranges");
+      assert.deepEqual(Object.keys(ranges.json.ranges), Object.keys(sensors[0].json.ranges));
+      assert.ok(Object.keys(ranges.json.ranges).length > 0, "the robot has range sensors");
+      const rangesSchema = JSON.parse(view.channels.find((c) => c.topic === "/ranges").schema);
+      assert.deepEqual(Object.keys(rangesSchema.properties.ranges.properties), Object.keys(ranges.json.ranges));
 
       // A command published on the client's own channel: answered on /answer.
       await tab.evaluate(() => window.publish({ cmd: "stop", id: "fox-1" }));

@@ -23,10 +23,9 @@ TEST_CASE("the dashboard's page and files are served over HTTP") {
   // No script or style from anywhere but the bridge itself.
   CHECK(page->headers["content-security-policy"].find("script-src 'self'") != std::string::npos);
 
-  for (const auto& [path, type] :
-       std::map<std::string, std::string>{{"/dashboard.js", "text/javascript"},
-                                          {"/family-smr.js", "text/javascript"},
-                                          {"/dashboard.css", "text/css"}}) {
+  for (const auto& [path, type] : std::map<std::string, std::string>{{"/dashboard.js", "text/javascript"},
+                                                                     {"/family-smr.js", "text/javascript"},
+                                                                     {"/dashboard.css", "text/css"}}) {
     const std::string& asked = path;  // clang 14 cannot capture a structured binding
     CAPTURE(asked);
     auto file = http_get(rig.http_port(), path);
@@ -50,7 +49,7 @@ TEST_CASE("a WebSocket client gets hello, numbered sensor messages, and answers 
   auto hello = client.read_json();
   REQUIRE(hello);
   CHECK((*hello)["type"] == "hello");
-  CHECK((*hello)["version"] == 1);
+  CHECK((*hello)["version"] == 2);
   CHECK((*hello)["link"] == "up");
   CHECK((*hello)["role"] == "driver");  // no PIN set: everyone may drive
   // The same bridge session as port 2006's.

@@ -230,13 +230,13 @@ TEST_CASE("the messages the bridge sends, in the documented shapes") {
 
   const std::vector<std::string> commands{"move", "stop"};
   CHECK(codec::hello("abc", LinkState::Up, "", 4, "driver", {"flockbot", "flockbot", commands}) ==
-        R"({"type":"hello","version":1,"session":"abc","robot":"flockbot","model":"flockbot","link":"up",)"
+        R"({"type":"hello","version":2,"session":"abc","robot":"flockbot","model":"flockbot","link":"up",)"
         R"("client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move","stop"],)"
         R"("geometry":{"footprint":{"radius_mm":null,"length_mm":null,"width_mm":null},"wheel_base_mm":null,)"
         R"("max_v_mm_s":null,"max_w_deg_s":null,"ranges":[],"bumpers":[]}})");
   CHECK(Json::parse(
             codec::hello("abc", LinkState::Down, "no port", 9, "viewer", {"pioneer", "p3dx-sh", {}}, {true, false})) ==
-        Json::parse(R"({"type":"hello","version":1,"session":"abc","robot":"pioneer","model":"p3dx-sh",
+        Json::parse(R"({"type":"hello","version":2,"session":"abc","robot":"pioneer","model":"p3dx-sh",
             "link":"down","reason":"no port","client":9,"role":"viewer","access":{"pin":true,"teacher":false},
             "capabilities":[],"geometry":{"footprint":{"radius_mm":null,"length_mm":null,"width_mm":null},
             "wheel_base_mm":null,"max_v_mm_s":null,"max_w_deg_s":null,"ranges":[],"bumpers":[]}})"));

@@ -54,9 +54,9 @@ TEST_CASE("the robot model's JSON fields: every key always there, null for what 
 
   std::string out;
   encoder.append(out, RobotState{});
-  CHECK(out == R"("pose":null,"v_mm_s":null,"w_deg_s":null,"battery_v":null,"ranges":[)"
-               R"({"name":"front","kind":"ir","deg":0.0,"x_mm":80.0,"y_mm":0.0,"mm":null},)"
-               R"({"name":"sonar1","kind":"sonar","deg":null,"x_mm":null,"y_mm":null,"mm":null}],"bumped":[])");
+  // Each range by its name alone: its kind and mounting are the geometry's, said once in hello.
+  CHECK(out == R"("pose":null,"v_mm_s":null,"w_deg_s":null,"battery_v":null,)"
+               R"("ranges":{"front":null,"sonar1":null},"bumped":[])");
 
   RobotState s;
   s.pose = Pose{1234.56, -0.04, 359.96};
@@ -74,8 +74,9 @@ TEST_CASE("the robot model's JSON fields: every key always there, null for what 
   CHECK(message["pose"] == Json::parse(R"({"x_mm":1234.6,"y_mm":-0.0,"th_deg":0.0})"));  // 359.96 is -0.04
   CHECK(message["v_mm_s"] == 100.0);
   CHECK(message["battery_v"] == 12.3456);  // as the driver rounded it
-  CHECK(message["ranges"][0]["mm"] == 413);
-  CHECK(message["ranges"][1]["mm"].is_null());
+  CHECK(message["ranges"]["front"] == 413);
+  CHECK(message["ranges"]["sonar1"].is_null());
+  CHECK(message["ranges"].size() == 2);
   CHECK(message["bumped"] == Json::array({"rear"}));
   // A family with no fields of its own still gets a well-formed object.
   CHECK(Json::parse(encoder.add_to("{}", s))["bumped"] == Json::array({"rear"}));
@@ -85,4 +86,26 @@ TEST_CASE("the robot model's JSON fields: every key always there, null for what 
         Json::parse(R"({"name":"front","kind":"ir","deg":0.0,"x_mm":80.0,"y_mm":0.0,"max_mm":800.0})"));
   CHECK(geometry["footprint"]["radius_mm"].is_null());
   CHECK(geometry["bumpers"] == Json::array({"front", "rear"}));
+
+  // The schema names the robot's own sensors when it is given its geometry.
+  const Json schema = json::sensor_schema("any", nlohmann::ordered_json::object(), &g);
+  CHECK(schema["properties"]["ranges"]["type"] == "object");
+  CHECK(schema["properties"]["ranges"]["properties"].contains("sonar1"));
+  CHECK(schema["properties"]["ranges"]["additionalProperties"]["type"] == Json::array({"integer", "null"}));
+}
+
+TEST_CASE("a recording's sensor message of protocol version 1 is read in version 2's form") {
+  const std::string old =
+      R"({"type":"sensor","seq":7,"ranges":[{"name":"front","kind":"ir","deg":0.0,"x_mm":80.0,"y_mm":0.0,"mm":412},)"
+      R"({"name":"left","kind":"ir","deg":90.0,"x_mm":0.0,"y_mm":80.0,"mm":null}],"bumped":[]})"
+      "\n";
+  const std::string lean = json::upgraded_sensor_message(old);
+  CHECK(lean == R"({"type":"sensor","seq":7,"ranges":{"front":412,"left":null},"bumped":[]})"
+                "\n");
+  CHECK(json::upgraded_sensor_message(lean) == lean);  // version 2's, as it is
+  CHECK(json::upgraded_sensor_message("not json") == "not json");
+  const auto properties = json::upgraded_sensor_properties(
+      nlohmann::ordered_json::parse(R"({"ranges":{"type":"array"},"ir":{"type":"array"}})"));
+  CHECK_FALSE(properties.contains("ranges"));  // sensor_schema() writes the model's own
+  CHECK(properties.contains("ir"));
 }

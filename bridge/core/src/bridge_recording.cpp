@@ -30,7 +30,7 @@ RecordingIdentity Bridge::recording_identity() const {
           std::string(driver_->model()),
           session_id_,
           std::move(hello),
-          protocol::json::sensor_schema(driver_->family(), driver_->sensor_properties()).dump(),
+          protocol::json::sensor_schema(driver_->family(), driver_->sensor_properties(), &driver_->geometry()).dump(),
           driver_->simulated()};
 }
 

@@ -238,7 +238,6 @@ void PioneerDriver::sip_received(const codec::StandardSip& sip, protocol::Byte t
     if (!pose_) pose_.emplace(*model_);
     snapshot.pose = pose_->update(sip);
     snapshot.reading = codec::convert_sip(sip, *model_);
-    snapshot.sonar_layout = model_->sonar;
     const codec::SipReading& r = *snapshot.reading;
     snapshot.state.pose = protocol::Pose{snapshot.pose.x_mm, snapshot.pose.y_mm, snapshot.pose.th_deg};
     snapshot.state.v_mm_s = r.velocity_mm_s;

@@ -194,7 +194,9 @@ void ReplayDriver::play_one(const RecordedMessage& message) {
       const bool sensor = message.topic == Topic::Sensor;
       if (sensor) ++sensors_played_;
       driver_event::Published published;
-      published.message = std::make_shared<ReplayMessage>(sensor, make_buffer(message.data + "\n"), native);
+      // A recording made before the JSON protocol's version 2 is played in version 2's form.
+      std::string text = sensor ? protocol::json::upgraded_sensor_message(message.data + "\n") : message.data + "\n";
+      published.message = std::make_shared<ReplayMessage>(sensor, make_buffer(std::move(text)), native);
       push(std::move(published));
       return;
     }
@@ -304,7 +306,7 @@ protocol::Result<protocol::Done> ReplayDriver::stop_robot(protocol::CommandToken
 nlohmann::ordered_json ReplayDriver::sensor_properties() const {
   const auto schema = protocol::parse_bounded_json<nlohmann::ordered_json>(identity_.sensor_schema);
   if (schema.is_object() && schema.contains("properties") && schema["properties"].is_object()) {
-    return schema["properties"];
+    return protocol::json::upgraded_sensor_properties(schema["properties"]);
   }
   return nlohmann::ordered_json::object();
 }

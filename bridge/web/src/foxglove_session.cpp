@@ -106,9 +106,10 @@ Derived derive(const SharedBuffer& sensor) {
       derived.pose = in_frame.dump();
     }
   }
-  nlohmann::ordered_json ranges{{"seq", nullptr}, {"ts", ts}, {"ranges", nlohmann::json::array()}};
+  nlohmann::ordered_json ranges{{"seq", nullptr}, {"ts", ts}, {"ranges", nlohmann::json::object()}};
   if (const auto seq = message.find("seq"); seq != message.end() && seq->is_number_unsigned()) ranges["seq"] = *seq;
-  if (const auto found = message.find("ranges"); found != message.end() && found->is_array()) ranges["ranges"] = *found;
+  if (const auto found = message.find("ranges"); found != message.end() && found->is_object())
+    ranges["ranges"] = *found;
   derived.ranges = ranges.dump();
   return derived;
 }
@@ -162,7 +163,7 @@ FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
       schema_text("flockbridge bridge message", R"({"type":{"type":"string"}})", R"(["type"])"));
   // Derived from each sensor message, for Foxglove's panels: the pose in
   // Foxglove's own schema (the 3D panel), the range readings alone (a Plot
-  // of /ranges.ranges[0].mm).
+  // of /ranges.ranges.front).
   add(kFoxglovePoseChannel, kFoxglovePoseTopic, "foxglove.PoseInFrame",
       schema_text(
           "foxglove.PoseInFrame",
@@ -171,9 +172,11 @@ FoxgloveOffer make_foxglove_offer(const RecordingIdentity& identity) {
           R"("position":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"}}},)"
           R"("orientation":{"type":"object","properties":{"x":{"type":"number"},"y":{"type":"number"},"z":{"type":"number"},"w":{"type":"number"}}}}}})",
           R"(["timestamp","frame_id","pose"])"));
-  const nlohmann::json sensor = nlohmann::json::parse(identity.sensor_schema, nullptr, false);
-  const nlohmann::json range_items =
-      sensor.is_object() ? sensor["properties"].value("ranges", nlohmann::json::object()) : nlohmann::json::object();
+  // Ordered: the schema names the sensors in the geometry's order.
+  const nlohmann::ordered_json sensor = nlohmann::ordered_json::parse(identity.sensor_schema, nullptr, false);
+  const nlohmann::ordered_json range_items =
+      sensor.is_object() ? sensor["properties"].value("ranges", nlohmann::ordered_json::object())
+                         : nlohmann::ordered_json::object();
   add(kFoxgloveRangesChannel, kFoxgloveRangesTopic, "flockbridge." + identity.family + ".ranges",
       schema_text("flockbridge " + identity.family + " ranges",
                   R"({"seq":{"type":"integer"},"ts":{"type":"number"},"ranges":)" + range_items.dump() + "}",

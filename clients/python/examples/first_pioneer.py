@@ -14,4 +14,5 @@ with flockbridge.connect(robot_name) as robot:
     robot.drive(0, 45)  # turn left on the spot, 45 degrees a second
     robot.wait_for(lambda s: 85 < (s.pose.th_deg - start.th_deg) % 360 < 180, timeout=10)  # a quarter turn on
     robot.stop()
-    print("now at", robot.sensors.pose, "closest sonar:", min(s.mm for s in robot.sensors.sonar), "mm")
+    closest = robot.nearest()  # the sonar disc that sees the nearest obstacle, all round
+    print("now at", robot.sensors.pose, "closest echo:", closest and f"{closest.mm} mm, {closest.deg} degrees")

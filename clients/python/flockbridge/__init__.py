@@ -25,7 +25,7 @@ from .errors import (
     Timeout,
 )
 from .message import Message
-from .model import distance, nearest
+from .model import Reading, distance, nearest, range_sensors
 from .connection import DEFAULT_PORT, split_address
 from .robot import Robot, connect
 
@@ -43,6 +43,7 @@ __all__ = [
     "InvalidCommand",
     "LinkDown",
     "Message",
+    "Reading",
     "ReplayWarning",
     "Robot",
     "Timeout",
@@ -50,5 +51,6 @@ __all__ = [
     "discover",
     "distance",
     "nearest",
+    "range_sensors",
     "split_address",
 ]

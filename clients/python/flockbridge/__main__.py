@@ -120,8 +120,8 @@ def describe(message: Message) -> str:
     for key, value in message.items():
         if key in ("type", "ts", "raw"):
             continue
-        if key == "ranges" and isinstance(value, list):
-            seen = (f"{r.get('name')}:{_short(r['mm']) if r.get('mm') is not None else '-'}" for r in value)
+        if key == "ranges" and isinstance(value, Message):
+            seen = (f"{name}:{_short(mm) if mm is not None else '-'}" for name, mm in value.items())
             parts.append("ranges=[" + ",".join(seen) + "]")
             continue
         parts.append(f"{key}={_short(value)}")

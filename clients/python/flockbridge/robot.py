@@ -35,7 +35,7 @@ from .errors import (
 )
 from .connection import split_address
 from .message import Message
-from .model import nearest
+from .model import Reading, nearest
 
 Callback = Callable[[Message], Any]
 
@@ -200,7 +200,8 @@ class Robot:
 
     def nearest(self, from_deg: float = -180.0, to_deg: float = 180.0) -> Optional[Message]:
         """The range sensor of the latest reading that sees the nearest obstacle
-        between from_deg and to_deg (see flockbridge.nearest); None if none does."""
+        between from_deg and to_deg (see flockbridge.nearest), with its name,
+        kind, deg, x_mm, y_mm and mm; None if none does."""
         return nearest(self.sensors, from_deg, to_deg)
 
     @property
@@ -608,6 +609,10 @@ class Robot:
                 self._link = str(raw.get("link", "unknown"))
                 self._link_reason = str(raw.get("reason", ""))
             elif kind == "sensor":
+                # The reading knows where its range sensors look (hello's geometry).
+                geometry = self._hello.get("geometry")
+                mounted = geometry.get("ranges") if isinstance(geometry, Message) else None
+                message = Reading(raw, mounted if isinstance(mounted, list) else ())
                 self._latest = message
                 self._readings += 1
             elif kind == "link":

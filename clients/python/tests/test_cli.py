@@ -186,7 +186,7 @@ def test_describe_rounds_and_leaves_out_the_raw_block() -> None:
         flockbridge.Message({"type": "sensor", "ts": 1.0, "seq": 3, "v_mm_s": 12.345, "pose": {"x_mm": 1.25}, "raw": [1]})
     )
     assert line == "seq=3 v_mm_s=12.3 pose={x_mm:1.2}"
-    ranges = [{"name": "left", "kind": "ir", "deg": 90.0, "x_mm": 0.0, "y_mm": 80.0, "mm": 415}, {"name": "front", "mm": None}]
+    ranges = {"left": 415, "front": None}
     assert describe(flockbridge.Message({"type": "sensor", "ranges": ranges})) == "ranges=[left:415,front:-]"
 
 

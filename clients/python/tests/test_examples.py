@@ -5,6 +5,7 @@ first_smr.py, square.py, wall_follow.py and battery_csv.py."""
 from __future__ import annotations
 
 import csv
+import re
 import signal
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def test_the_first_programs(bridges: Callable[..., Bridge]) -> None:
         if "flockbot" in outputs:
             assert outputs["flockbot"].startswith("battery: ") and "back; odometer:" in outputs["flockbot"], run_number
         if "pioneer" in outputs:
-            assert "closest sonar:" in outputs["pioneer"], run_number
+            assert re.search(r"closest echo: \d+ mm, -?\d+(\.\d+)? degrees", outputs["pioneer"]), outputs["pioneer"]
             with flockbridge.connect(robots["pioneer"].address) as watch:
                 # A metre on and a quarter turn left at each run: the second
                 # ends a metre left of where the first did.

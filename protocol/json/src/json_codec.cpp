@@ -246,17 +246,7 @@ RobotGeometry geometry_from_json(const nlohmann::json& json) {
 }
 
 RobotStateEncoder::RobotStateEncoder(const RobotGeometry& geometry) : geometry_(geometry) {
-  for (const RangeSensor& r : geometry_.ranges) {
-    std::string head =
-        R"({"name":)" + ordered(r.name).dump() + R"(,"kind":")" + std::string(range_kind_name(r.kind)) + R"(","deg":)";
-    append_optional(head, r.deg, 10);
-    head += R"(,"x_mm":)";
-    append_optional(head, r.x_mm, 10);
-    head += R"(,"y_mm":)";
-    append_optional(head, r.y_mm, 10);
-    head += R"(,"mm":)";
-    range_heads_.push_back(std::move(head));
-  }
+  for (const RangeSensor& r : geometry_.ranges) range_keys_.push_back(ordered(r.name).dump() + ':');
   for (const std::string& name : geometry_.bumpers) bumper_names_.push_back(ordered(name).dump());
 }
 
@@ -285,19 +275,18 @@ void RobotStateEncoder::append(std::string& out, const RobotState& state) const 
   } else {
     out += "null";
   }
-  out += R"(,"ranges":[)";
-  for (std::size_t i = 0; i < range_heads_.size(); ++i) {
+  out += R"(,"ranges":{)";
+  for (std::size_t i = 0; i < range_keys_.size(); ++i) {
     if (i > 0) out += ',';
-    out += range_heads_[i];
+    out += range_keys_[i];
     const std::optional<double> mm = i < state.ranges_mm.size() ? state.ranges_mm[i] : std::nullopt;
     if (mm) {
       append_number(out, std::llround(*mm));
     } else {
       out += "null";
     }
-    out += '}';
   }
-  out += R"(],"bumped":[)";
+  out += R"(},"bumped":[)";
   bool first = true;
   for (std::size_t i = 0; i < bumper_names_.size() && i < 64; ++i) {
     if ((state.bumped & (std::uint64_t{1} << i)) == 0) continue;
@@ -479,7 +468,29 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   return dump(message);
 }
 
-nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::ordered_json& properties) {
+namespace {
+
+/// A sensor message's "ranges": the robot's own sensors by name where its
+/// geometry is known (so that a viewer can offer them), else any name.
+ordered ranges_schema(const RobotGeometry* geometry = nullptr) {
+  const ordered mm{{"type", ordered::array({"integer", "null"})}};
+  ordered schema{{"type", "object"},
+                 {"description",
+                  "each range sensor's distance in mm by its name (null: nothing in range); its kind and mounting are "
+                  "in hello.geometry.ranges"}};
+  if (geometry != nullptr) {
+    ordered names = ordered::object();
+    for (const RangeSensor& r : geometry->ranges) names[r.name] = mm;
+    schema["properties"] = std::move(names);
+  }
+  schema["additionalProperties"] = mm;
+  return schema;
+}
+
+}  // namespace
+
+nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::ordered_json& properties,
+                                     const RobotGeometry* geometry) {
   using nlohmann::ordered_json;
   const ordered_json number{{"type", "number"}};
   const ordered_json number_or_null{{"type", ordered_json::array({"number", "null"})}};
@@ -494,17 +505,7 @@ nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::or
       {"v_mm_s", number_or_null},
       {"w_deg_s", number_or_null},
       {"battery_v", number_or_null},
-      {"ranges",
-       {{"type", "array"},
-        {"items",
-         {{"type", "object"},
-          {"properties",
-           {{"name", {{"type", "string"}}},
-            {"kind", {{"type", "string"}}},
-            {"deg", number},
-            {"x_mm", number},
-            {"y_mm", number},
-            {"mm", {{"type", ordered_json::array({"integer", "null"})}}}}}}}}},
+      {"ranges", ranges_schema(geometry)},
       {"bumped", {{"type", "array"}, {"items", {{"type", "string"}}}}},
   };
   for (const auto& [key, value] : properties.items()) all[key] = value;
@@ -513,6 +514,29 @@ nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::or
           {"type", "object"},
           {"properties", std::move(all)},
           {"required", {"type", "seq", "ts", "pose"}}};
+}
+
+std::string upgraded_sensor_message(std::string text) {
+  if (text.find(R"("ranges":[)") == std::string::npos) return text;
+  const bool line_end = !text.empty() && text.back() == '\n';
+  ordered message = ordered::parse(text, nullptr, false);
+  if (!message.is_object()) return text;
+  const auto ranges = message.find("ranges");
+  if (ranges == message.end() || !ranges->is_array()) return text;
+  ordered lean = ordered::object();
+  for (const ordered& r : *ranges) {
+    if (!r.is_object() || !r.contains("name") || !r["name"].is_string()) continue;
+    lean[r["name"].get<std::string>()] = r.value("mm", ordered(nullptr));
+  }
+  *ranges = std::move(lean);
+  text = message.dump(-1, ' ', false, ordered::error_handler_t::replace);
+  if (line_end) text += '\n';
+  return text;
+}
+
+ordered upgraded_sensor_properties(ordered properties) {
+  if (properties.is_object()) properties.erase("ranges");
+  return properties;
 }
 
 ParsedLine parse_line(std::string_view line) {

@@ -22,7 +22,7 @@ TEST_CASE("handshake: the bridge sends CFG from its configuration and clients se
   auto hello = client.read_json();
   REQUIRE(hello);
   CHECK((*hello)["type"] == "hello");
-  CHECK((*hello)["version"] == 1);
+  CHECK((*hello)["version"] == 2);
   CHECK((*hello)["link"] == "up");
   CHECK((*hello)["session"].get<std::string>().size() == 16);
   CHECK((*hello)["robot"] == "flockbot");

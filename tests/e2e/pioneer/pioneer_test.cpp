@@ -35,10 +35,15 @@ TEST_CASE("pioneer: the bridge connects to a p3dx-sh and publishes its SIPs in S
   CHECK((*sensor)["raw"].contains("battery_x10"));  // an -SH robot's optional field
   // The simulated robot stands in a 6 x 4 m room facing a wall 3 m ahead:
   // the sonar ranges are in millimetres, none beyond the room's diagonal.
-  const json sonar = sensor_where(client, [](const json& m) { return !m["sonar"].empty(); })["sonar"];
-  for (const json& reading : sonar) {
-    CHECK(reading["mm"].get<int>() > 0);
-    CHECK(reading["mm"].get<int>() < 7300);
+  // A packet names the discs it read; their readings are the model's ranges.
+  const json read = sensor_where(client, [](const json& m) { return !m["sonar_updated"].empty(); });
+  CHECK_FALSE(read.contains("sonar"));  // each reading said once
+  for (const json& disc : read["sonar_updated"]) {
+    const json& mm = read["ranges"]["sonar" + std::to_string(disc.get<int>())];
+    CAPTURE(disc);
+    REQUIRE(mm.is_number_integer());
+    CHECK(mm.get<int>() > 0);
+    CHECK(mm.get<int>() < 7300);
   }
 }
 

@@ -94,16 +94,11 @@ std::string sip_json(const SipSnapshot& s, std::uint64_t seq, double unix_second
   if (s.reading) {
     const SipReading& r = *s.reading;
     message["wheels_mm_s"] = ordered{{"left", tenths(r.left_velocity_mm_s)}, {"right", tenths(r.right_velocity_mm_s)}};
-    ordered sonar = ordered::array();
-    for (const auto& range : r.sonar) {
-      ordered reading{{"n", range.sonar}, {"mm", std::lround(range.range_mm)}};
-      // Where the disc looks, relative to the robot's heading.
-      if (range.sonar >= 0 && static_cast<std::size_t>(range.sonar) < s.sonar_layout.size()) {
-        reading["deg"] = s.sonar_layout[static_cast<std::size_t>(range.sonar)].heading_deg;
-      }
-      sonar.push_back(std::move(reading));
-    }
-    message["sonar"] = std::move(sonar);
+    // Which discs this packet read: their readings are the model's ranges
+    // (sonarN), each given once.
+    ordered updated = ordered::array();
+    for (const auto& range : r.sonar) updated.push_back(range.sonar);
+    message["sonar_updated"] = std::move(updated);
   }
   message["moving"] = sip.moving;
   message["motors"] = sip.motors_enabled();
@@ -136,7 +131,7 @@ nlohmann::ordered_json sensor_properties() {
   // The family's own fields of its sensor message (the recording's schema).
   return nlohmann::ordered_json::parse(R"json({
     "wheels_mm_s": {"type": "object", "properties": {"left": {"type": "number"}, "right": {"type": "number"}}},
-    "sonar": {"type": "array", "items": {"type": "object", "properties": {"n": {"type": "integer"}, "mm": {"type": "integer"}, "deg": {"type": "number"}}}},
+    "sonar_updated": {"type": "array", "description": "the sonar discs this packet read (their readings: ranges.sonarN)", "items": {"type": "integer"}},
     "moving": {"type": "boolean"}, "motors": {"type": "boolean"},
     "stall": {"type": "object", "properties": {"left": {"type": "boolean"}, "right": {"type": "boolean"}}},
     "bumpers": {"type": "object", "properties": {"front": {"type": "integer"}, "rear": {"type": "integer"}}},

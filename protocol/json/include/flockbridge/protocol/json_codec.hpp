@@ -27,7 +27,10 @@
 
 namespace flockbridge::protocol::json {
 
-inline constexpr int kVersion = 1;
+/// The JSON clients' protocol version, in hello. 2: a sensor message's "ranges" is
+/// {NAME:mm}, each sensor's mounting only in hello.geometry (1: a list of objects,
+/// each with its sensor's kind and mounting).
+inline constexpr int kVersion = 2;
 /// The longest interval a client may ask for in subscribe{interval_ms}.
 inline constexpr std::int64_t kMaxIntervalMs = 3'600'000;
 
@@ -67,7 +70,7 @@ struct AccessDescription {
   bool teacher = false;  ///< a teacher's secret
 };
 
-/// {"type":"hello","version":1,"session":"...","robot":FAMILY,"model":MODEL,"link":"up",
+/// {"type":"hello","version":2,"session":"...","robot":FAMILY,"model":MODEL,"link":"up",
 /// "client":4,"role":"driver","access":{"pin":false,"teacher":false},"capabilities":["move",...]}
 /// (+"reason" before "client" when the link is not up); `client` is the connection's number (as
 /// lease messages name clients), `role` its role: "viewer" until it gives the driver PIN, when one
@@ -89,9 +92,11 @@ struct AccessDescription {
 
 /// Writes the robot model's fields of a sensor message, the same for every
 /// family: "pose":{"x_mm","y_mm","th_deg"},"v_mm_s","w_deg_s","battery_v",
-/// "ranges":[{"name","kind","deg","x_mm","y_mm","mm"}],"bumped":[names]. What
-/// does not change from one reading to the next (each range sensor's name
-/// and mounting) is written once, when the encoder is made.
+/// "ranges":{NAME:mm,..},"bumped":[names]. A reading carries only what a
+/// reading can change: each range sensor's kind and mounting are in
+/// hello.geometry, and its name here is the key that joins the two (keys
+/// in the geometry's order; a name is written once, when the encoder is
+/// made).
 class RobotStateEncoder {
  public:
   explicit RobotStateEncoder(const RobotGeometry& geometry);
@@ -106,14 +111,23 @@ class RobotStateEncoder {
 
  private:
   RobotGeometry geometry_;
-  std::vector<std::string> range_heads_;   ///< {"name":..,"kind":..,"deg":..,"x_mm":..,"y_mm":..,"mm":
+  std::vector<std::string> range_keys_;    ///< "name":
   std::vector<std::string> bumper_names_;  ///< as JSON strings
 };
 
 /// The JSON Schema (draft 2020-12) of a family's sensor message: the
 /// message's "type", "seq" and "ts", the robot model's fields that
 /// RobotStateEncoder writes, and the family's own `properties` beside them.
-[[nodiscard]] nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::ordered_json& properties);
+[[nodiscard]] nlohmann::ordered_json sensor_schema(std::string_view family, const nlohmann::ordered_json& properties,
+                                                   const RobotGeometry* geometry = nullptr);
+/// A sensor message of protocol version 1 (a recording made before version
+/// 2) in version 2's form: "ranges" from a list of objects to {NAME:mm}.
+/// Anything else is returned as it is.
+[[nodiscard]] std::string upgraded_sensor_message(std::string text);
+/// A recorded sensor schema's properties without the robot model's "ranges"
+/// (of whichever version it was recorded in): sensor_schema() writes
+/// version 2's.
+[[nodiscard]] nlohmann::ordered_json upgraded_sensor_properties(nlohmann::ordered_json properties);
 
 /// {"type":"link","state":"...","reason":"..."} (no "reason" when it is empty).
 [[nodiscard]] std::string link(LinkState state, std::string_view reason);

@@ -25,15 +25,15 @@ struct SipSnapshot {
   Bytes packet;                       ///< the whole packet, as it came
   std::optional<SipReading> reading;  ///< none while the model is not known
   Pose pose;
-  std::span<const SonarPose> sonar_layout;  ///< the model's discs (a static table)
-  RobotState state;                         ///< the common robot model's fields
+  RobotState state;  ///< the common robot model's fields
   std::shared_ptr<const json::RobotStateEncoder> model;
 };
 
-/// {"type":"sensor","seq":N,"ts":T,"wheels_mm_s":{"left","right"},"sonar":[{"n","mm","deg"}],"moving",
+/// {"type":"sensor","seq":N,"ts":T,"wheels_mm_s":{"left","right"},"sonar_updated":[discs],"moving",
 ///  "motors","stall":{"left","right"},"bumpers":{"front","rear"},"raw":{...the SIP's values as sent},
 ///  then the common robot model's fields ("pose", "v_mm_s", "w_deg_s", "battery_v", "ranges",
-///  "bumped")} and a line end. wheels_mm_s and sonar only when the robot's model is known.
+///  "bumped")} and a line end. wheels_mm_s and sonar_updated only when the robot's model is known;
+///  the discs' readings are the model's ranges (sonar0, sonar1, ..), each said once.
 [[nodiscard]] std::string sip_json(const SipSnapshot& snapshot, std::uint64_t seq, double unix_seconds);
 
 /// The family's own fields of its sensor message, as JSON Schema properties.
