@@ -64,9 +64,25 @@ Rig::Rig(RigOptions options) : network_(options.network) {
 
   // A generous NAK window: the tests run beside other work on small machines.
   std::vector<std::string> bridge_argv{
-      options.bridge_binary.empty() ? std::string(FLOCKBRIDGE_BIN) : options.bridge_binary, "--device", device_, "--bind", !options.bind.empty() ? options.bind : network_ != nullptr ? "0.0.0.0" : "127.0.0.1", "--port", "0",
-      "--json-port",   "0",        "--http-port", "0",      "--nak-window-ms", "100",    "--reopen-max-ms",
-      "500",           "--robot",  options.robot};
+      options.bridge_binary.empty() ? std::string(FLOCKBRIDGE_BIN) : options.bridge_binary,
+      "--device",
+      device_,
+      "--bind",
+      !options.bind.empty() ? options.bind
+      : network_ != nullptr ? "0.0.0.0"
+                            : "127.0.0.1",
+      "--port",
+      "0",
+      "--json-port",
+      "0",
+      "--http-port",
+      "0",
+      "--nak-window-ms",
+      "100",
+      "--reopen-max-ms",
+      "500",
+      "--robot",
+      options.robot};
   // Test bridges never touch an installed Avahi service file (a test may give one of its own).
   bridge_argv.insert(bridge_argv.end(), {"--mdns-service-file", ""});
   // The Foxglove live view, when a test turns it on, at a free port too.
@@ -83,10 +99,12 @@ Rig::Rig(RigOptions options) : network_(options.network) {
   if (std::find(bridge_argv.begin(), bridge_argv.end(), "--config") == bridge_argv.end()) {
     bridge_argv.emplace_back("--no-config");
   }
-  if (network_ != nullptr) {
+  if (network_ != nullptr || !options.bridge_prefix.empty()) {
     // On the robot's computer: `ip netns exec` becomes the bridge (the same
-    // process), under the emulator in a cross build.
-    std::vector<std::string> prefix{"ip", "netns", "exec", network_->robot()};
+    // process), under the emulator in a cross build; so do the programs of
+    // bridge_prefix.
+    std::vector<std::string> prefix = options.bridge_prefix;
+    if (network_ != nullptr) prefix.insert(prefix.begin(), {"ip", "netns", "exec", network_->robot()});
     if (const std::string emulator = FLOCKBRIDGE_TEST_EMULATOR; !emulator.empty()) prefix.push_back(emulator);
     bridge_argv.insert(bridge_argv.begin(), prefix.begin(), prefix.end());
     bridge_ = std::make_unique<ChildProcess>(bridge_argv, options.bridge_env, ChildProcess::Program::System);

@@ -41,6 +41,9 @@ struct RigOptions {
   std::string bridge_binary;
   /// --bind: empty for 127.0.0.1 (0.0.0.0 on a test network).
   std::string bind;
+  /// A program of this machine's that the bridge is started under (setpriv,
+  /// prlimit: rights taken away), its arguments ending before the bridge's.
+  std::vector<std::string> bridge_prefix;
 };
 
 /// A rig with a simulated Pioneer of this model, the bridge told --robot pioneer.

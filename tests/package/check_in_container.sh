@@ -101,11 +101,42 @@ else
   check "where the kernel refuses io_uring, the daemon says so and writes with send()" \
     wait_journal "client writes: one send() a client (io_uring refused" 15
 fi
-# docs/deployment.md: a real-time class through a drop-in, the sandbox kept
-# (systemd sets the class before it applies RestrictRealtime=); the daemon
-# says in its log that it got it, and its simulator child runs as an
-# ordinary process.
-mkdir -p /run/systemd/system/flockbridge.service.d
+# docs/deployment.md: the real-time class by default. The daemon asked for
+# it at its last start, got it with the capability the unit grants, and let
+# go of the capability; its simulator child runs as an ordinary process.
+check "the daemon runs its loop in the real-time class and says so" \
+  wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
+check "journalctl -u flockbridge -b | grep 'scheduling:' shows it, as docs/deployment.md says" \
+  sh -c "journalctl -u flockbridge -b --no-pager | grep 'scheduling:' | tail -n 1 | grep -q 'real-time (SCHED_FIFO, priority 20)'"
+main_pid="$(property MainPID)"
+check "and it holds no capability once started" grep -q '^CapEff:[[:space:]]*0000000000000000$' "/proc/$main_pid/status"
+# Field 4 of /proc/PID/stat is the parent, field 41 the scheduling policy (0: ordinary).
+children_policies="$(awk -v parent="$main_pid" '$4 == parent { print $41 }' /proc/[0-9]*/stat 2>/dev/null)"
+check "its simulator child runs in the ordinary class" \
+  sh -c "[ -n '$children_policies' ] && [ -z \"\$(echo '$children_policies' | grep -v '^0\$')\" ]"
+# A kernel that refuses the class (stood in for by a unit without the
+# capability): the unit does not fail, the daemon says why and serves.
+cat >/run/systemd/system/flockbridge.service.d/no-nice.conf <<'CONF'
+[Service]
+AmbientCapabilities=
+CapabilityBoundingSet=
+CONF
+systemctl daemon-reload
+mark
+systemctl restart flockbridge.service
+check "refused the real-time class, the daemon says so and why" \
+  wait_journal "the real-time class was asked for, and the kernel refused it (EPERM)" 15
+check "and serves in the ordinary class: its link comes up" wait_journal "robot link up" 15
+check "and the unit is active" [ "$(property ActiveState)" = active ]
+rm /run/systemd/system/flockbridge.service.d/no-nice.conf
+systemctl daemon-reload
+# The setting that keeps the ordinary class.
+sed -i 's/^#real_time = true/real_time = false/' /etc/flockbridge/flockbridge.toml
+mark
+systemctl restart flockbridge.service
+check "real_time = false keeps the ordinary class" wait_journal "(scheduling.real_time is off)" 15
+sed -i 's/^real_time = false/#real_time = true/' /etc/flockbridge/flockbridge.toml
+# A drop-in of an earlier version's docs, which set the class by systemd: still served.
 cat >/run/systemd/system/flockbridge.service.d/realtime.conf <<'CONF'
 [Service]
 CPUSchedulingPolicy=fifo
@@ -115,18 +146,13 @@ CONF
 systemctl daemon-reload
 mark
 systemctl restart flockbridge.service
-check "with the drop-in the daemon runs in a real-time class and says so" \
-  wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
-check "and its link comes up" wait_journal "robot link up" 15
-# Field 4 of /proc/PID/stat is the parent, field 41 the scheduling policy (0: ordinary).
-children_policies="$(awk -v parent="$(property MainPID)" '$4 == parent { print $41 }' /proc/[0-9]*/stat 2>/dev/null)"
-check "its simulator child runs in the ordinary class" \
-  sh -c "[ -n '$children_policies' ] && [ -z \"\$(echo '$children_policies' | grep -v '^0\$')\" ]"
+check "an earlier drop-in's real-time class is kept" wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
 rm /run/systemd/system/flockbridge.service.d/realtime.conf
 systemctl daemon-reload
 mark
 systemctl restart flockbridge.service
-check "without it, the ordinary class again" wait_journal "scheduling: ordinary (SCHED_OTHER" 15
+check "and without it the daemon asks for the class itself again" \
+  wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
 
 # The installed Python client, as a student's program uses it.
 python_client() {

@@ -141,7 +141,9 @@ check "systemd-analyze verify accepts the unit" in_root systemd-analyze verify f
 exposure="$(in_root systemd-analyze security --offline=true flockbridge.service 2>/dev/null |
   sed -n 's/.*Overall exposure level for flockbridge.service: \([0-9.]*\).*/\1/p')"
 echo "systemd-analyze security flockbridge.service: exposure $exposure"
-check "the service's exposure is below 2.0" awk -v score="$exposure" 'BEGIN { exit !(score != "" && score < 2.0) }'
+# 1.5 and the real-time class's 0.5 (docs/deployment.md): sched_setscheduler
+# and capset let through the filter, RestrictRealtime= off, CAP_SYS_NICE granted.
+check "the service's exposure is at most 2.0" awk -v score="$exposure" 'BEGIN { exit !(score != "" && score <= 2.0) }'
 # docs/deployment.md's rule that pins an adapter to a robot, as a teacher adds it.
 as_root mkdir -p "$root/etc/udev/rules.d"
 grep '^SUBSYSTEM=="tty".*SYMLINK+="pioneer-rosie"' "$source_dir/docs/deployment.md" |

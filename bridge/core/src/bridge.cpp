@@ -118,6 +118,8 @@ void Bridge::say_welcome() const {
 }
 
 Result<Done> Bridge::start() {
+  // Before any other thread starts: those started afterwards are ordinary.
+  scheduling_ = config_.real_time ? ask_real_time(config_.real_time_priority) : ordinary_scheduling();
   // Before the first timer is armed: the slack is taken when one is.
   if (!sharpen_timers()) log_warning("scheduling: the kernel refused a 1 ns timer slack; timers may wake 50 us late");
   // A client that vanishes while we write must cost an EPIPE, not the process.
@@ -218,10 +220,16 @@ Result<Done> Bridge::start() {
   log_info(listening + "; session " + session_id_);
   if (config_.welcome) say_welcome();
   log_info("client writes: " + clients_.writes().summary());
-  log_info("scheduling: " + scheduling_summary() + ", timer slack " + std::to_string(timer_slack_ns()) + " ns" +
-           (real_time_scheduling()
-                ? ": the robot's link is served ahead of ordinary processes"
-                : "; a real-time class keeps the robot's timing on a busy machine (docs/performance.md)"));
+  const std::string scheduling =
+      "scheduling: " + scheduling_.summary + ", timer slack " + std::to_string(timer_slack_ns()) + " ns";
+  if (scheduling_.real_time) {
+    log_info(scheduling + ": the robot's link is served ahead of ordinary processes");
+  } else if (!scheduling_.refused.empty()) {
+    log_warning(scheduling + ": the real-time class was asked for, and " + scheduling_.refused +
+                "; the bridge works the same, its timing less sure on a busy machine (docs/deployment.md)");
+  } else {
+    log_info(scheduling + " (scheduling.real_time is off)");
+  }
 
   // Everything is bound: systemd may start what waits for the bridge.
   if (auto ready = service_.ready(service_status_text()); !ready) return ready.error();

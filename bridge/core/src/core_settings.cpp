@@ -339,6 +339,19 @@ CoreRows core_settings(const FamiliesHelp& families) {
        kLive},
       [](auto& c) -> auto& { return c.dead_peer_timeout; }, 2000, kHour));
 
+  s.push_back(flag(
+      {"scheduling", "real_time", "--no-real-time",
+       "Ask the kernel at start for the real-time class (SCHED_FIFO at scheduling.priority) for the bridge's loop, "
+       "so that the robot's link keeps its timing on a busy machine; where the kernel refuses it, the ordinary "
+       "class. The start-up log and stats say which. false: the ordinary class.",
+       kRestart},
+      [](auto& c) -> auto& { return c.real_time; }, true));
+  s.push_back(whole(
+      {"scheduling", "priority", "--real-time-priority",
+       "The loop's real-time priority, 1 to 99 (a control program that needs its periods on time asks for less, "
+       "chrt -f 10).",
+       kRestart},
+      [](auto& c) -> auto& { return c.real_time_priority; }, 1, 99));
   s.push_back(duration(
       {"safety", "motion_watchdog_ms", "--motion-watchdog-ms",
        "Stop a moving robot when no motion command has come for this long (0: off).", kLive},

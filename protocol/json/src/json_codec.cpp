@@ -429,6 +429,10 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   ordered message{{"type", "stats"}};
   if (!id.is_null()) message["id"] = id;
   message["uptime_s"] = s.uptime_s;
+  message["scheduling"] = ordered{{"class", s.scheduling.real_time ? "real-time" : "ordinary"},
+                                  {"summary", s.scheduling.summary},
+                                  {"asked", s.scheduling.asked},
+                                  {"refused", s.scheduling.refused}};
   ordered link{{"state", link_state_name(s.link_state)}};
   for (const auto& [name, value] : s.link_counters) link[name] = value;
   message["link"] = std::move(link);

@@ -77,8 +77,17 @@ struct CommandCounters {
   return 0;
 }
 
+/// How the kernel schedules the bridge's loop.
+struct SchedulingSnapshot {
+  bool real_time = false;  ///< in a real-time class
+  std::string summary;     ///< "real-time (SCHED_FIFO, priority 20)", "ordinary (SCHED_OTHER, nice 0)"
+  bool asked = false;      ///< the bridge asked for the real-time class (scheduling.real_time)
+  std::string refused;     ///< why the kernel refused it ("" when it did not)
+};
+
 struct StatsSnapshot {
   double uptime_s = 0;
+  SchedulingSnapshot scheduling;
   LinkState link_state = LinkState::Down;
   NamedCounters link_counters;
   /// The link's figures for the periodic log line, in the family's words

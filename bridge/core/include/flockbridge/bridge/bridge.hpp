@@ -46,6 +46,7 @@
 #include "flockbridge/bridge/recorder.hpp"
 #include "flockbridge/bridge/recording_tap.hpp"
 #include "flockbridge/bridge/robot_family.hpp"
+#include "flockbridge/bridge/scheduling.hpp"
 #include "flockbridge/bridge/service_status.hpp"
 #include "flockbridge/bridge/session.hpp"
 #include "flockbridge/bridge/settings.hpp"
@@ -267,6 +268,7 @@ class Bridge final : public RobotDriver::Host,
   std::uint64_t sensor_seq_ = 0;
   protocol::BridgeCounters counters_;
   SteadyTime started_at_ = steady_now();
+  LoopScheduling scheduling_;  ///< how the kernel schedules the loop, settled at start
 
   /// The robot's control lease: one client drives at a time, on every port.
   ControlLease lease_;

@@ -104,7 +104,7 @@ struct Config {
   std::uint16_t native_port = 0;  ///< the family's own port, for its original client programs
   /// robot.family "auto" without a native.port of its own: the port is the found family's.
   bool native_port_follows_family = false;
-  std::string json_bind;          ///< empty: `bind`
+  std::string json_bind;  ///< empty: `bind`
   std::uint16_t json_port = 2006;
   std::size_t max_clients = 32;      ///< per listener
   std::size_t max_per_address = 16;  ///< connections of one computer, over every listener
@@ -137,6 +137,10 @@ struct Config {
   std::chrono::milliseconds stall_timeout{10000};   ///< a client whose writes stay stuck this long is closed
   int client_send_buffer = 32 * 1024;               ///< SO_SNDBUF per client (0: the system's default)
   bool client_io_uring = true;                      ///< several clients' writes a system call, where the kernel allows
+
+  // How the kernel schedules the loop (scheduling.hpp).
+  bool real_time = true;        ///< ask for the real-time class at start
+  int real_time_priority = 20;  ///< SCHED_FIFO's priority, 1-99
 
   AccessSettings access;
   FleetMqttSettings mqtt;

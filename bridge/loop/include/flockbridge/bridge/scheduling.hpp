@@ -1,9 +1,11 @@
-// How the kernel schedules the bridge's process, for its start-up log, and
-// its timers' precision. A robot link that keeps its own clock (a bus
-// polled every 10 ms) starts each period on time on a busy machine only
-// when the loop is woken ahead of ordinary processes: a real-time class
-// (systemd's CPUSchedulingPolicy=, docs/deployment.md) does that; the
-// bridge works without it.
+// How the kernel schedules the bridge's loop, and its timers' precision. A
+// robot link that keeps its own clock (a bus polled every 10 ms) starts
+// each period on time on a busy machine only when the loop is woken ahead
+// of ordinary processes: the real-time class does that, and the bridge asks
+// for it at start (scheduling.real_time; the service's unit grants it
+// CAP_SYS_NICE). Where the kernel refuses (no capability, or real-time
+// group scheduling that gives services no share, as some Raspberry Pi
+// kernels have), the bridge runs in the ordinary class and says so.
 #pragma once
 
 #include <string>
@@ -17,9 +19,31 @@ namespace flockbridge::bridge {
 bool sharpen_timers();
 /// The calling thread's timer slack in nanoseconds (a real-time thread has none).
 [[nodiscard]] long timer_slack_ns();
+/// What the bridge asked of the kernel for its loop, and what it got.
+struct LoopScheduling {
+  bool asked = false;  ///< it asked for the real-time class
+  int priority = 0;    ///< at this priority
+  /// Why the kernel refused it ("" when it did not, or was not asked): the
+  /// loop then runs in the ordinary class.
+  std::string refused;
+  bool real_time = false;  ///< the loop runs in a real-time class (asked for, or given by the unit)
+  std::string summary;     ///< scheduling_summary() once it was settled
+};
+
+/// Asks for SCHED_FIFO at `priority` (1-99) for the calling thread, the
+/// loop's, with the reset-on-fork flag, so that the threads and processes
+/// it starts afterwards (the recorder's writer, the simulator) are
+/// ordinary. A thread already in a real-time class (a unit's
+/// CPUSchedulingPolicy=) keeps it. Then the thread lets go of CAP_SYS_NICE,
+/// which nothing after it needs, so that the service holds no capability
+/// once it runs. Call it before any other thread starts.
+LoopScheduling ask_real_time(int priority);
+/// The loop in the ordinary class as it is, not asked (scheduling.real_time false).
+LoopScheduling ordinary_scheduling();
+
 /// "real-time (SCHED_FIFO, priority 10)" or "ordinary (SCHED_OTHER, nice 0)".
 [[nodiscard]] std::string scheduling_summary();
-/// True when the process runs in a real-time class (SCHED_FIFO or SCHED_RR).
+/// True when the calling thread runs in a real-time class (SCHED_FIFO or SCHED_RR).
 [[nodiscard]] bool real_time_scheduling();
 
 }  // namespace flockbridge::bridge
