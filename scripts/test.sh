@@ -50,6 +50,9 @@ install_missing clang libclang-rt-14-dev clang-tidy || exit 1
 install_missing mosquitto mosquitto-clients || exit 1
 # The Python client's tests and type check, with Debian's Python.
 install_missing python3 python3-pytest python3-zeroconf python3-venv python3-pip python3-setuptools mypy || exit 1
+# valgrind counts instructions for the benchmark of what a Raspberry Pi would
+# pay where perf cannot (tests/bench/instructions_bench.py).
+install_missing valgrind || exit 1
 
 passed=0
 failed=0

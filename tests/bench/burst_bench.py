@@ -6,11 +6,14 @@ killed ones and dropped connections do). The figures are the link's own
 counters from `stats` (how late each period began after its deadline),
 read just before and after each burst. Asserts nothing.
 
-    python3 tests/bench/burst_bench.py [--clients 1000] [--trials 3] [--real-time]
+    python3 tests/bench/burst_bench.py [--clients 1000] [--trials 3] [--ordinary]
 
---real-time (as root) puts the bridge in SCHED_FIFO 20, as the deployment's
-drop-in does, so that what is left is the bridge's own loop rather than the
-scheduler. FLOCKBRIDGE_BIN names the bridge (default build/bin/flockbridge).
+The bridge asks for the real-time class itself, as installed (as root, or
+with CAP_SYS_NICE; it says what it got); --ordinary keeps it in the ordinary
+class (its --no-real-time). Beside each burst's figures, the machine's own
+timer over the same burst (machine_timer.py), in the bridge's class (just
+below its priority when real-time). FLOCKBRIDGE_BIN names the bridge
+(default build/bin/flockbridge).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPOSITORY / "clients" / "python"))
@@ -32,14 +35,8 @@ sys.path.insert(0, str(REPOSITORY / "clients" / "python" / "tests"))
 
 from conftest import Bridge  # noqa: E402
 
-
-def real_time(pid: int) -> bool:
-    try:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            os.sched_setscheduler(int(task), os.SCHED_FIFO, os.sched_param(20))
-        return True
-    except PermissionError:
-        return False
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_timer import MachineTimer, describe  # noqa: E402
 
 
 class Readers:
@@ -89,32 +86,41 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clients", type=int, default=1000, help="JSON clients in each burst")
     parser.add_argument("--trials", type=int, default=3, help="bursts of each kind")
-    parser.add_argument("--real-time", action="store_true", help="the bridge in SCHED_FIFO 20 (needs root)")
+    parser.add_argument("--ordinary", action="store_true", help="the bridge in the ordinary class (--no-real-time)")
     args = parser.parse_args()
 
     print(f"{args.clients} JSON clients arriving and leaving at once, a bridge with a simulated SMR, {args.trials} trials:")
     for trial in range(args.trials):
-        bridge = Bridge("smr", "--max-clients", str(args.clients + 10))
+        bridge = Bridge("smr", "--max-clients", str(args.clients + 10), *(["--no-real-time"] if args.ordinary else []))
+        timer: Optional[MachineTimer] = None
         try:
             bridge.wait_link_up()
-            if args.real_time:
-                scheduled = real_time(bridge.process.pid)
-                if trial == 0:
-                    print("  the bridge in SCHED_FIFO 20" if scheduled else "  real-time refused: ordinary")
+            scheduling = bridge.stats().get("scheduling", {})
+            if trial == 0:
+                print(f"  the bridge's loop: {scheduling.get('summary', 'not said')}")
+            timer = MachineTimer(10 if scheduling.get("class") == "real-time" else 0)
             while bridge.link_stats().get("periods", 0) < 100:
                 time.sleep(0.1)
             quiet = bridge.link_stats()
+            timer.phase()
             readers = Readers(bridge.json_port, args.clients)
             arrived = bridge.link_stats()
+            machine_arriving = timer.phase()
             time.sleep(2)
             before = bridge.link_stats()
+            timer.phase()
             reset = trial % 2 == 1
             readers.leave(reset)
             time.sleep(1)
             after = bridge.link_stats()
+            machine_leaving = timer.phase()
             print(f"  trial {trial + 1}: connecting: {burst(quiet, arrived)}")
-            print(f"           all {'resetting' if reset else 'closing'}: {burst(before, after)}", flush=True)
+            print(f"             the machine's own timer meanwhile: {describe(machine_arriving)}")
+            print(f"           all {'resetting' if reset else 'closing'}: {burst(before, after)}")
+            print(f"             the machine's own timer meanwhile: {describe(machine_leaving)}", flush=True)
         finally:
+            if timer is not None:
+                timer.close()
             bridge.stop()
 
 

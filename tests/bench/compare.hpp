@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flockbridge/protocol/bytes.hpp"
 #include "support/bench.hpp"
@@ -21,10 +22,20 @@ struct Options {
   bool ser2net = true;
   bool isolate = true;
   bool record = false;  ///< the bridge records the run as it serves (--record)
-  /// The bridge in the real-time class the deployment's drop-in gives it
-  /// (SCHED_FIFO 20), and the threads timing the period just below it (--real-time).
+  /// The threads timing the period, and the machine's timer, in the
+  /// real-time class just below the bridge's (SCHED_FIFO 10), as a control
+  /// program that asks for it (--real-time).
   bool real_time = false;
+  /// The bridge in the ordinary class (its --no-real-time): what the
+  /// real-time class it asks for by default changes (--ordinary).
+  bool ordinary = false;
 };
+
+/// The bridge's arguments for its scheduling class: none (it asks for the
+/// real-time class, as installed), or --no-real-time with --ordinary.
+[[nodiscard]] inline std::vector<std::string> class_args(const Options& options) {
+  return options.ordinary ? std::vector<std::string>{"--no-real-time"} : std::vector<std::string>{};
+}
 
 /// The Flockbot: ports 2005 and 2006, sensor frames from the Uno.
 void compare_flockbot(const Options& options, const Placement& placement);

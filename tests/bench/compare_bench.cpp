@@ -34,7 +34,7 @@
 // asserts nothing.
 //
 //   compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] [--in-place] [--record]
-//                 [--real-time]
+//                 [--real-time] [--ordinary]
 //
 // This file is the Flockbot's half; compare_pioneer.cpp is the Pioneer's.
 #include <arpa/inet.h>
@@ -270,13 +270,14 @@ void print_commands(const char* what, const std::vector<double>& ms, int count) 
               percentile(ms, 0.99), ms.empty() ? 0.0 : ms.back(), ms.size(), count);
 }
 
-std::unique_ptr<Server> start_bridge(const Placement& placement) {
+std::unique_ptr<Server> start_bridge(const Placement& placement, const Options& options) {
   auto server = std::make_unique<Server>();
   server->name = "flockbridge";
   server->wire = Wire::JsonLines;
   server->uno = std::make_unique<FastUno>();
-  StartedBridge started =
-      start_flockbridge(placement, server->uno->device(), {"--boot-wait-ms", "50", "--lease-idle-ms", "100"});
+  std::vector<std::string> args{"--boot-wait-ms", "50", "--lease-idle-ms", "100"};
+  for (std::string& arg : class_args(options)) args.push_back(std::move(arg));
+  StartedBridge started = start_flockbridge(placement, server->uno->device(), args);
   server->process = std::move(started.process);
   server->port = started.ports.json;
   server->binary_port = started.ports.native;
@@ -326,7 +327,7 @@ void compare_flockbot(const Options& given, const Placement& placement) {
   if (options.rate_hz <= 0) options.rate_hz = 100;
   const auto directory = std::filesystem::temp_directory_path() / ("flockbridge-compare-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
-  auto bridge = start_bridge(placement);
+  auto bridge = start_bridge(placement, options);
   std::unique_ptr<Server> ser2net;
   if (options.ser2net) {
     try {
@@ -575,6 +576,8 @@ Options parse(int argc, char** argv) {
       options.record = true;
     } else if (name == "--real-time") {
       options.real_time = true;
+    } else if (name == "--ordinary") {
+      options.ordinary = true;
     } else if (name == "--robot" && i + 1 < argc &&
                (std::string_view(argv[i + 1]) == "flockbot" || std::string_view(argv[i + 1]) == "pioneer" ||
                 std::string_view(argv[i + 1]) == "smr")) {
@@ -586,7 +589,7 @@ Options parse(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: compare_bench [--robot flockbot|pioneer|smr] [--seconds S] [--rate-hz R] [--no-ser2net] "
-                   "[--in-place] [--record] [--real-time]\n");
+                   "[--in-place] [--record] [--real-time] [--ordinary]\n");
       std::exit(2);
     }
   }

@@ -8,8 +8,9 @@ before would move off the grid by its callbacks' delay every period; on a
 grid the place stays within the wake-up's jitter however long the run, and
 a period held up for a whole period or more is skipped (counted by the
 bridge), never made up in a burst. Prints, each minute and at the end, the
-periods received and skipped and the place's median over the minute;
-asserts nothing.
+periods received and skipped and the place's median over the minute, and
+beside it the machine's own timer over the same minute (machine_timer.py,
+in the program's class: ordinary); asserts nothing.
 
     python3 tests/bench/period_drift.py [--seconds 3600]
 
@@ -31,6 +32,9 @@ sys.path.insert(0, str(REPOSITORY / "clients" / "python"))
 sys.path.insert(0, str(REPOSITORY / "clients" / "python" / "tests"))
 
 from conftest import Bridge  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine_timer import MachineTimer, describe  # noqa: E402
 
 PERIOD_S = 0.010
 READY = bytes([0xE1, 0x02])
@@ -61,8 +65,11 @@ def main() -> None:
     args = parser.parse_args()
 
     bridge = Bridge("smr")
+    timer: Optional[MachineTimer] = None
     try:
         bridge.wait_link_up()
+        scheduling = bridge.stats().get("scheduling", {}).get("summary", "not said")
+        timer = MachineTimer()
         skipped_before = skipped_periods(bridge)
         program = socket.create_connection(("127.0.0.1", bridge.native_port))
         program.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -75,6 +82,7 @@ def main() -> None:
         began = time.monotonic()
         report_at = began + 60
         print(f"SMR periods at a program on port 24901 for {args.seconds:.0f} s (the bridge's simulated SMR):")
+        print(f"  the bridge's loop: {scheduling}")
         while time.monotonic() - began < args.seconds:
             data = program.recv(65536)
             if not data:
@@ -97,7 +105,8 @@ def main() -> None:
                 places_ms.append(statistics.median(minute))
                 print(
                     f"  after {arrived - began:5.0f} s: {received} periods, {skipped_periods(bridge) - skipped_before} "
-                    f"skipped; on the grid p50 {places_ms[-1]:+.3f} ms over the last minute",
+                    f"skipped; on the grid p50 {places_ms[-1]:+.3f} ms over the last minute; the machine's own "
+                    f"timer: {describe(timer.phase())}",
                     flush=True,
                 )
                 minute.clear()
@@ -116,7 +125,11 @@ def main() -> None:
             f"{places_ms[-1] if places_ms else 0.0:+.3f} ms in the last ({drift:+.3f} ms over the run)"
         )
         program.close()
+        last = timer.phase()
+        print(f"  the machine's own timer over the last part: {describe(last)}")
     finally:
+        if timer is not None:
+            timer.close()
         bridge.stop()
 
 

@@ -58,7 +58,7 @@ nlohmann::json stats(TcpClient& client) {
 
 /// Replays `file` to a JSON client; how far each message came from its time.
 void replay(const std::filesystem::path& file, Trial& trial) {
-  ChildProcess bridge({FLOCKBRIDGE_BIN, "--no-config", "--replay", file.string(), "--bind", "127.0.0.1", "--port", "0",
+  ChildProcess bridge({bench::bridge_under_test(), "--no-config", "--replay", file.string(), "--bind", "127.0.0.1", "--port", "0",
                        "--json-port", "0", "--no-http", "--mdns-service-file", "", "--stats-interval-s", "0"});
   const auto listening = bridge.wait_for(ChildProcess::Stream::Stderr, "listening: ");
   const auto ports = listening ? listening_ports(*listening) : std::nullopt;
@@ -91,7 +91,7 @@ void replay(const std::filesystem::path& file, Trial& trial) {
 
 Trial run(const std::string& robot, bool record, double seconds) {
   const TempDir place;
-  std::vector<std::string> command{FLOCKBRIDGE_BIN,
+  std::vector<std::string> command{bench::bridge_under_test(),
                                    "--no-config",
                                    "--robot",
                                    robot,

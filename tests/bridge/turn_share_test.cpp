@@ -3,6 +3,7 @@
 // in the next turn, however long the loop was quiet in between.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "flockbridge/bridge/uv.hpp"
@@ -61,6 +62,54 @@ TEST_CASE("each kind of work has its own share of the same turn, and counting tu
     CHECK_FALSE(writing.has_time(start + 200us));
     CHECK(accepting.has_time(start + 200us));  // its own share begins now
     CHECK(uv_loop_alive(&loop) == 0);
+  }
+  uv_run(&loop, UV_RUN_DEFAULT);
+  CHECK(uv_loop_close(&loop) == 0);
+}
+
+TEST_CASE("a loop that breathes pauses only after keeping its core busy for long, never while it waits") {
+  uv_loop_t loop;
+  REQUIRE(uv_loop_init(&loop) == 0);
+  {
+    bridge::LoopTurns turns;
+    REQUIRE(turns.init(&loop) == 0);
+    turns.breathe(2ms, 50us);
+    // Busy: an idle handle keeps the loop turning without a wait, each turn
+    // working 0.5 ms, for 20 ms in all.
+    struct Busy {
+      uv_idle_t idle{};
+      bridge::SteadyTime until;
+    } busy{{}, bridge::steady_now() + 20ms};
+    uv_idle_init(&loop, &busy.idle);
+    busy.idle.data = &busy;
+    uv_idle_start(&busy.idle, [](uv_idle_t* idle) {
+      auto* self = static_cast<Busy*>(idle->data);
+      const bridge::SteadyTime end = std::min(bridge::steady_now() + 500us, self->until);
+      while (bridge::steady_now() < end) {
+      }
+      if (bridge::steady_now() >= self->until) uv_idle_stop(idle);
+    });
+    uv_run(&loop, UV_RUN_DEFAULT);
+    const std::uint64_t paused = turns.pauses();
+    CHECK(paused >= 4);  // about one every 2 ms of the 20
+    CHECK(paused <= 11);
+    // Waiting: a timer every millisecond for 20 ms; each wait gives the core away.
+    struct Waiting {
+      uv_timer_t timer{};
+      int left = 20;
+    } waiting;
+    uv_timer_init(&loop, &waiting.timer);
+    waiting.timer.data = &waiting;
+    uv_timer_start(
+        &waiting.timer,
+        [](uv_timer_t* timer) {
+          if (--static_cast<Waiting*>(timer->data)->left == 0) uv_timer_stop(timer);
+        },
+        1, 1);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    CHECK(turns.pauses() == paused);
+    uv_close(reinterpret_cast<uv_handle_t*>(&busy.idle), nullptr);
+    uv_close(reinterpret_cast<uv_handle_t*>(&waiting.timer), nullptr);
   }
   uv_run(&loop, UV_RUN_DEFAULT);
   CHECK(uv_loop_close(&loop) == 0);

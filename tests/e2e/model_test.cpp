@@ -3,7 +3,10 @@
 // drive act on the same way; a Flockbot's old keys are as they were.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "flockbridge/protocol/flockbot/json.hpp"
 #include "rig.hpp"
@@ -162,4 +165,33 @@ TEST_CASE("an SMR fills the robot model: its six IR sensors by name, volts, and 
   const json powered = sensor_where(client, [](const json& m) { return m["battery_v"].is_number(); });
   CHECK(powered["battery_v"].get<double>() > 10);
   drive_and_reset(client);
+}
+
+TEST_CASE("a reading carries what changed: each family's sensor message at most 60% of protocol version 1's") {
+  // Version 1's median lines against each simulated robot (681, 1890 and
+  // 891 bytes) repeated each range sensor's kind and mounting in every
+  // reading; the budgets are 60% of them.
+  for (const auto& [options, budget] : {std::pair{RigOptions{}, std::size_t{410}},
+                                        std::pair{pioneer_rig(), std::size_t{1130}}, std::pair{smr_rig(), std::size_t{535}}}) {
+    CAPTURE(options.robot);
+    Rig rig(options);
+    TcpClient client(rig.json_port());
+    const auto hello = client.read_json_type("hello");
+    REQUIRE(hello);
+    std::vector<std::size_t> lengths;
+    while (lengths.size() < 21) {
+      const auto line = client.read_line();
+      REQUIRE(line);
+      const json message = json::parse(*line);
+      if (message["type"] != "sensor") continue;
+      lengths.push_back(line->size() + 1);  // with its line end
+      // Nothing static: each range is a number or null by its name, its mounting only in hello.
+      for (const auto& [name, mm] : message["ranges"].items()) {
+        CAPTURE(name);
+        CHECK((mm.is_null() || mm.is_number_integer()));
+      }
+    }
+    std::sort(lengths.begin(), lengths.end());
+    CHECK(lengths[lengths.size() / 2] <= budget);
+  }
 }

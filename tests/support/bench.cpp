@@ -491,12 +491,14 @@ Placement Placement::refused(std::string why) {
 
 // --- The servers -------------------------------------------------------------
 
+std::string bridge_under_test() {
+  const char* other = std::getenv("FLOCKBRIDGE_BENCH_BRIDGE");
+  return other != nullptr && *other != '\0' ? other : FLOCKBRIDGE_BIN;
+}
+
 StartedBridge start_flockbridge(const Placement& placement, const std::string& device,
                                 const std::vector<std::string>& extra) {
-  // FLOCKBRIDGE_BENCH_BRIDGE: another build's daemon (an earlier commit's,
-  // say), measured by the same benchmark for a before-and-after.
-  const char* other = std::getenv("FLOCKBRIDGE_BENCH_BRIDGE");
-  std::vector<std::string> command{other != nullptr && *other != '\0' ? other : FLOCKBRIDGE_BIN,
+  std::vector<std::string> command{bridge_under_test(),
                                    "--no-config",
                                    "--mdns-service-file",
                                    "",

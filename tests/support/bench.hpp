@@ -263,6 +263,11 @@ struct StartedBridge {
 StartedBridge start_flockbridge(const Placement& placement, const std::string& device,
                                 const std::vector<std::string>& extra);
 
+/// The daemon a benchmark measures: FLOCKBRIDGE_BENCH_BRIDGE, another
+/// build's (an earlier commit's, say) for a before-and-after in one
+/// session, else this build's.
+[[nodiscard]] std::string bridge_under_test();
+
 /// Waits for the bridge's link to the robot (played meanwhile) to come up;
 /// throws, printing the bridge's log, when it does not.
 void await_link_up(ChildProcess& bridge);

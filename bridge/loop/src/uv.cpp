@@ -1,5 +1,6 @@
 #include "flockbridge/bridge/uv.hpp"
 
+#include <time.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -87,14 +88,42 @@ void AfterPoll::cancel() noexcept {
 }
 
 int LoopTurns::init(uv_loop_t* loop) {
+  loop_ = loop;
+  // The time the loop waits in its polls, for breathe(): asked before the
+  // loop first runs (libuv counts it only when asked).
+  metrics_ = uv_loop_configure(loop, UV_METRICS_IDLE_TIME) == 0;
   const int rc = prepare_.init(this, [loop](uv_prepare_t* p) { return uv_prepare_init(loop, p); });
   if (rc < 0) return rc;
   // Prepare callbacks run once a turn, just before the loop polls for I/O.
   uv_prepare_start(prepare_.get(), [](uv_prepare_t* prepare) {
-    if (auto* self = owner_of<LoopTurns>(prepare)) ++self->turn_;
+    if (auto* self = owner_of<LoopTurns>(prepare)) self->next_turn();
   });
   uv_unref(reinterpret_cast<uv_handle_t*>(prepare_.get()));
   return 0;
+}
+
+void LoopTurns::breathe(std::chrono::nanoseconds busy, std::chrono::nanoseconds pause) noexcept {
+  busy_limit_ = metrics_ ? busy : std::chrono::nanoseconds::zero();
+  pause_ = pause;
+  busy_since_ = steady_now();
+}
+
+void LoopTurns::next_turn() noexcept {
+  ++turn_;
+  if (busy_limit_ == std::chrono::nanoseconds::zero()) return;
+  const std::uint64_t idle = uv_metrics_idle_time(loop_);
+  const SteadyTime now = steady_now();
+  if (idle != idle_ns_) {
+    // The loop waited in a poll since the last turn: it gave its core away.
+    idle_ns_ = idle;
+    busy_since_ = now;
+    return;
+  }
+  if (now - busy_since_ < busy_limit_) return;
+  const timespec pause{0, static_cast<long>(pause_.count())};
+  ::nanosleep(&pause, nullptr);
+  ++pauses_;
+  busy_since_ = steady_now();
 }
 
 bool TurnShare::has_time(SteadyTime now) noexcept {

@@ -172,10 +172,14 @@ class Bridge:
     def address(self) -> str:
         return f"127.0.0.1:{self.json_port}"
 
+    def stats(self) -> Dict[str, Any]:
+        """The bridge's stats, asked by a client of its own."""
+        with flockbridge.connect(self.address) as robot:
+            return dict(robot.stats())
+
     def link_stats(self) -> Dict[str, Any]:
         """The robot link's counters from the bridge's stats, asked by a client of its own."""
-        with flockbridge.connect(self.address) as robot:
-            return dict(robot.stats().get("link", {}))
+        return dict(self.stats().get("link", {}))
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:

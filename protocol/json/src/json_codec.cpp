@@ -432,7 +432,8 @@ std::string stats(const nlohmann::json& id, const StatsSnapshot& s) {
   message["scheduling"] = ordered{{"class", s.scheduling.real_time ? "real-time" : "ordinary"},
                                   {"summary", s.scheduling.summary},
                                   {"asked", s.scheduling.asked},
-                                  {"refused", s.scheduling.refused}};
+                                  {"refused", s.scheduling.refused},
+                                  {"pauses", s.scheduling.pauses}};
   ordered link{{"state", link_state_name(s.link_state)}};
   for (const auto& [name, value] : s.link_counters) link[name] = value;
   message["link"] = std::move(link);

@@ -202,13 +202,16 @@ struct PioneerServer {
   }
 };
 
-std::unique_ptr<PioneerServer> start_bridge(const Placement& placement, double rate_hz) {
+std::unique_ptr<PioneerServer> start_pioneer_bridge(const Placement& placement, const Options& options) {
+  const double rate_hz = options.rate_hz;
   auto server = std::make_unique<PioneerServer>();
   server->name = "flockbridge";
   server->rate_hz = rate_hz;
   server->robot = std::make_unique<FastPioneer>(false);
   server->keep_streaming();
-  StartedBridge started = start_flockbridge(placement, server->robot->device(), {"--robot", "pioneer"});
+  std::vector<std::string> args{"--robot", "pioneer"};
+  for (std::string& arg : class_args(options)) args.push_back(std::move(arg));
+  StartedBridge started = start_flockbridge(placement, server->robot->device(), args);
   server->process = std::move(started.process);
   server->port = started.ports.native;
   server->json_port = started.ports.json;
@@ -259,7 +262,7 @@ void compare_pioneer(const Options& given, const Placement& placement) {
   const auto directory =
       std::filesystem::temp_directory_path() / ("flockbridge-compare-pioneer-" + std::to_string(::getpid()));
   std::filesystem::create_directories(directory);
-  auto bridge = start_bridge(placement, options.rate_hz);
+  auto bridge = start_pioneer_bridge(placement, options);
   std::unique_ptr<PioneerServer> ser2net;
   if (options.ser2net) {
     try {

@@ -44,6 +44,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/compare.hpp"
+#include "bench/machine_timer.hpp"
 #include "flockbridge/protocol/smr/bus.hpp"
 #include "flockbridge/protocol/smr/messages.hpp"
 #include "support/measure.hpp"
@@ -257,32 +258,26 @@ std::vector<double> period_intervals(std::uint16_t port, double seconds) {
   return intervals;
 }
 
-/// The machine's own floor for waking on time: a thread that sleeps to a
-/// deadline every 10 ms (clock_nanosleep, absolute) for `seconds`, on the
-/// servers' core when the placement has one, and how late it woke each
-/// time, in ms, sorted. A virtual machine's host may hold its cores for
-/// milliseconds: no process on it starts a period sooner than this.
+/// The machine's own floor for waking on time (machine_timer.hpp) for
+/// `seconds`, on the servers' core when the placement has one, in ms,
+/// sorted. A virtual machine's host may hold its cores for milliseconds: no
+/// process on it starts a period sooner than this.
 std::vector<double> timer_lateness(double seconds, const Placement& placement) {
   placement.join_server_core();
-  std::vector<double> late;
-  const auto count = static_cast<long>(seconds * 1000 / kPeriodMs);
-  late.reserve(static_cast<std::size_t>(count));
-  timespec due{};
-  ::clock_gettime(CLOCK_MONOTONIC, &due);
-  for (long i = 0; i < count; ++i) {
-    due.tv_nsec += static_cast<long>(kPeriodMs * 1'000'000);
-    if (due.tv_nsec >= 1'000'000'000) {
-      due.tv_nsec -= 1'000'000'000;
-      ++due.tv_sec;
-    }
-    ::clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &due, nullptr);
-    timespec woke{};
-    ::clock_gettime(CLOCK_MONOTONIC, &woke);
-    late.push_back(static_cast<double>(woke.tv_sec - due.tv_sec) * 1e3 +
-                   static_cast<double>(woke.tv_nsec - due.tv_nsec) / 1e6);
-  }
-  std::sort(late.begin(), late.end());
-  return late;
+  return flockbridge::testing::bench::timer_lateness(static_cast<long>(seconds * 1000 / kPeriodMs), kPeriodMs);
+}
+
+/// How the kernel schedules the bridge's loop, from its stats.
+std::string bridge_scheduling(std::uint16_t json_port) {
+  TcpClient client(json_port);
+  (void)client.read_json();  // hello
+  client.send("{\"cmd\":\"stats\"}\n");
+  const auto stats = client.read_json_type("stats");
+  if (!stats || !stats->contains("scheduling")) return "not said (a bridge before the real-time class by default)";
+  const nlohmann::json& s = (*stats)["scheduling"];
+  std::string text = s.value("summary", "");
+  if (s.value("asked", false)) text += s.value("refused", "").empty() ? ", asked for itself" : ", refused: " + s.value("refused", "");
+  return text;
 }
 
 /// The bridge's link counters now, from its stats (a client of its own).
@@ -325,6 +320,10 @@ struct PeriodSample {
   std::vector<double> deviation;
   std::vector<double> floor;
   BridgeLateness bridge;
+  /// Intervals of a period and a half or more: a period that never came.
+  [[nodiscard]] long skipped() const {
+    return static_cast<long>(intervals.end() - std::lower_bound(intervals.begin(), intervals.end(), 1.5 * kPeriodMs));
+  }
 };
 
 /// Puts the calling thread in the real-time class (SCHED_FIFO) at
@@ -335,22 +334,8 @@ bool schedule_thread(int priority) {
   return ::pthread_setschedparam(::pthread_self(), priority > 0 ? SCHED_FIFO : SCHED_OTHER, &param) == 0;
 }
 
-/// Puts every thread of process `pid` in the real-time class at `priority`,
-/// as systemd's CPUSchedulingPolicy=fifo does. False when refused.
-bool schedule_process(pid_t pid, int priority) {
-  sched_param param{};
-  param.sched_priority = priority;
-  bool all = true;
-  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
-    const auto tid = static_cast<pid_t>(std::stol(task.path().filename().string()));
-    all = ::sched_setscheduler(tid, SCHED_FIFO, &param) == 0 && all;
-  }
-  return all;
-}
-
-/// The deployment's real-time drop-in gives the bridge SCHED_FIFO 20; an
-/// SMR program's timing threads run just below it.
-constexpr int kBridgePriority = 20;
+/// The bridge asks for SCHED_FIFO 20 (scheduling.priority); an SMR
+/// program that asks for the class runs just below it.
 constexpr int kProgramPriority = 10;
 
 PeriodSample sample_period(std::uint16_t port, std::uint16_t json_port, double seconds, const Placement& placement,
@@ -387,10 +372,10 @@ double over(const std::vector<double>& sorted, double mark) {
 void print_period(const PeriodSample& s) {
   std::printf(
       "    %-12s p50 %7.3f ms  p99 %7.3f ms  min %7.3f  max %7.3f  (|interval - 10 ms|: p50 %.3f, p99 %.3f, max "
-      "%.3f)  %zu periods\n",
+      "%.3f)  %zu periods, %ld skipped\n",
       "flockbridge", percentile(s.intervals, 0.5), percentile(s.intervals, 0.99),
       s.intervals.empty() ? 0.0 : s.intervals.front(), largest(s.intervals), percentile(s.deviation, 0.5),
-      percentile(s.deviation, 0.99), largest(s.deviation), s.intervals.size());
+      percentile(s.deviation, 0.99), largest(s.deviation), s.intervals.size(), s.skipped());
   const BridgeLateness& b = s.bridge;
   std::printf(
       "    %-12s began its periods after their deadlines: over 0.2 ms %.2f%%, over 0.5 ms %.2f%%, over 2 ms %.2f%% of "
@@ -406,12 +391,16 @@ void print_period(const PeriodSample& s) {
 
 /// A sample's line of the summary.
 void summarize_period(const char* when, const PeriodSample& s) {
+  const double p99 = percentile(s.deviation, 0.99);
+  const double floor_p99 = percentile(s.floor, 0.99);
   std::printf(
-      "  period at an SMR program, %s: p50 %.3f ms, |deviation from 10 ms| p50 %.3f ms, p99 %.3f ms, max %.3f ms\n"
-      "    (the bridge began %.2f%% of its periods over 0.5 ms late; the machine's timer floor meanwhile: late p99 "
-      "%.3f ms, max %.3f ms)\n",
-      when, percentile(s.intervals, 0.5), percentile(s.deviation, 0.5), percentile(s.deviation, 0.99),
-      largest(s.deviation), s.bridge.percent(s.bridge.over_500us), percentile(s.floor, 0.99), largest(s.floor));
+      "  period at an SMR program, %s: p50 %.3f ms, |deviation from 10 ms| p50 %.3f ms, p99 %.3f ms, max %.3f ms, "
+      "%ld skipped\n"
+      "    the machine's own timer meanwhile: late p99 %.3f ms, max %.3f ms; the period's deviation beyond it: p99 "
+      "%+.3f ms, max %+.3f ms (the bridge began %.2f%% of its periods over 0.5 ms late)\n",
+      when, percentile(s.intervals, 0.5), percentile(s.deviation, 0.5), p99, largest(s.deviation), s.skipped(),
+      floor_p99, largest(s.floor), p99 - floor_p99, largest(s.deviation) - largest(s.floor),
+      s.bridge.percent(s.bridge.over_500us));
 }
 
 /// How long after the driving program's socket closes the motors get zero
@@ -449,20 +438,19 @@ void compare_smr(const Options& given, const Placement& placement) {
   SmrServer bridge;
   bridge.name = "flockbridge";
   bridge.bus = std::make_unique<FastSmrBus>();
-  StartedBridge started = start_flockbridge(placement, bridge.bus->device(), {"--robot", "smr"});
+  std::vector<std::string> bridge_args{"--robot", "smr"};
+  for (std::string& arg : class_args(options)) bridge_args.push_back(std::move(arg));
+  StartedBridge started = start_flockbridge(placement, bridge.bus->device(), bridge_args);
   bridge.process = std::move(started.process);
   bridge.port = started.ports.native;
   bridge.json_port = started.ports.json;
   await_link_up(*bridge.process);
+  std::printf("The bridge's loop: %s.\n", bridge_scheduling(bridge.json_port).c_str());
   if (options.real_time) {
-    if (schedule_process(bridge.process->pid(), kBridgePriority)) {
-      std::printf(
-          "Real-time: the bridge in SCHED_FIFO %d (the deployment's drop-in), the program timing the period and the "
-          "machine's timer in SCHED_FIFO %d, everything else ordinary.\n",
-          kBridgePriority, kProgramPriority);
-    } else {
-      std::printf("Real-time: refused (it needs root, or CAP_SYS_NICE): measured in the ordinary class.\n");
-    }
+    std::printf(
+        "The program timing the period and the machine's timer in SCHED_FIFO %d (a control program that asks for "
+        "the class), everything else ordinary.\n",
+        kProgramPriority);
   }
 
   std::optional<SmrServer> ser2net;

@@ -83,6 +83,9 @@ struct SchedulingSnapshot {
   std::string summary;     ///< "real-time (SCHED_FIFO, priority 20)", "ordinary (SCHED_OTHER, nice 0)"
   bool asked = false;      ///< the bridge asked for the real-time class (scheduling.real_time)
   std::string refused;     ///< why the kernel refused it ("" when it did not)
+  /// How often a real-time loop paused to give its core to ordinary threads
+  /// after keeping it busy for long.
+  std::uint64_t pauses = 0;
 };
 
 struct StatsSnapshot {

@@ -185,9 +185,30 @@ class LoopTurns {
   [[nodiscard]] std::uint64_t turn() const noexcept { return turn_; }
   void reset() noexcept { prepare_.reset(); }
 
+  /// For a loop in a real-time class: after `busy` of turns without a wait
+  /// for I/O, it sleeps `pause` before its next poll. A real-time loop that
+  /// keeps its core busy (a thousand clients at the serial line's highest
+  /// rate) would otherwise hold off every ordinary thread of that core, the
+  /// kernel's soft-interrupt thread among them, which finishes the sockets'
+  /// sends: their data then waits, for hundreds of milliseconds, behind the
+  /// loop that wrote it. Off until asked (and where libuv cannot tell how
+  /// long the loop waited).
+  void breathe(std::chrono::nanoseconds busy, std::chrono::nanoseconds pause) noexcept;
+  /// How often the loop has paused so.
+  [[nodiscard]] std::uint64_t pauses() const noexcept { return pauses_; }
+
  private:
+  void next_turn() noexcept;
+
   UvHandle<uv_prepare_t> prepare_;
+  uv_loop_t* loop_ = nullptr;
   std::uint64_t turn_ = 1;
+  bool metrics_ = false;
+  std::chrono::nanoseconds busy_limit_{0};
+  std::chrono::nanoseconds pause_{0};
+  SteadyTime busy_since_{};
+  std::uint64_t idle_ns_ = 0;
+  std::uint64_t pauses_ = 0;
 };
 
 /// One rule for bulk work on the loop (writing a thousand clients' output,
