@@ -108,12 +108,7 @@ void MqttClient::stop(const std::optional<MqttMessage>& last) {
   if (state_ == State::Stopped) return;
   const bool was_connected = state_ == State::Connected;
   state_ = State::Stopped;
-  if (resolving_ != nullptr) {
-    // Its callback frees it, and finds no owner.
-    resolving_->data = nullptr;
-    uv_cancel(reinterpret_cast<uv_req_t*>(resolving_));
-    resolving_ = nullptr;
-  }
+  lookup_.cancel();
   if (mosq_ != nullptr) {
     if (was_connected) {
       bool written = true;
@@ -163,36 +158,16 @@ void MqttClient::publish(MqttMessage message, bool replace) {
 
 void MqttClient::resolve() {
   state_ = State::Resolving;
-  auto* request = new uv_getaddrinfo_t{};
-  request->data = this;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  const int rc = uv_getaddrinfo(
-      loop_, request,
-      [](uv_getaddrinfo_t* done, int status, addrinfo* result) {
-        auto* self = static_cast<MqttClient*>(done->data);
-        delete done;
-        if (self == nullptr) {
-          uv_freeaddrinfo(result);
-          return;
-        }
-        self->resolving_ = nullptr;
-        self->on_resolved(status, result);
-      },
-      settings_.host.c_str(), nullptr, &hints);
-  if (rc < 0) {
-    delete request;
-    connection_failed("cannot look up " + settings_.host + ": " + uv_error_text(rc));
-    return;
+  std::string why;
+  if (!lookup_.start(
+          loop_, settings_.host, "", [this](int error, const addrinfo* result) { on_resolved(error, result); }, why)) {
+    connection_failed("cannot look up " + settings_.host + ": " + why);
   }
-  resolving_ = request;
 }
 
-void MqttClient::on_resolved(int status, addrinfo* result) {
-  if (status < 0) {
-    uv_freeaddrinfo(result);
-    connection_failed("cannot look up " + settings_.host + ": " + uv_error_text(status));
+void MqttClient::on_resolved(int error, const addrinfo* result) {
+  if (error != 0) {
+    connection_failed("cannot look up " + settings_.host + ": " + ::gai_strerror(error));
     return;
   }
   std::vector<std::string> addresses;
@@ -208,7 +183,6 @@ void MqttClient::on_resolved(int status, addrinfo* result) {
       addresses.emplace_back(text.data());
     }
   }
-  uv_freeaddrinfo(result);
   if (addresses.empty()) {
     connection_failed("no address for " + settings_.host);
     return;

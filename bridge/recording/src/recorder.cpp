@@ -244,7 +244,8 @@ struct Recorder::Worker {
       if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-      job.error = "cannot create a file in " + settings.directory + ": " + errno_text(errno) + std::string(kChooseAFolder);
+      job.error =
+          "cannot create a file in " + settings.directory + ": " + errno_text(errno) + std::string(kChooseAFolder);
       wait_before_retry(job);
       return false;
     }
@@ -352,19 +353,13 @@ struct Recorder::Worker {
   }
 };
 
-struct Recorder::Flight {
-  uv_work_t request{};
-  Recorder* owner = nullptr;
-  std::shared_ptr<Worker> worker;
-  std::unique_ptr<Job> job;
-};
-
-Recorder::Recorder(uv_loop_t* loop, Host& host) : loop_(loop), host_(host), worker_(std::make_shared<Worker>()) {}
-
-Recorder::~Recorder() {
-  // A job still with the worker finishes on its own, and its flight goes then.
-  if (flight_ != nullptr) flight_->owner = nullptr;
+Recorder::Recorder(uv_loop_t* loop, Host& host) : loop_(loop), host_(host), worker_(std::make_shared<Worker>()) {
+  if (const int rc = work_.init(loop_); rc < 0) status_.last_error = "recording: " + uv_error_text(rc);
 }
+
+// The work queue, last of the members to be made, goes first: a job still
+// with the worker (a recording's last chunk and its end) is written then.
+Recorder::~Recorder() = default;
 
 protocol::Result<protocol::Done> Recorder::start(const RecordSettings& settings, RecordingIdentity identity,
                                                  std::string by) {
@@ -375,9 +370,9 @@ protocol::Result<protocol::Done> Recorder::start(const RecordSettings& settings,
   std::filesystem::create_directories(settings.directory, error);
   if (error || ::access(settings.directory.c_str(), W_OK) != 0) {
     const std::string why = error ? error.message() : errno_text(errno);
-    return protocol::Error{"cannot record into " + settings.directory + " (record.directory): " + why +
-                               std::string(kChooseAFolder),
-                           protocol::ErrorCode::Invalid};
+    return protocol::Error{
+        "cannot record into " + settings.directory + " (record.directory): " + why + std::string(kChooseAFolder),
+        protocol::ErrorCode::Invalid};
   }
   status_.active = true;
   status_.directory = settings.directory;
@@ -445,52 +440,39 @@ void Recorder::enqueue(std::unique_ptr<Job> job) {
 }
 
 void Recorder::dispatch() {
-  if (flight_ != nullptr || waiting_.empty()) return;
-  auto* flight = new Flight{};
-  flight->owner = this;
-  flight->worker = worker_;
-  flight->job = std::move(waiting_.front());
+  if (in_flight_ || waiting_.empty()) return;
+  std::shared_ptr<Job> job(waiting_.front().release());
   waiting_.pop_front();
-  waiting_bytes_ -= flight->job->chunk.size();
-  flight->job->now_unix_ns = unix_ns_now();
-  flight->request.data = flight;
-  const int queued = uv_queue_work(
-      loop_, &flight->request,
-      [](uv_work_t* request) {
-        auto* f = static_cast<Flight*>(request->data);
-        Worker& worker = *f->worker;
-        Job& job = *f->job;
-        switch (job.kind) {
+  waiting_bytes_ -= job->chunk.size();
+  job->now_unix_ns = unix_ns_now();
+  const bool taken = work_.submit(
+      [worker = worker_, job] {
+        switch (job->kind) {
           case Job::Kind::Begin:
-            worker.settings = job.settings;
-            worker.identity = job.identity;
+            worker->settings = job->settings;
+            worker->identity = job->identity;
             break;
           case Job::Kind::Identity:
-            worker.identity = job.identity;
+            worker->identity = job->identity;
             break;
           case Job::Kind::Chunk:
-            worker.write_chunk(job);
+            worker->write_chunk(*job);
             break;
           case Job::Kind::Finish:
-            worker.finish(job);
+            worker->finish(*job);
             break;
         }
       },
-      [](uv_work_t* request, int /*status*/) {
-        std::unique_ptr<Flight> f(static_cast<Flight*>(request->data));
-        if (f->owner == nullptr) return;
-        Recorder& owner = *f->owner;
-        owner.flight_ = nullptr;
-        owner.finished(*f->job);
-        owner.dispatch();
+      [this, job] {
+        in_flight_ = false;
+        finished(*job);
+        dispatch();
       });
-  if (queued != 0) {
-    // Only an invalid request makes libuv refuse one.
-    status_.last_error = std::string("recording: ") + uv_strerror(queued);
-    delete flight;
+  if (!taken) {
+    status_.last_error = "recording: cannot start the thread that writes it";
     return;
   }
-  flight_ = flight;
+  in_flight_ = true;
 }
 
 void Recorder::finished(Job& job) {

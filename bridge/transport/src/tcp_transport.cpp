@@ -28,11 +28,6 @@ struct Write {
 
 }  // namespace
 
-struct TcpTransport::Resolve {
-  uv_getaddrinfo_t request{};
-  TcpTransport* owner;
-};
-
 std::optional<TcpAddress> parse_tcp_path(const std::string& path) {
   if (!path.starts_with(kPrefix)) return std::nullopt;
   const std::string rest = path.substr(kPrefix.size());
@@ -64,41 +59,26 @@ void TcpTransport::start() {
 }
 
 void TcpTransport::try_connect() {
-  if (!running_ || connected_ || resolving_ != nullptr) return;
+  if (!running_ || connected_ || lookup_.running()) return;
   const auto address = parse_tcp_path(settings_.path);
   if (!address) {
     retry_later("'" + settings_.path + "' is not tcp:HOST:PORT");
     return;
   }
-  auto* resolve = new Resolve{{}, this};
   ++attempt_;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  const int rc = uv_getaddrinfo(
-      loop_, &resolve->request,
-      [](uv_getaddrinfo_t* request, int status, addrinfo* result) {
-        std::unique_ptr<Resolve> done(reinterpret_cast<Resolve*>(request));
-        // The transport may have gone meanwhile (it then said so).
-        if (done->owner != nullptr) {
-          done->owner->resolving_ = nullptr;
-          done->owner->on_resolved(status, result);
-        }
-        uv_freeaddrinfo(result);
-      },
-      address->host.c_str(), address->port.c_str(), &hints);
-  if (rc < 0) {
-    delete resolve;
-    retry_later("cannot resolve " + address->host + ": " + uv_error_text(rc));
-    return;
+  std::string why;
+  if (!lookup_.start(
+          loop_, address->host, address->port,
+          [this](int error, const addrinfo* result) { on_resolved(error == 0 ? "" : ::gai_strerror(error), result); },
+          why)) {
+    retry_later("cannot resolve " + address->host + ": " + why);
   }
-  resolving_ = resolve;
 }
 
-void TcpTransport::on_resolved(int status, addrinfo* result) {
+void TcpTransport::on_resolved(const std::string& error, const addrinfo* result) {
   if (!running_) return;
-  if (status < 0 || result == nullptr) {
-    retry_later("cannot resolve the host of " + settings_.path + ": " + uv_error_text(status));
+  if (!error.empty() || result == nullptr) {
+    retry_later("cannot resolve the host of " + settings_.path + ": " + (error.empty() ? "no address" : error));
     return;
   }
   if (tcp_.init(this, [this](uv_tcp_t* t) { return uv_tcp_init(loop_, t); }) < 0) {
@@ -211,11 +191,7 @@ void TcpTransport::write_now(protocol::ByteView bytes) {
 void TcpTransport::close() {
   running_ = false;
   ++attempt_;  // an answer to a pending connection is ignored
-  if (resolving_ != nullptr) {
-    resolving_->owner = nullptr;
-    (void)uv_cancel(reinterpret_cast<uv_req_t*>(&resolving_->request));
-    resolving_ = nullptr;
-  }
+  lookup_.cancel();
   retry_.reset();
   if (tcp_) {
     tcp_.reset();

@@ -1,7 +1,7 @@
 // An MQTT connection (libmosquitto) driven by the bridge's libuv loop: no
 // thread of its own, no blocking call on the loop.
 //
-// - The broker's name is resolved on libuv's thread pool (uv_getaddrinfo);
+// - The broker's name is resolved on a thread of its own (HostLookup);
 //   libmosquitto is only ever given a numeric address, so its own
 //   getaddrinfo never waits for DNS.
 // - Its socket is watched with one uv_poll; mosquitto_loop_read and
@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "flockbridge/bridge/host_lookup.hpp"
 #include "flockbridge/bridge/uv.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 
@@ -116,7 +117,7 @@ class MqttClient {
   /// A new libmosquitto client with the settings (the old one, if any, destroyed).
   [[nodiscard]] protocol::Result<protocol::Done> make_client();
   void resolve();
-  void on_resolved(int status, addrinfo* result);
+  void on_resolved(int error, const addrinfo* result);
   void connect_to(const std::string& address);
   void connection_failed(const std::string& reason);
   void retry_later();
@@ -144,7 +145,7 @@ class MqttClient {
   std::chrono::milliseconds backoff_{0};
   std::size_t address_turn_ = 0;  ///< which of the resolved addresses to try next
   std::string address_;
-  uv_getaddrinfo_t* resolving_ = nullptr;
+  HostLookup lookup_;  ///< the broker's name, looked up at each connection
   UvHandle<uv_poll_t> poll_;
   int polled_fd_ = -1;
   int polled_events_ = 0;

@@ -32,6 +32,7 @@
 
 #include "flockbridge/bridge/config.hpp"
 #include "flockbridge/bridge/uv.hpp"
+#include "flockbridge/bridge/work_queue.hpp"
 #include "flockbridge/protocol/bytes.hpp"
 #include "flockbridge/protocol/mcap/mcap.hpp"
 
@@ -141,7 +142,6 @@ class Recorder {
   struct Job;
 
  private:
-  struct Flight;
   void close_chunk();
   void enqueue(std::unique_ptr<Job> job);
   void dispatch();
@@ -159,7 +159,9 @@ class Recorder {
   std::deque<std::unique_ptr<Job>> waiting_;
   std::size_t waiting_bytes_ = 0;
   std::uint64_t dropped_since_note_ = 0;
-  Flight* flight_ = nullptr;  ///< the job with the worker; it outlives the recorder if need be
+  bool in_flight_ = false;  ///< a job is with the worker thread
+  /// The worker thread: the file's writing, away from the loop.
+  WorkQueue work_;
 };
 
 }  // namespace flockbridge::bridge

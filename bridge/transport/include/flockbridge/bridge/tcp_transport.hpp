@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 
+#include "flockbridge/bridge/host_lookup.hpp"
 #include "flockbridge/bridge/transport.hpp"
 #include "flockbridge/bridge/uv.hpp"
 
@@ -41,7 +42,7 @@ class TcpTransport final : public Transport {
 
  private:
   void try_connect();
-  void on_resolved(int status, addrinfo* result);
+  void on_resolved(const std::string& error, const addrinfo* result);
   void on_connected(int status);
   void on_read(ssize_t nread, const uv_buf_t* buf);
   /// The connection failed or ended: tells the listener (once) and tries again later.
@@ -51,10 +52,9 @@ class TcpTransport final : public Transport {
   uv_loop_t* loop_;
   Settings settings_;
   Listener& listener_;
-  struct Resolve;
 
   UvHandle<uv_tcp_t> tcp_;
-  Resolve* resolving_ = nullptr;  ///< the name resolution under way; told when this transport goes
+  HostLookup lookup_;  ///< the name resolution under way; cancelled when this transport goes
   DeadlineTimer retry_;
   std::chrono::milliseconds backoff_{0};
   std::string last_failure_;
