@@ -171,9 +171,12 @@ TEST_CASE("a reading carries what changed: each family's sensor message at most 
   // Version 1's median lines against each simulated robot (681, 1890 and
   // 891 bytes) repeated each range sensor's kind and mounting in every
   // reading; the budgets are 60% of them.
-  for (const auto& [options, budget] : {std::pair{RigOptions{}, std::size_t{410}},
-                                        std::pair{pioneer_rig(), std::size_t{1130}}, std::pair{smr_rig(), std::size_t{535}}}) {
-    CAPTURE(options.robot);
+  for (const auto& family : {std::pair{RigOptions{}, std::size_t{410}}, std::pair{pioneer_rig(), std::size_t{1130}},
+                             std::pair{smr_rig(), std::size_t{535}}}) {
+    const RigOptions& options = family.first;
+    const std::size_t budget = family.second;
+    const std::string robot = options.robot;
+    CAPTURE(robot);
     Rig rig(options);
     TcpClient client(rig.json_port());
     const auto hello = client.read_json_type("hello");
@@ -186,9 +189,10 @@ TEST_CASE("a reading carries what changed: each family's sensor message at most 
       if (message["type"] != "sensor") continue;
       lengths.push_back(line->size() + 1);  // with its line end
       // Nothing static: each range is a number or null by its name, its mounting only in hello.
-      for (const auto& [name, mm] : message["ranges"].items()) {
+      for (const auto& range : message["ranges"].items()) {
+        const std::string name = range.key();
         CAPTURE(name);
-        CHECK((mm.is_null() || mm.is_number_integer()));
+        CHECK((range.value().is_null() || range.value().is_number_integer()));
       }
     }
     std::sort(lengths.begin(), lengths.end());
