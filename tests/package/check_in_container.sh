@@ -19,6 +19,13 @@ check() {
   if "$@"; then say "ok: $description"; else say "FAIL: $description"; fi
 }
 property() { systemctl show -p "$1" --value flockbridge.service; }
+# A restart that first clears systemd's count of starts: its limit (five in
+# ten seconds) is reached by the checks' restarts in a row, and a start it
+# refuses fails whatever check comes next.
+restart() {
+  systemctl reset-failed flockbridge.service
+  systemctl restart flockbridge.service
+}
 nonzero() { [ -n "$1" ] && [ "$1" != 0 ]; }
 same_pid() { nonzero "$1" && [ "$1" = "$2" ]; }
 # wait_journal PATTERN SECONDS: waits for a journal line of the service, from the cursor on.
@@ -88,7 +95,7 @@ WatchdogSec=2s
 CONF
 systemctl daemon-reload
 mark
-systemctl restart flockbridge.service
+restart
 check "with the simulated Uno the robot link comes up in the sandbox" wait_journal "robot link up" 15
 check "and systemd's status says so" sh -c "systemctl show -p StatusText --value flockbridge | grep -q '^robot link up'"
 # The unit's system-call filter (@system-service, which holds @aio) lets the
@@ -104,8 +111,6 @@ fi
 # docs/deployment.md: the real-time class by default. The daemon asked for
 # it at its last start, got it with the capability the unit grants, and let
 # go of the capability; its simulator child runs as an ordinary process.
-# (Each restart below first clears systemd's count of starts, whose limit,
-# five in ten seconds, these restarts in a row would reach.)
 check "the daemon runs its loop in the real-time class and says so" \
   wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
 check "journalctl -u flockbridge -b | grep 'scheduling:' shows it, as docs/deployment.md says" \
@@ -125,8 +130,7 @@ CapabilityBoundingSet=
 CONF
 systemctl daemon-reload
 mark
-systemctl reset-failed flockbridge.service
-systemctl restart flockbridge.service
+restart
 check "refused the real-time class, the daemon says so and why" \
   wait_journal "the real-time class was asked for, and the kernel refused it (EPERM)" 15
 check "and serves in the ordinary class: its link comes up" wait_journal "robot link up" 15
@@ -136,8 +140,7 @@ systemctl daemon-reload
 # The setting that keeps the ordinary class.
 sed -i 's/^#real_time = true/real_time = false/' /etc/flockbridge/flockbridge.toml
 mark
-systemctl reset-failed flockbridge.service
-systemctl restart flockbridge.service
+restart
 check "real_time = false keeps the ordinary class" wait_journal "(scheduling.real_time is off)" 15
 sed -i 's/^real_time = false/#real_time = true/' /etc/flockbridge/flockbridge.toml
 # A drop-in of an earlier version's docs, which set the class by systemd: still served.
@@ -149,14 +152,12 @@ CPUSchedulingResetOnFork=yes
 CONF
 systemctl daemon-reload
 mark
-systemctl reset-failed flockbridge.service
-systemctl restart flockbridge.service
+restart
 check "an earlier drop-in's real-time class is kept" wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
 rm /run/systemd/system/flockbridge.service.d/realtime.conf
 systemctl daemon-reload
 mark
-systemctl reset-failed flockbridge.service
-systemctl restart flockbridge.service
+restart
 check "and without it the daemon asks for the class itself again" \
   wait_journal "scheduling: real-time (SCHED_FIFO, priority 20)" 15
 
@@ -180,7 +181,7 @@ cp /etc/flockbridge/flockbridge.toml /tmp/before-tls.toml
 sed -i 's|^#tls_cert = .*|tls_cert = "/etc/flockbridge/robot7.pem"|; s|^#tls_key = .*|tls_key = "/etc/flockbridge/robot7.key"|' \
   /etc/flockbridge/flockbridge.toml
 mark
-systemctl restart flockbridge.service
+restart
 check "with the docs' certificate and key the dashboard is https" wait_journal "dashboard on https://" 15
 cp /tmp/before-tls.toml /etc/flockbridge/flockbridge.toml
 
@@ -193,16 +194,17 @@ sed -i '/^\[mqtt\]/,/^\[/ { s|^#enabled = .*|enabled = true|; s|^#host = .*|host
   s|^#robot_name = .*|robot_name = "flockbot-07"|; s|^#password_file = .*|password_file = "/etc/flockbridge/mqtt-password"| }' \
   /etc/flockbridge/flockbridge.toml
 mark
-systemctl restart flockbridge.service
+restart
 # The container has no network: the broker is looked for, and the log says whom the robot is.
 check "with [mqtt] on, the service reads its password and joins as flockbot-07" \
   wait_journal "mqtt: this robot is flockbot-07 on teacher-laptop.local:1883, as user flockbot-07" 15
 cp /tmp/before-tls.toml /etc/flockbridge/flockbridge.toml
-systemctl restart flockbridge.service
+restart
 
 # A loop that hangs stops feeding the watchdog: systemd restarts the service.
 main_pid="$(property MainPID)"
 mark
+systemctl reset-failed flockbridge.service  # the restart the watchdog makes counts too
 kill -STOP "$main_pid"
 check "a hung daemon is caught by the watchdog" wait_journal "Watchdog timeout" 15
 check "and started again" wait_journal "listening: " 30
