@@ -119,7 +119,7 @@ void Bridge::say_welcome() const {
 
 Result<Done> Bridge::start() {
   // Before any other thread starts: those started afterwards are ordinary.
-  scheduling_ = config_.real_time ? ask_real_time(config_.real_time_priority) : ordinary_scheduling();
+  scheduling_ = settle_loop_scheduling(config_.real_time, config_.real_time_priority);
   // Before the first timer is armed: the slack is taken when one is.
   if (!sharpen_timers()) log_warning("scheduling: the kernel refused a 1 ns timer slack; timers may wake 50 us late");
   // A client that vanishes while we write must cost an EPIPE, not the process.

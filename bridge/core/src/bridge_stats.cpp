@@ -10,8 +10,8 @@ namespace flockbridge::bridge {
 protocol::StatsSnapshot Bridge::snapshot() const {
   protocol::StatsSnapshot snapshot;
   snapshot.uptime_s = std::chrono::duration<double>(steady_now() - started_at_).count();
-  snapshot.scheduling = {scheduling_.real_time, scheduling_.summary, scheduling_.asked, scheduling_.refused,
-                         loop_turns_.pauses()};
+  snapshot.scheduling = scheduling_;
+  snapshot.scheduling.pauses = loop_turns_.pauses();
   driver_->add_stats(snapshot);
   snapshot.bridge = counters_;
   if (const auto& lease = lease_.holder()) snapshot.control_holder = lease->client;

@@ -58,23 +58,17 @@ std::string refusal(int error) {
 
 }  // namespace
 
-LoopScheduling ask_real_time(int priority) {
-  LoopScheduling result;
-  result.asked = true;
-  result.priority = priority;
-  if (!real_time_scheduling()) {
-    sched_param param{};
-    param.sched_priority = priority;
-    if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) != 0) result.refused = refusal(errno);
+protocol::SchedulingSnapshot settle_loop_scheduling(bool ask, int priority) {
+  protocol::SchedulingSnapshot result;
+  result.asked = ask;
+  if (ask) {
+    if (!real_time_scheduling()) {
+      sched_param param{};
+      param.sched_priority = priority;
+      if (::sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param) != 0) result.refused = refusal(errno);
+    }
+    let_go_of_sys_nice();
   }
-  let_go_of_sys_nice();
-  result.real_time = real_time_scheduling();
-  result.summary = scheduling_summary();
-  return result;
-}
-
-LoopScheduling ordinary_scheduling() {
-  LoopScheduling result;
   result.real_time = real_time_scheduling();
   result.summary = scheduling_summary();
   return result;

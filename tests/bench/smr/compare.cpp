@@ -267,27 +267,31 @@ std::vector<double> timer_lateness(double seconds, const Placement& placement) {
   return flockbridge::testing::bench::timer_lateness(static_cast<long>(seconds * 1000 / kPeriodMs), kPeriodMs);
 }
 
-/// How the kernel schedules the bridge's loop, from its stats.
-std::string bridge_scheduling(std::uint16_t json_port) {
+/// The bridge's stats now, asked by a client of its own (an empty object
+/// when it gave none).
+nlohmann::json bridge_stats_now(std::uint16_t json_port) {
   TcpClient client(json_port);
   (void)client.read_json();  // hello
   client.send("{\"cmd\":\"stats\"}\n");
-  const auto stats = client.read_json_type("stats");
-  if (!stats || !stats->contains("scheduling")) return "not said (a bridge before the real-time class by default)";
-  const nlohmann::json& s = (*stats)["scheduling"];
+  return client.read_json_type("stats").value_or(nlohmann::json::object());
+}
+
+/// How the kernel schedules the bridge's loop, from its stats.
+std::string bridge_scheduling(std::uint16_t json_port) {
+  const nlohmann::json stats = bridge_stats_now(json_port);
+  if (!stats.contains("scheduling")) return "not said (a bridge before the real-time class by default)";
+  const nlohmann::json& s = stats["scheduling"];
   std::string text = s.value("summary", "");
-  if (s.value("asked", false)) text += s.value("refused", "").empty() ? ", asked for itself" : ", refused: " + s.value("refused", "");
+  if (s.value("asked", false))
+    text += s.value("refused", "").empty() ? ", asked for itself" : ", refused: " + s.value("refused", "");
   return text;
 }
 
 /// The bridge's link counters now, from its stats (a client of its own).
 nlohmann::json link_counters(std::uint16_t json_port) {
-  TcpClient client(json_port);
-  (void)client.read_json();  // hello
-  client.send("{\"cmd\":\"stats\"}\n");
-  const auto stats = client.read_json_type("stats");
-  if (!stats || !stats->contains("link")) throw std::runtime_error("the bridge gave no link stats");
-  return (*stats)["link"];
+  const nlohmann::json stats = bridge_stats_now(json_port);
+  if (!stats.contains("link")) throw std::runtime_error("the bridge gave no link stats");
+  return stats["link"];
 }
 
 /// How late the bridge itself began its periods after their deadlines

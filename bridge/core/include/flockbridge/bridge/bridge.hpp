@@ -268,7 +268,7 @@ class Bridge final : public RobotDriver::Host,
   std::uint64_t sensor_seq_ = 0;
   protocol::BridgeCounters counters_;
   SteadyTime started_at_ = steady_now();
-  LoopScheduling scheduling_;  ///< how the kernel schedules the loop, settled at start
+  protocol::SchedulingSnapshot scheduling_;  ///< how the kernel schedules the loop, settled at start
 
   /// The robot's control lease: one client drives at a time, on every port.
   ControlLease lease_;

@@ -10,6 +10,8 @@
 
 #include <string>
 
+#include "flockbridge/protocol/stats.hpp"
+
 namespace flockbridge::bridge {
 
 /// Asks the kernel to wake this thread's timers at their time, not up to
@@ -19,27 +21,16 @@ namespace flockbridge::bridge {
 bool sharpen_timers();
 /// The calling thread's timer slack in nanoseconds (a real-time thread has none).
 [[nodiscard]] long timer_slack_ns();
-/// What the bridge asked of the kernel for its loop, and what it got.
-struct LoopScheduling {
-  bool asked = false;  ///< it asked for the real-time class
-  int priority = 0;    ///< at this priority
-  /// Why the kernel refused it ("" when it did not, or was not asked): the
-  /// loop then runs in the ordinary class.
-  std::string refused;
-  bool real_time = false;  ///< the loop runs in a real-time class (asked for, or given by the unit)
-  std::string summary;     ///< scheduling_summary() once it was settled
-};
-
-/// Asks for SCHED_FIFO at `priority` (1-99) for the calling thread, the
-/// loop's, with the reset-on-fork flag, so that the threads and processes
-/// it starts afterwards (the recorder's writer, the simulator) are
-/// ordinary. A thread already in a real-time class (a unit's
-/// CPUSchedulingPolicy=) keeps it. Then the thread lets go of CAP_SYS_NICE,
+/// Settles how the kernel schedules the loop, and says so (stats'
+/// "scheduling": the class, asked, why refused; its pauses are the loop's
+/// to count). With `ask`, asks for SCHED_FIFO at `priority` (1-99) for the
+/// calling thread, the loop's, with the reset-on-fork flag, so that the
+/// threads and processes it starts afterwards (the recorder's writer, the
+/// simulator) are ordinary; a thread already in a real-time class (a unit's
+/// CPUSchedulingPolicy=) keeps it; then the thread lets go of CAP_SYS_NICE,
 /// which nothing after it needs, so that the service holds no capability
 /// once it runs. Call it before any other thread starts.
-LoopScheduling ask_real_time(int priority);
-/// The loop in the ordinary class as it is, not asked (scheduling.real_time false).
-LoopScheduling ordinary_scheduling();
+[[nodiscard]] protocol::SchedulingSnapshot settle_loop_scheduling(bool ask, int priority);
 
 /// "real-time (SCHED_FIFO, priority 10)" or "ordinary (SCHED_OTHER, nice 0)".
 [[nodiscard]] std::string scheduling_summary();
