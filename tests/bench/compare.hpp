@@ -68,22 +68,52 @@ struct Floor {
 [[nodiscard]] Floor start_floor(const Placement& placement, const std::string& robot, const std::string& device,
                                 std::size_t bytes);
 
-/// `clients` JSON readers of a floor for `robot` on `source`'s
-/// pseudo-terminal (`device`), its lines `bytes` long, found by `seq`,
-/// measured for `seconds` with the source paced at `rate_hz` (0: the floor
-/// polls it). Prints the figures as the bridge's are printed.
-[[nodiscard]] Workload measure_floor(const Placement& placement, const std::string& robot, SensorSource& source,
-                                     const std::string& device, std::size_t bytes, long (*seq)(std::string_view),
-                                     double rate_hz, double seconds, int clients = 1000);
+/// A floor server for `robot`'s readings on `source`'s pseudo-terminal
+/// (`device`), its lines `bytes` long, found by `seq`, the source paced at
+/// `rate_hz` while it is measured (0: the floor polls it). It runs from its
+/// making to its end, as the bridge does, and its readers come and go.
+class FloorServer {
+ public:
+  FloorServer(const Placement& placement, const std::string& robot, SensorSource& source, const std::string& device,
+              std::size_t bytes, long (*seq)(std::string_view), double rate_hz);
+  /// `clients` JSON readers connected, measured for `seconds` and let go;
+  /// prints the figures as the bridge's are printed.
+  [[nodiscard]] Workload measure(double seconds, int clients = 1000);
+
+ private:
+  Floor floor_;
+  SensorSource& source_;
+  long (*seq_)(std::string_view);
+  double rate_hz_;
+};
 
 /// The server's CPU time per message delivered, in microseconds.
 [[nodiscard]] double per_message_us(const Workload& load);
 
-/// "CPU per message delivered to 1000 clients: ..." with the bridge's and
-/// the floor's figures and their ratio.
-void print_floor_ratio(const Workload& bridge, const Workload& floor, std::size_t bytes);
-/// The same as a line of the summary.
-void summarize_floor(const Workload& bridge, const Workload& floor, std::size_t bytes);
+/// The bridge's CPU per message at 1000 JSON clients against the floor's,
+/// measured in turns: a single phase of each, seconds apart, differs by as
+/// much as the machine drifts (the floor alone by a quarter between two
+/// runs here), so the servers take turns in pairs, the order swapped each
+/// pair (bridge, floor; floor, bridge; ...), and each pair gives a ratio.
+struct FloorComparison {
+  std::vector<double> bridge_us;  ///< CPU per message delivered, each trial
+  std::vector<double> floor_us;
+  std::vector<double> ratios;  ///< each pair's bridge / floor
+  [[nodiscard]] double median_ratio() const;
+};
+
+/// `pairs` pairs of trials; a trial connects its clients, measures and
+/// lets them go, so that the idle server's clients cost nothing meanwhile.
+[[nodiscard]] FloorComparison alternate_with_floor(const std::function<Workload()>& bridge_trial,
+                                                   const std::function<Workload()>& floor_trial, int pairs);
+/// How many pairs a run of `seconds` a phase measures: one in a check run.
+[[nodiscard]] int floor_pairs(double seconds);
+
+/// "CPU per message delivered to 1000 clients: ..." with each pair's
+/// figures and their ratio.
+void print_floor_ratio(const FloorComparison& comparison, std::size_t bytes);
+/// The median pair's ratio as a line of the summary.
+void summarize_floor(const FloorComparison& comparison, std::size_t bytes);
 
 /// The length of the bridge's sensor message (its line, with the newline),
 /// read from its JSON port while readings flow.

@@ -444,7 +444,16 @@ void compare_flockbot(const Options& given, const Placement& placement) {
     print_ratio("p50 to the floor", percentile(loads[kBridge].delivery.ms, 0.5),
                 percentile(loads[floor_index].delivery.ms, 0.5), "bridge / floor");
   }
-  print_floor_ratio(at1000[kBridge], at1000[floor_index], message_bytes);
+  std::printf("  1000 clients, the bridge and the floor taking turns:\n");
+  const auto thousand = [&](Server& server) {
+    auto readers = server.connect(1000);
+    Workload load = stream(server, readers, options.rate_hz, options.seconds);
+    print_delivery(server.name.c_str(), load);
+    return load;
+  };
+  const FloorComparison floor_comparison = alternate_with_floor(
+      [&] { return thousand(*bridge); }, [&] { return thousand(*floor); }, floor_pairs(options.seconds));
+  print_floor_ratio(floor_comparison, message_bytes);
   if (compared)
     std::printf("  CPU per message delivered to 1000 raw clients: ser2net %.2f us\n", per_message_us(at1000[kSer2net]));
 
@@ -535,7 +544,7 @@ void compare_flockbot(const Options& given, const Placement& placement) {
               options.rate_hz, 100 * cpu_share,
               placement.isolated() ? ", the bridge's own work" : ", with the clients' receive work", 100 * floor_share,
               verdict(cpu_share < 0.25));
-  summarize_floor(at1000[kBridge], at1000[floor_index], message_bytes);
+  summarize_floor(floor_comparison, message_bytes);
   const long rss_kb = std::atol(peak_rss[kBridge].c_str());
   std::printf("  peak memory with 1000 clients under 16 MiB: %s: %s\n", peak_rss[kBridge].c_str(),
               verdict(rss_kb > 0 && rss_kb < 16L * 1024));

@@ -19,6 +19,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <chrono>
@@ -158,22 +159,21 @@ Floor start_floor(const Placement& placement, const std::string& robot, const st
   return floor;
 }
 
-Workload measure_floor(const Placement& placement, const std::string& robot, SensorSource& source,
-                       const std::string& device, std::size_t bytes, long (*seq)(std::string_view), double rate_hz,
-                       double seconds, int clients) {
-  Floor floor = start_floor(placement, robot, device, bytes);
+FloorServer::FloorServer(const Placement& placement, const std::string& robot, SensorSource& source,
+                         const std::string& device, std::size_t bytes, long (*seq)(std::string_view), double rate_hz)
+    : floor_(start_floor(placement, robot, device, bytes)), source_(source), seq_(seq), rate_hz_(rate_hz) {}
+
+Workload FloorServer::measure(double seconds, int clients) {
   std::vector<Reader> readers;
   {
     // A reader counts as connected once its first line arrives.
     std::optional<SensorStream> pacing;
-    if (rate_hz > 0) pacing.emplace(source, rate_hz);
+    if (rate_hz_ > 0) pacing.emplace(source_, rate_hz_);
     readers = connect_readers(
-        clients, 64, [&] { return open_reader(floor.port, json_lines(seq)); }, "floor");
+        clients, 64, [&] { return open_reader(floor_.port, json_lines(seq_)); }, "floor");
   }
-  Workload load = stream(source, floor.process->pid(), readers, rate_hz, seconds);
+  Workload load = stream(source_, floor_.process->pid(), readers, rate_hz_, seconds);
   print_delivery("floor", load);
-  readers.clear();
-  floor.process->terminate();
   return load;
 }
 
@@ -181,18 +181,70 @@ double per_message_us(const Workload& load) {
   return load.delivery.messages > 0 ? 1e6 * load.cpu_s / static_cast<double>(load.delivery.messages) : 0.0;
 }
 
-void print_floor_ratio(const Workload& bridge, const Workload& floor, std::size_t bytes) {
-  std::printf(
-      "  CPU per message delivered to 1000 clients: flockbridge %.2f us, the floor %.2f us (its lines as long as the "
-      "bridge's, %zu B); the bridge / the floor: %.2f\n",
-      per_message_us(bridge), per_message_us(floor), bytes, per_message_us(bridge) / per_message_us(floor));
+double FloorComparison::median_ratio() const {
+  return percentile(ratios, 0.5);
 }
 
-void summarize_floor(const Workload& bridge, const Workload& floor, std::size_t bytes) {
+FloorComparison alternate_with_floor(const std::function<Workload()>& bridge_trial,
+                                     const std::function<Workload()>& floor_trial, int pairs) {
+  FloorComparison comparison;
+  for (int pair = 0; pair < pairs; ++pair) {
+    double bridge = 0;
+    double floor = 0;
+    const bool bridge_first = pair % 2 == 0;
+    for (int turn = 0; turn < 2; ++turn) {
+      if ((turn == 0) == bridge_first) {
+        bridge = per_message_us(bridge_trial());
+      } else {
+        floor = per_message_us(floor_trial());
+      }
+    }
+    comparison.bridge_us.push_back(bridge);
+    comparison.floor_us.push_back(floor);
+    comparison.ratios.push_back(floor > 0 ? bridge / floor : 0.0);
+  }
+  std::sort(comparison.ratios.begin(), comparison.ratios.end());
+  return comparison;
+}
+
+int floor_pairs(double seconds) {
+  return seconds < 1 ? 1 : 3;
+}
+
+namespace {
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return percentile(values, 0.5);
+}
+
+std::string listed(const std::vector<double>& values) {
+  std::string text;
+  char number[32];
+  for (const double value : values) {
+    std::snprintf(number, sizeof(number), "%s%.2f", text.empty() ? "" : ", ", value);
+    text += number;
+  }
+  return text;
+}
+
+}  // namespace
+
+void print_floor_ratio(const FloorComparison& comparison, std::size_t bytes) {
   std::printf(
-      "  1000 JSON clients: the bridge's CPU per message %.2f us, the floor's %.2f us (%zu B a message): %.2f times "
-      "the floor\n",
-      per_message_us(bridge), per_message_us(floor), bytes, per_message_us(bridge) / per_message_us(floor));
+      "  CPU per message delivered to 1000 clients, the bridge and the floor taking turns (%zu pair%s, the floor's "
+      "lines as long as the bridge's, %zu B): flockbridge %s us, the floor %s us; the bridge / the floor: %s, "
+      "median %.2f\n",
+      comparison.ratios.size(), comparison.ratios.size() == 1 ? "" : "s", bytes, listed(comparison.bridge_us).c_str(),
+      listed(comparison.floor_us).c_str(), listed(comparison.ratios).c_str(), comparison.median_ratio());
+}
+
+void summarize_floor(const FloorComparison& comparison, std::size_t bytes) {
+  std::printf(
+      "  1000 JSON clients: the bridge's CPU per message %.2f us, the floor's %.2f us (%zu B a message, %zu pair%s "
+      "of turns): %.2f times the floor (the pairs: %s)\n",
+      median(comparison.bridge_us), median(comparison.floor_us), bytes, comparison.ratios.size(),
+      comparison.ratios.size() == 1 ? "" : "s", comparison.median_ratio(), listed(comparison.ratios).c_str());
 }
 
 std::size_t sensor_line_bytes(std::uint16_t json_port) {

@@ -30,7 +30,8 @@ bool run_until(uv_loop_t* loop, Done done, std::chrono::milliseconds limit = std
     }
     uv_update_time(loop);
     const auto left = std::chrono::ceil<std::chrono::milliseconds>(end - now);
-    uv_timer_start(&wake, [](uv_timer_t* /*timer*/) {}, static_cast<std::uint64_t>(left.count()) + 1, 0);
+    uv_timer_start(
+        &wake, [](uv_timer_t* /*timer*/) {}, static_cast<std::uint64_t>(left.count()) + 1, 0);
     uv_run(loop, UV_RUN_ONCE);
   }
   uv_close(reinterpret_cast<uv_handle_t*>(&wake), nullptr);

@@ -32,9 +32,9 @@
 #include "flockbridge/protocol/pioneer/commands.hpp"
 #include "flockbridge/protocol/pioneer/packet.hpp"
 #include "flockbridge/protocol/pioneer/sip.hpp"
-#include "support/pioneer/aria_client.hpp"
 #include "support/listening.hpp"
 #include "support/measure.hpp"
+#include "support/pioneer/aria_client.hpp"
 
 namespace flockbridge::testing::bench {
 
@@ -177,8 +177,8 @@ struct PioneerServer {
   std::vector<Reader> plain_clients(int count) const {
     const bool raw = json_port == 0;
     return connect_readers(
-        count, raw ? 4 : 64, [&] { return open_reader(raw ? port : json_port, raw ? sips() : json_lines(sip_json_seq)); },
-        name);
+        count, raw ? 4 : 64,
+        [&] { return open_reader(raw ? port : json_port, raw ? sips() : json_lines(sip_json_seq)); }, name);
   }
 
   /// 1000 plain clients connected, measured for `seconds`, and the peak
@@ -220,7 +220,7 @@ std::unique_ptr<PioneerServer> start_pioneer_bridge(const Placement& placement, 
 }
 
 std::unique_ptr<PioneerServer> start_ser2net(const Placement& placement, const std::filesystem::path& directory,
-                                      double rate_hz) {
+                                             double rate_hz) {
   auto server = std::make_unique<PioneerServer>();
   server->name = "ser2net";
   server->rate_hz = rate_hz;
@@ -314,9 +314,21 @@ void compare_pioneer(const Options& given, const Placement& placement) {
   const Workload json = bridge->thousand_clients(options.seconds, peak[0]);
   FastPioneer floor_robot(true);
   const std::size_t message_bytes = sensor_line_bytes(bridge->json_port);
-  const Workload floor = measure_floor(placement, "pioneer", floor_robot, floor_robot.device(), message_bytes, sip_json_seq,
-                                       options.rate_hz, options.seconds);
-  print_floor_ratio(json, floor, message_bytes);
+  std::printf("  1000 JSON clients, the bridge and the floor taking turns:\n");
+  // The floor runs for the comparison only.
+  const FloorComparison floor = [&] {
+    FloorServer floor_server(placement, "pioneer", floor_robot, floor_robot.device(), message_bytes, sip_json_seq,
+                             options.rate_hz);
+    return alternate_with_floor(
+        [&] {
+          auto clients = bridge->plain_clients(1000);
+          Workload load = bridge->measure(clients, options.seconds);
+          print_delivery(bridge->name.c_str(), load);
+          return load;
+        },
+        [&] { return floor_server.measure(options.seconds); }, floor_pairs(options.seconds));
+  }();
+  print_floor_ratio(floor, message_bytes);
   Workload raw1000;
   if (ser2net) {
     raw1000 = ser2net->thousand_clients(options.seconds, peak[1]);
@@ -351,7 +363,7 @@ void compare_pioneer(const Options& given, const Placement& placement) {
                 100 * raw1000.cpu_s / raw1000.wall_s, peak[1].c_str());
   }
   std::printf("\n");
-  summarize_floor(json, floor, message_bytes);
+  summarize_floor(floor, message_bytes);
   std::printf("  the robot stopped %.1f ms (p50) after its driver was killed; through ser2net, never\n",
               percentile(stops, 0.5));
 

@@ -516,9 +516,20 @@ void compare_smr(const Options& given, const Placement& placement) {
   json.clear();
   FastSmrBus floor_bus;
   const std::size_t message_bytes = sensor_line_bytes(bridge.json_port);
-  const Workload floor =
-      measure_floor(placement, "smr", floor_bus, floor_bus.device(), message_bytes, smr_json_seq, 0, options.seconds);
-  print_floor_ratio(json_load, floor, message_bytes);
+  std::printf("  1000 JSON clients, the bridge and the floor taking turns:\n");
+  // The floor runs for the comparison only: it polls its bus every period while it runs.
+  const FloorComparison floor = [&] {
+    FloorServer floor_server(placement, "smr", floor_bus, floor_bus.device(), message_bytes, smr_json_seq, 0);
+    return alternate_with_floor(
+        [&] {
+          auto clients = bridge.json_clients(1000);
+          Workload load = bridge.measure(clients, options.seconds);
+          print_delivery("flockbridge", load);
+          return load;
+        },
+        [&] { return floor_server.measure(options.seconds); }, floor_pairs(options.seconds));
+  }();
+  print_floor_ratio(floor, message_bytes);
 
   // A class's load: the period as one of ten SMR programs (SMRD's limit)
   // receives it while 1000 JSON clients read every period and ten JSON
@@ -567,7 +578,7 @@ void compare_smr(const Options& given, const Placement& placement) {
               percentile(json_load.delivery.ms, 0.5), percentile(json_load.delivery.ms, 0.99),
               100 * json_load.cpu_s / json_load.wall_s,
               placement.isolated() ? " (the bridge's own work)" : " (with the clients' receive work)", peak.c_str());
-  summarize_floor(json_load, floor, message_bytes);
+  summarize_floor(floor, message_bytes);
   std::printf("  the motors stopped %.1f ms (p50) after their driver was killed; through ser2net, never\n",
               percentile(stops, 0.5));
 
