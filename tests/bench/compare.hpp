@@ -98,12 +98,13 @@ class FloorServer {
 struct FloorComparison {
   std::vector<double> bridge_us;  ///< CPU per message delivered, each trial
   std::vector<double> floor_us;
-  std::vector<double> ratios;  ///< each pair's bridge / floor
+  std::vector<double> ratios;  ///< each pair's bridge / floor, in the pairs' order
   [[nodiscard]] double median_ratio() const;
 };
 
-/// `pairs` pairs of trials; a trial connects its clients, measures and
-/// lets them go, so that the idle server's clients cost nothing meanwhile.
+/// `pairs` pairs of trials, under a heading line; a trial connects its
+/// clients, measures and lets them go, so that the idle server's clients
+/// cost nothing meanwhile.
 [[nodiscard]] FloorComparison alternate_with_floor(const std::function<Workload()>& bridge_trial,
                                                    const std::function<Workload()>& floor_trial, int pairs);
 /// How many pairs a run of `seconds` a phase measures: one in a check run.

@@ -444,7 +444,6 @@ void compare_flockbot(const Options& given, const Placement& placement) {
     print_ratio("p50 to the floor", percentile(loads[kBridge].delivery.ms, 0.5),
                 percentile(loads[floor_index].delivery.ms, 0.5), "bridge / floor");
   }
-  std::printf("  1000 clients, the bridge and the floor taking turns:\n");
   const auto thousand = [&](Server& server) {
     auto readers = server.connect(1000);
     Workload load = stream(server, readers, options.rate_hz, options.seconds);

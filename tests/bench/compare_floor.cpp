@@ -181,36 +181,6 @@ double per_message_us(const Workload& load) {
   return load.delivery.messages > 0 ? 1e6 * load.cpu_s / static_cast<double>(load.delivery.messages) : 0.0;
 }
 
-double FloorComparison::median_ratio() const {
-  return percentile(ratios, 0.5);
-}
-
-FloorComparison alternate_with_floor(const std::function<Workload()>& bridge_trial,
-                                     const std::function<Workload()>& floor_trial, int pairs) {
-  FloorComparison comparison;
-  for (int pair = 0; pair < pairs; ++pair) {
-    double bridge = 0;
-    double floor = 0;
-    const bool bridge_first = pair % 2 == 0;
-    for (int turn = 0; turn < 2; ++turn) {
-      if ((turn == 0) == bridge_first) {
-        bridge = per_message_us(bridge_trial());
-      } else {
-        floor = per_message_us(floor_trial());
-      }
-    }
-    comparison.bridge_us.push_back(bridge);
-    comparison.floor_us.push_back(floor);
-    comparison.ratios.push_back(floor > 0 ? bridge / floor : 0.0);
-  }
-  std::sort(comparison.ratios.begin(), comparison.ratios.end());
-  return comparison;
-}
-
-int floor_pairs(double seconds) {
-  return seconds < 1 ? 1 : 3;
-}
-
 namespace {
 
 double median(std::vector<double> values) {
@@ -229,6 +199,36 @@ std::string listed(const std::vector<double>& values) {
 }
 
 }  // namespace
+
+double FloorComparison::median_ratio() const {
+  return median(ratios);
+}
+
+FloorComparison alternate_with_floor(const std::function<Workload()>& bridge_trial,
+                                     const std::function<Workload()>& floor_trial, int pairs) {
+  std::printf("  1000 JSON clients, the bridge and the floor taking turns:\n");
+  FloorComparison comparison;
+  for (int pair = 0; pair < pairs; ++pair) {
+    double bridge = 0;
+    double floor = 0;
+    const bool bridge_first = pair % 2 == 0;
+    for (int turn = 0; turn < 2; ++turn) {
+      if ((turn == 0) == bridge_first) {
+        bridge = per_message_us(bridge_trial());
+      } else {
+        floor = per_message_us(floor_trial());
+      }
+    }
+    comparison.bridge_us.push_back(bridge);
+    comparison.floor_us.push_back(floor);
+    comparison.ratios.push_back(floor > 0 ? bridge / floor : 0.0);
+  }
+  return comparison;
+}
+
+int floor_pairs(double seconds) {
+  return seconds < 1 ? 1 : 3;
+}
 
 void print_floor_ratio(const FloorComparison& comparison, std::size_t bytes) {
   std::printf(

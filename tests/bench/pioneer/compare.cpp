@@ -314,7 +314,6 @@ void compare_pioneer(const Options& given, const Placement& placement) {
   const Workload json = bridge->thousand_clients(options.seconds, peak[0]);
   FastPioneer floor_robot(true);
   const std::size_t message_bytes = sensor_line_bytes(bridge->json_port);
-  std::printf("  1000 JSON clients, the bridge and the floor taking turns:\n");
   // The floor runs for the comparison only.
   const FloorComparison floor = [&] {
     FloorServer floor_server(placement, "pioneer", floor_robot, floor_robot.device(), message_bytes, sip_json_seq,

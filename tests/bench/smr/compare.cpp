@@ -516,7 +516,6 @@ void compare_smr(const Options& given, const Placement& placement) {
   json.clear();
   FastSmrBus floor_bus;
   const std::size_t message_bytes = sensor_line_bytes(bridge.json_port);
-  std::printf("  1000 JSON clients, the bridge and the floor taking turns:\n");
   // The floor runs for the comparison only: it polls its bus every period while it runs.
   const FloorComparison floor = [&] {
     FloorServer floor_server(placement, "smr", floor_bus, floor_bus.device(), message_bytes, smr_json_seq, 0);
