@@ -41,3 +41,10 @@ install_missing() {
 # neighbours' in the same target.
 # shellcheck disable=SC2034 # used by the scripts that source this one
 unity_build="-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=0"
+
+# The linker of the builds made to be tested: LLVM's lld (Debian's lld
+# package, which the scripts that use this install), which links the test
+# programs in less than half the time GNU ld takes (the sanitizer build's
+# programs are large).
+# shellcheck disable=SC2034 # used by the scripts that source this one
+fast_link="-DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=lld"

@@ -44,8 +44,9 @@ ticks_before="$(cpu_ticks)"
 scripts/deps.sh || exit 1
 scripts/browser-deps.sh || exit 1
 . scripts/lib.sh
-# The second compiler, its sanitizer runtime, and clang-tidy.
-install_missing clang libclang-rt-14-dev clang-tidy || exit 1
+# The second compiler, its sanitizer runtime, clang-tidy, and the linker of
+# the builds made to be tested (fast_link in scripts/lib.sh).
+install_missing clang libclang-rt-14-dev clang-tidy lld || exit 1
 # A real MQTT broker and its command-line clients, for the fleet's tests.
 install_missing mosquitto mosquitto-clients || exit 1
 # The Python client's tests and type check, with Debian's Python.
@@ -148,8 +149,8 @@ wait_for_file() {
 # The sanitizer build also serves the tests' own robot family
 # (tests/family/): every test that covers all families covers it there.
 clang_options="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DFLOCKBRIDGE_TEST_FAMILY=ON"
-# shellcheck disable=SC2154 # unity_build comes from scripts/lib.sh
-clang_build="$clang_options $unity_build"
+# shellcheck disable=SC2154 # unity_build and fast_link come from scripts/lib.sh
+clang_build="$clang_options $unity_build $fast_link"
 if [ "${1:-}" != "--quick" ]; then
   # clang-tidy needs the compile commands of a clang build, file by file
   # (build-tidy/, configured only), not a build. As the idle class it waits
@@ -187,12 +188,12 @@ fi
 benchmarks="^docs: the benchmarks' commands"
 if [ "${1:-}" = "--quick" ]; then
   # shellcheck disable=SC2086 # the options are separate words
-  run_stage "tests" suite build $unity_build
+  run_stage "tests" suite build $unity_build $fast_link
 else
   # Warnings are errors here: the build scripts/start.sh makes stays
   # warning-free (a new warning fails the first stage, not a newcomer's start).
   # shellcheck disable=SC2086 # the options are separate words
-  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON $unity_build -E "$benchmarks"
+  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON $unity_build $fast_link -E "$benchmarks"
   # The benchmarks' commands of docs/performance.md, in their check runs,
   # mostly wait for robots, clients and networks: they run beside the
   # fuzzers and the second build, which compute and time nothing, and
