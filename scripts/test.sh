@@ -99,8 +99,10 @@ $(echo "$stage_failures" | sed 's/^/    /')"
   rm -f "$log"
 }
 
-# suite BUILD_DIR CMAKE_OPTION... [-E REGEX] [--after-build COMMAND]: builds,
-# runs COMMAND, and runs ctest there (without the tests that REGEX matches).
+# suite BUILD_DIR CMAKE_OPTION... [-E REGEX] [--after-build COMMAND]: builds
+# (a unity build, linked with lld: unity_build and fast_link in
+# scripts/lib.sh), runs COMMAND, and runs ctest there (without the tests that
+# REGEX matches).
 suite() {
   build_dir="$1"
   shift
@@ -123,8 +125,8 @@ suite() {
         ;;
     esac
   done
-  # shellcheck disable=SC2086
-  BUILD_DIR="$build_dir" scripts/build.sh -DFLOCKBRIDGE_TESTS=ON $cmake_options &&
+  # shellcheck disable=SC2086,SC2154 # separate words; unity_build and fast_link come from scripts/lib.sh
+  BUILD_DIR="$build_dir" scripts/build.sh -DFLOCKBRIDGE_TESTS=ON $unity_build $fast_link $cmake_options &&
     $after_build &&
     (cd "$build_dir" && ctest --output-on-failure --parallel 2 ${exclude:+-E "$exclude"})
 }
@@ -149,8 +151,6 @@ wait_for_file() {
 # The sanitizer build also serves the tests' own robot family
 # (tests/family/): every test that covers all families covers it there.
 clang_options="-DFLOCKBRIDGE_SANITIZE=ON -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DFLOCKBRIDGE_TEST_FAMILY=ON"
-# shellcheck disable=SC2154 # unity_build and fast_link come from scripts/lib.sh
-clang_build="$clang_options $unity_build $fast_link"
 if [ "${1:-}" != "--quick" ]; then
   # clang-tidy needs the compile commands of a clang build, file by file
   # (build-tidy/, configured only), not a build. As the idle class it waits
@@ -187,13 +187,11 @@ if [ "${1:-}" != "--quick" ]; then
 fi
 benchmarks="^docs: the benchmarks' commands"
 if [ "${1:-}" = "--quick" ]; then
-  # shellcheck disable=SC2086 # the options are separate words
-  run_stage "tests" suite build $unity_build $fast_link
+  run_stage "tests" suite build
 else
   # Warnings are errors here: the build scripts/start.sh makes stays
   # warning-free (a new warning fails the first stage, not a newcomer's start).
-  # shellcheck disable=SC2086 # the options are separate words
-  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON $unity_build $fast_link -E "$benchmarks"
+  run_stage "tests" suite build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON -E "$benchmarks"
   # The benchmarks' commands of docs/performance.md, in their check runs,
   # mostly wait for robots, clients and networks: they run beside the
   # fuzzers and the second build, which compute and time nothing, and
@@ -226,9 +224,9 @@ else
     wait_for_file "$bench_done"
     kill -STOP "-$arm64_pid" 2>/dev/null || true
   }
-  # shellcheck disable=SC2086
+  # shellcheck disable=SC2086 # the options are separate words
   run_stage "tests built with clang, under AddressSanitizer and UndefinedBehaviorSanitizer" \
-    suite build-asan $clang_build -E "^clang-tidy" --after-build before_second_tests
+    suite build-asan $clang_options -E "^clang-tidy" --after-build before_second_tests
   kill -CONT "-$arm64_pid" 2>/dev/null || true
   run_stage "the benchmarks' commands (from the end of the first stage)" cat "$bench_log"
   echo "==== the benchmarks' commands: $(($(stat -c %Y "$bench_done") - bench_began)) s beside the fuzzers and the second build"
