@@ -29,7 +29,8 @@
 #      tests leave one while they wait for the robot, the network and the
 #      browser, and almost none when anything else wants it.
 # `scripts/test.sh --quick` runs the first stage only. The last lines give
-# each stage's time and count every test of every stage.
+# each stage's time, count every test of every stage, and repeat what the
+# tests that failed printed last.
 # (These are the commands docs/development.md lists: deps.sh, browser-deps.sh,
 # build.sh, tidy.sh, fuzz.sh and arm64.sh.)
 set -u
@@ -63,6 +64,35 @@ times=""
 # last lines show them.
 failures=""
 
+# What the failed tests printed last, repeated at the end too: a log's last
+# lines then say why, not only which (ctest's --output-on-failure prints a
+# failed test's output right after its result line, up to the next test's).
+failure_output="$(mktemp)"
+# last_output_of_failed STAGE_LOG: each failed test's result line and its
+# output's last 30 lines (each cut at 300 characters).
+last_output_of_failed() {
+  awk -v keep=30 '
+    function flush(   i, first) {
+      if (name != "") {
+        print "---- " name
+        first = (count > keep) ? count - keep : 0
+        if (first > 0) print "  (" first " lines before these)"
+        for (i = first; i < count; i++) print substr(lines[i % keep], 1, 300)
+      }
+      name = ""
+      count = 0
+    }
+    /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
+      flush()
+      if ($0 !~ / Passed +[0-9.]+ sec$/) { name = $0; sub(/^ +/, "", name) }
+      next
+    }
+    /^ *Start +[0-9]+: / || /^The following tests FAILED:/ || /^[0-9]+% tests passed/ || /^Total Test time/ { flush(); next }
+    name != "" { lines[count % keep] = $0; count++ }
+    END { flush() }
+  ' "$1"
+}
+
 # run_stage NAME COMMAND...: runs a stage that ends in ctest and adds up its counts.
 run_stage() {
   name="$1"
@@ -91,6 +121,10 @@ run_stage() {
       failures="$failures
   in $name:
 $(echo "$stage_failures" | sed 's/^/    /')"
+      {
+        echo "== in $name:"
+        last_output_of_failed "$log"
+      } >>"$failure_output"
     fi
     echo "==== $name: $((stage_total - stage_failed)) passed, $stage_failed failed, in $took s"
     times="$times
@@ -265,6 +299,11 @@ else
   times="$times
   $took s  clang-tidy, from the first stage's start, beside the others: $result"
 fi
+if [ -s "$failure_output" ]; then
+  echo "==== what the tests that failed printed last:"
+  cat "$failure_output"
+fi
+rm -f "$failure_output"
 ticks_after="$(cpu_ticks)"
 busy="$(echo "$ticks_before $ticks_after" | awk '{ b = $3 - $1; i = $4 - $2; if (b + i > 0) printf "%d", 100 * b / (b + i); else print 0 }')"
 echo "==== each stage's time:$times

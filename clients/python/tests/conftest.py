@@ -53,8 +53,18 @@ def robot_families() -> List[str]:
 
 
 def client_env() -> Dict[str, str]:
-    """The environment of a child process that imports this repository's client."""
-    return {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT)}
+    """The environment of a child process that imports this repository's
+    client, with Python's fault handler on: a program that hangs, stopped
+    with SIGABRT, says where each of its threads was."""
+    return {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONFAULTHANDLER": "1"}
+
+
+def ctrl_c_as_at_a_terminal() -> None:
+    """Run in a child before its program (Popen's preexec_fn): Ctrl-C
+    (SIGINT) ends it as it ends a program started at a terminal. A shell's
+    background job ignores SIGINT, and so would every program these tests
+    start from one: Python leaves an ignored SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def received(watch: flockbridge.Robot) -> int:

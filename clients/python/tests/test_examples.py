@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, REPOSITORY, Bridge, client_env, robot_families, still
+from conftest import PACKAGE_ROOT, REPOSITORY, Bridge, client_env, ctrl_c_as_at_a_terminal, robot_families, still
 
 EXAMPLES = PACKAGE_ROOT / "examples"
 
@@ -38,17 +38,30 @@ def run(example: str, *arguments: str, **options: object) -> "subprocess.Popen[s
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_as_at_a_terminal,
     )
 
 
-def finish(program: "subprocess.Popen[str]", timeout: float = 90) -> str:
+def finish_with_errors(program: "subprocess.Popen[str]", timeout: float = 90) -> Tuple[str, str]:
+    """A program's output and errors once it has ended, as it must, well. One
+    still running after `timeout` seconds is stopped with SIGABRT, and the
+    test fails with where each of its threads was (client_env())."""
     try:
         output, errors = program.communicate(timeout=timeout)
-    finally:
-        if program.poll() is None:
-            program.kill()
+    except subprocess.TimeoutExpired:
+        program.send_signal(signal.SIGABRT)
+        try:
+            _, errors = program.communicate(timeout=10)
+        finally:
+            if program.poll() is None:
+                program.kill()
+        pytest.fail(f"{program.args!r} did not end within {timeout:g} s; its threads were:\n{errors}")
     assert program.returncode == 0, errors
-    return output
+    return output, errors
+
+
+def finish(program: "subprocess.Popen[str]", timeout: float = 90) -> str:
+    return finish_with_errors(program, timeout)[0]
 
 
 def started(bridges: Callable[..., Bridge], *families: str) -> Dict[str, Bridge]:
@@ -141,16 +154,6 @@ def test_one_wall_follower_for_every_robot(bridges: Callable[..., Bridge]) -> No
                 lefts = [flockbridge.nearest(s, 60, 120) for s in track]
                 assert any(left is not None and 200 < left.mm < 400 for left in lefts), family
             assert all(s.bumped == [] for s in track), (family, run_number)
-
-
-def finish_with_errors(program: "subprocess.Popen[str]", timeout: float = 90) -> Tuple[str, str]:
-    try:
-        output, errors = program.communicate(timeout=timeout)
-    finally:
-        if program.poll() is None:
-            program.kill()
-    assert program.returncode == 0, errors
-    return output, errors
 
 
 @pytest.mark.parametrize("family", robot_families())
