@@ -97,10 +97,11 @@ TEST_CASE("a loop that breathes pauses only after keeping its core busy for long
     // Counted from its first firing: the turn before the first wait may
     // still end the busy spell above (up to 2 ms of it, and the checks since,
     // which under an emulator take that long), and pause for it.
+    constexpr int firings = 10;
     struct Waiting {
       uv_timer_t timer{};
       const bridge::LoopTurns* turns;
-      int left = 10;
+      int left = firings;
       std::uint64_t paused_at_first = 0;
     } waiting{{}, &turns};
     uv_timer_init(&loop, &waiting.timer);
@@ -110,7 +111,7 @@ TEST_CASE("a loop that breathes pauses only after keeping its core busy for long
         &waiting.timer,
         [](uv_timer_t* timer) {
           auto* self = static_cast<Waiting*>(timer->data);
-          if (self->left == 10) self->paused_at_first = self->turns->pauses();
+          if (self->left == firings) self->paused_at_first = self->turns->pauses();
           if (--self->left == 0) uv_timer_stop(timer);
         },
         5, 5);

@@ -30,6 +30,13 @@ sys.path.insert(0, str(PACKAGE_ROOT))
 
 import flockbridge  # noqa: E402
 
+# Ctrl-C (SIGINT) as at a terminal, here and in every program these tests
+# start (a caught signal is the default one again in a program started). A
+# shell's background job ignores SIGINT, and Python keeps an ignored SIGINT
+# ignored: a program that a test ends with Ctrl-C would never end. (The
+# docs' tests load this file too.)
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def bridge_binary() -> str:
     path = os.environ.get("FLOCKBRIDGE_BIN") or str(REPOSITORY / "build" / "bin" / "flockbridge")
@@ -57,14 +64,6 @@ def client_env() -> Dict[str, str]:
     client, with Python's fault handler on: a program that hangs, stopped
     with SIGABRT, says where each of its threads was."""
     return {**os.environ, "PYTHONPATH": str(PACKAGE_ROOT), "PYTHONFAULTHANDLER": "1"}
-
-
-def ctrl_c_as_at_a_terminal() -> None:
-    """Run in a child before its program (Popen's preexec_fn): Ctrl-C
-    (SIGINT) ends it as it ends a program started at a terminal. A shell's
-    background job ignores SIGINT, and so would every program these tests
-    start from one: Python leaves an ignored SIGINT ignored."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def received(watch: flockbridge.Robot) -> int:

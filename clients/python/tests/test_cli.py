@@ -13,7 +13,7 @@ import time
 from typing import Any, Callable, Dict
 
 import flockbridge
-from conftest import Bridge, client_env, ctrl_c_as_at_a_terminal, moving, read_until, received, still
+from conftest import Bridge, client_env, moving, read_until, received, still
 from flockbridge.__main__ import describe, parse_keys
 
 UP = b"\x1b[A"
@@ -24,7 +24,6 @@ def cli(*arguments: str, **options: Any) -> "subprocess.Popen[str]":
         [sys.executable, "-m", "flockbridge", *arguments],
         env=client_env(),
         text=True,
-        preexec_fn=ctrl_c_as_at_a_terminal,
         **options,
     )
 

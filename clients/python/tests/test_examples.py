@@ -16,7 +16,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, REPOSITORY, Bridge, client_env, ctrl_c_as_at_a_terminal, robot_families, still
+from conftest import PACKAGE_ROOT, REPOSITORY, Bridge, client_env, robot_families, still
 
 EXAMPLES = PACKAGE_ROOT / "examples"
 
@@ -38,7 +38,6 @@ def run(example: str, *arguments: str, **options: object) -> "subprocess.Popen[s
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        preexec_fn=ctrl_c_as_at_a_terminal,
     )
 
 

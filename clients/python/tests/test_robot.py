@@ -15,7 +15,7 @@ from typing import Callable, List
 import pytest
 
 import flockbridge
-from conftest import PACKAGE_ROOT, Bridge, ctrl_c_as_at_a_terminal, moving, received, robot_families, still
+from conftest import PACKAGE_ROOT, Bridge, moving, received, robot_families, still
 
 FAMILIES = tuple(robot_families())
 PIN_CONFIG = '[access]\ndriver_pin = "4711"\nteacher_secret = "chalk-and-cheese"\n'
@@ -246,11 +246,7 @@ def test_ctrl_c_stops_the_robot(smr: Bridge, body: str) -> None:
     with observer(smr) as watch:
         before = received(watch)
         child = subprocess.Popen(
-            [sys.executable, "-c", program],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            preexec_fn=ctrl_c_as_at_a_terminal,
+            [sys.executable, "-c", program], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
         try:
             assert child.stdout is not None
